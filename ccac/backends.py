@@ -1,0 +1,151 @@
+"""Solver backends: z3 natively, any other solver through SMT-LIB 2 and pysmt.
+
+Every backend takes the same list of z3 formulas and returns an :class:`Outcome`: the answer
+exactly as the solver gave it ("sat", "unsat" or "unknown" with the solver's reason) and, for
+sat, an exact assignment to every declared variable. A timeout is always "unknown", never a
+proof.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable
+
+import z3
+
+Assignment = dict[str, Any]
+
+
+@dataclass
+class Outcome:
+    answer: str  # "sat" | "unsat" | "unknown"
+    reason: str | None
+    assignment: Assignment | None
+    solver: str
+    version: str
+    seconds: float
+
+
+# ---------------------------------------------------------------------- z3
+def solve_z3(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
+    solver = z3.Solver()
+    if timeout is not None:
+        solver.set("timeout", max(1, int(timeout * 1000)))
+    solver.add(*formulas)
+    start = time.perf_counter()
+    result = solver.check()
+    seconds = time.perf_counter() - start
+    version = z3.get_version_string()
+    if result == z3.sat:
+        model = solver.model()
+        assignment = {d.name(): _z3_value(model[d]) for d in model.decls() if d.arity() == 0}
+        return Outcome("sat", None, assignment, "z3", version, seconds)
+    if result == z3.unsat:
+        return Outcome("unsat", None, None, "z3", version, seconds)
+    return Outcome("unknown", solver.reason_unknown(), None, "z3", version, seconds)
+
+
+def _z3_value(v: z3.ExprRef) -> Any:
+    if z3.is_true(v):
+        return True
+    if z3.is_false(v):
+        return False
+    if z3.is_int_value(v):
+        return v.as_long()
+    if z3.is_rational_value(v):
+        return Fraction(v.numerator_as_long(), v.denominator_as_long())
+    raise ValueError(f"solver returned a non-rational value {v}")
+
+
+# ---------------------------------------------------------------------- SMT-LIB
+def to_smtlib(formulas: list[z3.BoolRef], comments: list[str] = ()) -> str:
+    """The formulas as a standalone SMT-LIB 2 script any solver can read."""
+    solver = z3.Solver()
+    solver.add(*formulas)
+    logic = "QF_LIRA" if _uses_integers(formulas) else "QF_LRA"
+    header = "".join(f"; {line}\n" for line in comments)
+    body = solver.to_smt2()
+    return f"{header}(set-logic {logic})\n(set-option :produce-models true)\n{body}(get-model)\n"
+
+
+def _uses_integers(formulas: list[z3.BoolRef]) -> bool:
+    seen: set[int] = set()
+    stack: list[z3.ExprRef] = list(formulas)
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_int(e):
+            return True
+        stack.extend(e.children())
+    return False
+
+
+# ---------------------------------------------------------------------- evaluation
+_ARITH: dict[int, Callable[..., Any]] = {
+    z3.Z3_OP_ADD: lambda *xs: sum(xs, Fraction(0)),
+    z3.Z3_OP_SUB: lambda x, *ys: x - sum(ys, Fraction(0)),
+    z3.Z3_OP_UMINUS: lambda x: -x,
+    z3.Z3_OP_DIV: lambda x, y: Fraction(x) / y,
+    z3.Z3_OP_TO_REAL: lambda x: Fraction(x),
+    z3.Z3_OP_LE: lambda x, y: x <= y,
+    z3.Z3_OP_GE: lambda x, y: x >= y,
+    z3.Z3_OP_LT: lambda x, y: x < y,
+    z3.Z3_OP_GT: lambda x, y: x > y,
+    z3.Z3_OP_EQ: lambda x, y: x == y,
+    z3.Z3_OP_DISTINCT: lambda *xs: len(set(xs)) == len(xs),
+    z3.Z3_OP_AND: lambda *xs: all(xs),
+    z3.Z3_OP_OR: lambda *xs: any(xs),
+    z3.Z3_OP_NOT: lambda x: not x,
+    z3.Z3_OP_IMPLIES: lambda x, y: (not x) or y,
+}
+
+
+def _product(*xs: Any) -> Any:
+    result: Any = 1
+    for x in xs:
+        result = result * x
+    return result
+
+
+_ARITH[z3.Z3_OP_MUL] = _product
+
+
+def evaluate(term: Any, assignment: Assignment, memo: dict[int, Any] | None = None) -> Any:
+    """The exact value of a z3 term (or a plain number) under ``assignment``.
+
+    Variables the solver left unassigned are irrelevant to satisfaction and take 0 / false,
+    as z3's model completion does.
+    """
+    if not isinstance(term, z3.ExprRef):
+        return term
+    memo = {} if memo is None else memo
+    key = term.get_id()
+    if key in memo:
+        return memo[key]
+    if z3.is_true(term) or z3.is_false(term):
+        value: Any = z3.is_true(term)
+    elif z3.is_int_value(term):
+        value = term.as_long()
+    elif z3.is_rational_value(term):
+        value = Fraction(term.numerator_as_long(), term.denominator_as_long())
+    elif z3.is_const(term) and term.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        default: Any = False if z3.is_bool(term) else 0
+        value = assignment.get(term.decl().name(), default)
+    else:
+        kind = term.decl().kind()
+        args = [evaluate(c, assignment, memo) for c in term.children()]
+        if kind == z3.Z3_OP_ITE:
+            value = args[1] if args[0] else args[2]
+        elif kind in _ARITH:
+            value = _ARITH[kind](*args)
+        else:
+            raise ValueError(f"cannot evaluate {term.decl().name()}")
+    memo[key] = value
+    return value
+
+
+SOLVERS: dict[str, Callable[[list[z3.BoolRef], float | None], Outcome]] = {"z3": solve_z3}

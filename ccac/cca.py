@@ -1,0 +1,175 @@
+"""The interface every CCA implements: one file in ``ccas/`` defines one :class:`CCA` object.
+
+A CCA sets its flow's ``cwnd`` (and ``rate`` if it paces) from what the sender can observe at
+step t: ACKs up to ``S_f[t-R]``, detected losses ``Ld_f[t]``, the timeout flag, and (for
+delay-based CCAs) the queueing-delay range. It may add variables of its own (its state), which
+it declares so that queries, traces and plots can use them by name.
+
+Each CCA provides two independent descriptions of itself:
+
+* :meth:`CCA.encode` adds linear SMT constraints that over-approximate the algorithm (every
+  run of the real algorithm satisfies them: the superset property);
+* :meth:`CCA.check` re-checks a concrete trace in exact rational arithmetic against the same
+  rules, written directly and without the solver, so a counterexample is validated by code
+  that shares nothing with the encoding.
+
+The engine knows no CCA by name: ``ccac.ccas`` discovers the modules.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from ccac.encoding import Cond, Encoding, Term
+from ccac.models.path_server import PathVars
+from ccac.params import Param
+
+
+@dataclass(frozen=True)
+class StateVar:
+    """A per-step state variable of a CCA, usable in queries as ``name[n][t]``."""
+
+    name: str
+    description: str
+    unit: str = "bytes"
+    kind: str = "real"  # "real", "int" or "bool"
+
+
+@dataclass
+class FlowContext:
+    """What a CCA's encoder gets for flow ``n``: the model variables and a place to add to."""
+
+    enc: Encoding
+    v: PathVars
+    n: int
+    params: dict[str, Any]
+    cca_name: str
+
+    @property
+    def T(self) -> int:
+        return self.v.net.T
+
+    @property
+    def R(self) -> int:
+        return self.v.net.R
+
+    @property
+    def D(self) -> int:
+        return self.v.net.D
+
+    @property
+    def C(self) -> Fraction:
+        return self.v.net.C
+
+    @property
+    def alpha(self) -> Term:
+        return self.v.alpha
+
+    @property
+    def cwnd(self) -> list[z3.ArithRef]:
+        return self.v.cwnd[self.n]
+
+    @property
+    def rate(self) -> list[z3.ArithRef]:
+        rate = self.v.rate[self.n]
+        if rate is None:
+            raise ValueError(f"{self.cca_name} encodes a rate but declared itself unpaced")
+        return rate
+
+    @property
+    def A(self) -> list[z3.ArithRef]:
+        return self.v.A_f[self.n]
+
+    @property
+    def S(self) -> list[z3.ArithRef]:
+        return self.v.S_f[self.n]
+
+    @property
+    def L(self) -> list[z3.ArithRef]:
+        return self.v.L_f[self.n]
+
+    @property
+    def Ld(self) -> list[z3.ArithRef]:
+        return self.v.Ld_f[self.n]
+
+    @property
+    def timeout(self) -> list[z3.BoolRef]:
+        return self.v.timeout[self.n]
+
+    def series(self, name: str, kind: str = "real") -> list[Any]:
+        """One fresh solver variable per step for state ``name`` of this flow."""
+        make = {"real": self.enc.real, "int": self.enc.integer, "bool": self.enc.boolean}[kind]
+        return [make(f"{name}_{self.n}_{t}") for t in range(self.T)]
+
+    def var(self, name: str, kind: str = "real") -> Any:
+        """One fresh solver variable for this flow (e.g. a solver-chosen phase)."""
+        make = {"real": self.enc.real, "int": self.enc.integer, "bool": self.enc.boolean}[kind]
+        return make(f"{name}_{self.n}")
+
+    def add(self, *constraints: Cond) -> None:
+        self.enc.add(f"cca.{self.cca_name}", *constraints)
+
+
+@dataclass
+class FlowValues:
+    """Exact values of one flow's trace, for :meth:`CCA.check`. Lists are indexed by step."""
+
+    n: int
+    T: int
+    R: int
+    D: int
+    C: Fraction
+    alpha: Fraction
+    dupacks: Fraction
+    params: dict[str, Any]
+    A: list[Fraction]
+    S: list[Fraction]
+    L: list[Fraction]
+    Ld: list[Fraction]
+    cwnd: list[Fraction]
+    rate: list[Fraction] | None
+    timeout: list[bool]
+    state: dict[str, list[Any]]
+    total_S: list[Fraction] = field(default_factory=list)
+    total_admitted: list[Fraction] = field(default_factory=list)
+
+
+class CCA(ABC):
+    """One congestion control algorithm. Subclasses set the class attributes and the methods."""
+
+    name: str
+    summary: str
+    params: tuple[Param, ...] = ()
+    state: tuple[StateVar, ...] = ()
+    dupacks_default: Fraction | None = None  # in units of alpha; None = solver-chosen
+
+    def paced(self, params: dict[str, Any]) -> bool:
+        """Whether this configuration limits the sender by a pacing rate."""
+        return False
+
+    @abstractmethod
+    def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
+        """Add this CCA's constraints for flow ``ctx.n``; return its state series by name."""
+
+    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list[tuple[str, Term, Term]]:
+        """(label, start, end) pairs a repeatable (periodic) trace must keep equal.
+
+        The default is the CCA's window and every declared real state variable, start vs end.
+        CCAs whose next step reads a longer history override this.
+        """
+        last = ctx.T - 1
+        pairs = [(f"cwnd of flow {ctx.n}", ctx.cwnd[0], ctx.cwnd[last])]
+        for sv in self.state:
+            if sv.kind == "real":
+                series = state[sv.name]
+                pairs.append((f"{sv.name} of flow {ctx.n}", series[0], series[last]))
+        return pairs
+
+    @abstractmethod
+    def check(self, f: FlowValues) -> list[str]:
+        """Re-check the CCA's rules on exact trace values; return one message per violation."""

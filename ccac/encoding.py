@@ -1,0 +1,101 @@
+"""A growing set of labelled linear SMT constraints, built with the z3 Python API.
+
+Every constraint carries a group label ("model.service", "cca.aimd", "query.find", ...), which
+the SMT-LIB export writes as comments and which names the culprit when something is unsat for a
+reason worth explaining (e.g. vacuous assumptions).
+
+Construction path: formulas are built directly as z3 terms. ``ccac.bench`` measures building
+against solving; other solvers receive the same formula through SMT-LIB 2 (see
+``ccac.backends``), so there is one construction path for every solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Union
+
+import z3
+
+Term = Union[z3.ArithRef, Fraction, int]
+Cond = Union[z3.BoolRef, bool]
+
+
+def num(value: Fraction | int) -> z3.RatNumRef:
+    """An exact z3 rational constant."""
+    value = Fraction(value)
+    return z3.RealVal(f"{value.numerator}/{value.denominator}")
+
+
+def is_symbolic(value: object) -> bool:
+    return isinstance(value, z3.ExprRef)
+
+
+def if_then(cond: Cond, then: Term, other: Term) -> Term:
+    """``then`` if ``cond`` else ``other``, folded when ``cond`` is a Python bool."""
+    if isinstance(cond, bool):
+        return then if cond else other
+    return z3.If(cond, _real(then), _real(other))
+
+
+def minimum(a: Term, b: Term) -> Term:
+    if not is_symbolic(a) and not is_symbolic(b):
+        return min(a, b)
+    return z3.If(_real(a) <= _real(b), _real(a), _real(b))
+
+
+def maximum(a: Term, b: Term) -> Term:
+    if not is_symbolic(a) and not is_symbolic(b):
+        return max(a, b)
+    return z3.If(_real(a) >= _real(b), _real(a), _real(b))
+
+
+def _real(value: Term) -> z3.ArithRef:
+    return value if isinstance(value, z3.ArithRef) else num(value)
+
+
+class Encoding:
+    """Named variables plus labelled constraints; the input to every solver backend."""
+
+    def __init__(self) -> None:
+        self.constraints: list[tuple[str, z3.BoolRef]] = []
+        self._names: set[str] = set()
+
+    def real(self, name: str) -> z3.ArithRef:
+        return z3.Real(self._fresh(name))
+
+    def boolean(self, name: str) -> z3.BoolRef:
+        return z3.Bool(self._fresh(name))
+
+    def integer(self, name: str) -> z3.ArithRef:
+        return z3.Int(self._fresh(name))
+
+    def _fresh(self, name: str) -> str:
+        if name in self._names:
+            raise ValueError(f"variable {name} declared twice")
+        self._names.add(name)
+        return name
+
+    def add(self, group: str, *constraints: Cond | Iterable[Cond]) -> None:
+        """Add constraints under ``group``; Python ``True`` is dropped, ``False`` kept as false."""
+        for c in constraints:
+            if isinstance(c, (bool, z3.BoolRef)):
+                self._add_one(group, c)
+            else:
+                for item in c:
+                    self._add_one(group, item)
+
+    def _add_one(self, group: str, c: Cond) -> None:
+        if c is True:
+            return
+        self.constraints.append((group, z3.BoolVal(False) if c is False else c))
+
+    def groups(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for group, _ in self.constraints:
+            counts[group] = counts.get(group, 0) + 1
+        return counts
+
+    def formulas(self, skip: Iterable[str] = ()) -> list[z3.BoolRef]:
+        skipped = tuple(skip)
+        return [c for g, c in self.constraints if not (skipped and g.startswith(skipped))]

@@ -1,0 +1,405 @@
+"""The expression language of queries: Python expression syntax compiled into linear SMT terms.
+
+Source text is parsed with :mod:`ast` and walked node by node; nothing is ``eval``ed. The same
+walker evaluates an expression exactly when its names are bound to numbers instead of solver
+terms, which is how a trace is checked against the query that produced it.
+
+Values during compilation are exact numbers (``int``/``Fraction``), Python ``bool``, or z3
+terms. Anything whose value depends on the solver is *symbolic*; a product of two symbolic
+values, or division by one, is non-linear and rejected with the place it occurs.
+
+Supported: numbers, ``True``/``False``, names, indexing ``X[t]`` and ``X[n][t]`` (a negative
+constant index counts from the end; an index that depends on a loop variable must stay in
+range), ``+ - * / // % **`` (the last three on known numbers only), comparisons (chains too),
+``and or not``, ``a if c else b``, and the functions ``any all sum min max abs implies`` over
+generator expressions ``... for t in range(a, b) if cond``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Iterator
+
+import z3
+
+from ccac.encoding import num
+from ccac.errors import CcacError
+
+Value = Any  # int | Fraction | bool | z3.ArithRef | z3.BoolRef
+
+
+@dataclass
+class Series:
+    """A named per-step quantity: ``values[t]`` (1 dimension) or ``values[n][t]`` (2)."""
+
+    name: str
+    values: list[Any]
+    dims: int
+    missing: dict[int, str] | None = None  # flow index -> why this flow has no such series
+
+
+class Symbols:
+    """Names an expression may use: constants (numbers or solver terms) and series."""
+
+    def __init__(self) -> None:
+        self.constants: dict[str, Value] = {}
+        self.series: dict[str, Series] = {}
+        self.unavailable: dict[str, str] = {}  # name -> why it cannot be used here
+
+    def names(self) -> list[str]:
+        return sorted(set(self.constants) | set(self.series))
+
+
+def compile_condition(source: str, symbols: Symbols, where: str) -> Value:
+    """Compile ``source`` to a boolean (a z3 BoolRef, or a Python bool if already decided)."""
+    value = _Compiler(source, symbols, where).run()
+    if not _is_bool(value):
+        raise CcacError(f"expression is a number, not a condition: `{source.strip()}`", where)
+    return value
+
+
+def compile_number(source: str, symbols: Symbols, where: str) -> Value:
+    """Compile ``source`` to a number or a linear arithmetic term."""
+    value = _Compiler(source, symbols, where).run()
+    if _is_bool(value):
+        raise CcacError(f"expression is a condition, not a number: `{source.strip()}`", where)
+    return value
+
+
+def _is_bool(v: Value) -> bool:
+    return isinstance(v, bool) or isinstance(v, z3.BoolRef)
+
+
+def _is_symbolic(v: Value) -> bool:
+    return isinstance(v, z3.ExprRef)
+
+
+def _as_z3_real(v: Value) -> z3.ArithRef:
+    return v if isinstance(v, z3.ArithRef) else num(v)
+
+
+class _Compiler:
+    def __init__(self, source: str, symbols: Symbols, where: str) -> None:
+        self.source = source
+        self.symbols = symbols
+        self.where = where
+
+    # ------------------------------------------------------------------ entry and errors
+    def run(self) -> Value:
+        if not isinstance(self.source, str) or not self.source.strip():
+            raise CcacError("expected a non-empty expression string", self.where)
+        try:
+            tree = ast.parse(self.source.strip(), mode="eval")
+        except SyntaxError as e:
+            raise CcacError(f"syntax error at column {e.offset}: `{self.source.strip()}`", self.where) from None
+        self.text = self.source.strip()
+        return self.visit(tree.body, {})
+
+    def fail(self, node: ast.AST, message: str) -> CcacError:
+        snippet = ast.get_source_segment(self.text, node) or self.text
+        column = getattr(node, "col_offset", 0) + 1
+        detail = f" (`{snippet}`, column {column})" if snippet != self.text else ""
+        return CcacError(f"{message}{detail} in `{self.text}`", self.where)
+
+    # ------------------------------------------------------------------ dispatch
+    def visit(self, node: ast.AST, env: dict[str, int]) -> Value:
+        method: Callable[[Any, dict[str, int]], Value] | None = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is None:
+            raise self.fail(node, f"unsupported syntax ({type(node).__name__})")
+        return method(node, env)
+
+    def visit_Constant(self, node: ast.Constant, env: dict[str, int]) -> Value:
+        v = node.value
+        if isinstance(v, bool):
+            return v
+        if isinstance(v, int):
+            return v
+        if isinstance(v, float):
+            return Fraction(repr(v))
+        raise self.fail(node, f"unsupported constant {v!r}")
+
+    def visit_Name(self, node: ast.Name, env: dict[str, int]) -> Value:
+        name = node.id
+        if name in env:
+            return env[name]
+        if name in self.symbols.constants:
+            return self.symbols.constants[name]
+        if name in self.symbols.series:
+            return self.symbols.series[name]
+        if name in self.symbols.unavailable:
+            raise self.fail(node, f"`{name}` is not available: {self.symbols.unavailable[name]}")
+        raise self.fail(node, f"unknown name `{name}` (known: {', '.join(self.symbols.names())})")
+
+    def visit_Subscript(self, node: ast.Subscript, env: dict[str, int]) -> Value:
+        base = self.visit(node.value, env)
+        if isinstance(base, _FlowRow):
+            return self.pick(node, base.values, self.index(node.slice, env, len(base.values)), base.label)
+        if not isinstance(base, Series):
+            raise self.fail(node, "only series such as A[t] or cwnd[n][t] can be indexed")
+        if base.dims == 1:
+            return self.pick(node, base.values, self.index(node.slice, env, len(base.values)), base.name)
+        n = self.index(node.slice, env, len(base.values))
+        if base.missing and n in base.missing:
+            raise self.fail(node, f"`{base.name}[{n}]` does not exist: {base.missing[n]}")
+        return _FlowRow(base.values[n], f"{base.name}[{n}]")
+
+    def pick(self, node: ast.AST, values: list[Any], i: int, label: str) -> Value:
+        return values[i]
+
+    def index(self, node: ast.AST, env: dict[str, int], length: int) -> int:
+        value = self.visit(node, env)
+        if _is_symbolic(value) or isinstance(value, bool) or Fraction(value).denominator != 1:
+            raise self.fail(node, "an index must be a whole number known before solving")
+        i = int(value)
+        bound = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & set(env)
+        if -length <= i < 0 and not bound:
+            return length + i
+        if not 0 <= i < length:
+            at = ", ".join(f"{k}={env[k]}" for k in sorted(bound))
+            raise self.fail(node, f"index {i} out of range 0..{length - 1}" + (f" at {at}" if at else ""))
+        return i
+
+    # ------------------------------------------------------------------ arithmetic
+    def visit_UnaryOp(self, node: ast.UnaryOp, env: dict[str, int]) -> Value:
+        v = self.visit(node.operand, env)
+        if isinstance(node.op, ast.Not):
+            self.need_bool(node.operand, v)
+            return (not v) if isinstance(v, bool) else z3.Not(v)
+        self.need_number(node.operand, v)
+        if isinstance(node.op, ast.USub):
+            return -v
+        if isinstance(node.op, ast.UAdd):
+            return v
+        raise self.fail(node, "unsupported operator")
+
+    def visit_BinOp(self, node: ast.BinOp, env: dict[str, int]) -> Value:
+        a, b = self.visit(node.left, env), self.visit(node.right, env)
+        self.need_number(node.left, a)
+        self.need_number(node.right, b)
+        op = node.op
+        if isinstance(op, ast.Add):
+            return a + b
+        if isinstance(op, ast.Sub):
+            return a - b
+        if isinstance(op, ast.Mult):
+            if _is_symbolic(a) and _is_symbolic(b):
+                raise self.fail(node, "non-linear: product of two solver quantities")
+            return a * b
+        if isinstance(op, ast.Div):
+            if _is_symbolic(b):
+                raise self.fail(node, "non-linear: division by a solver quantity")
+            if b == 0:
+                raise self.fail(node, "division by zero")
+            return a / Fraction(b) if not _is_symbolic(a) else a / num(b)
+        if isinstance(op, (ast.FloorDiv, ast.Mod, ast.Pow)):
+            if _is_symbolic(a) or _is_symbolic(b):
+                raise self.fail(node, "non-linear: //, % and ** need numbers known before solving")
+            if isinstance(op, ast.Pow):
+                if Fraction(b).denominator != 1:
+                    raise self.fail(node, "exponent must be a whole number")
+                return Fraction(a) ** int(b)
+            if b == 0:
+                raise self.fail(node, "division by zero")
+            result = Fraction(a) // Fraction(b) if isinstance(op, ast.FloorDiv) else Fraction(a) % Fraction(b)
+            return int(result) if result.denominator == 1 else result
+        raise self.fail(node, "unsupported operator")
+
+    # ------------------------------------------------------------------ logic
+    def visit_BoolOp(self, node: ast.BoolOp, env: dict[str, int]) -> Value:
+        values = []
+        for operand in node.values:
+            v = self.visit(operand, env)
+            self.need_bool(operand, v)
+            values.append(v)
+        return _conjoin(values) if isinstance(node.op, ast.And) else _disjoin(values)
+
+    def visit_Compare(self, node: ast.Compare, env: dict[str, int]) -> Value:
+        left = self.visit(node.left, env)
+        parts = []
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.visit(right_node, env)
+            parts.append(self.compare(node, op, left, right))
+            left = right
+        return _conjoin(parts)
+
+    def compare(self, node: ast.AST, op: ast.cmpop, a: Value, b: Value) -> Value:
+        if _is_bool(a) or _is_bool(b):
+            if not (_is_bool(a) and _is_bool(b)) or not isinstance(op, (ast.Eq, ast.NotEq)):
+                raise self.fail(node, "conditions can only be compared with == or !=")
+            if isinstance(a, bool) and isinstance(b, bool):
+                return (a == b) if isinstance(op, ast.Eq) else (a != b)
+            za, zb = (z3.BoolVal(x) if isinstance(x, bool) else x for x in (a, b))
+            return za == zb if isinstance(op, ast.Eq) else za != zb
+        self.need_number(node, a)
+        self.need_number(node, b)
+        if _is_symbolic(a) or _is_symbolic(b):
+            a, b = _as_z3_real(a), _as_z3_real(b)
+        table: dict[type, Callable[[Any, Any], Any]] = {
+            ast.Lt: lambda x, y: x < y, ast.LtE: lambda x, y: x <= y,
+            ast.Gt: lambda x, y: x > y, ast.GtE: lambda x, y: x >= y,
+            ast.Eq: lambda x, y: x == y, ast.NotEq: lambda x, y: x != y,
+        }
+        if type(op) not in table:
+            raise self.fail(node, "unsupported comparison (use < <= > >= == !=)")
+        return table[type(op)](a, b)
+
+    def visit_IfExp(self, node: ast.IfExp, env: dict[str, int]) -> Value:
+        cond = self.visit(node.test, env)
+        self.need_bool(node.test, cond)
+        a, b = self.visit(node.body, env), self.visit(node.orelse, env)
+        if isinstance(cond, bool):
+            return a if cond else b
+        if _is_bool(a) != _is_bool(b):
+            raise self.fail(node, "both branches must be numbers or both conditions")
+        if _is_bool(a):
+            return z3.If(cond, _as_z3_bool(a), _as_z3_bool(b))
+        return z3.If(cond, _as_z3_real(a), _as_z3_real(b))
+
+    # ------------------------------------------------------------------ functions
+    def visit_Call(self, node: ast.Call, env: dict[str, int]) -> Value:
+        if not isinstance(node.func, ast.Name) or node.keywords:
+            raise self.fail(node, "only any, all, sum, min, max, abs and implies can be called")
+        name = node.func.id
+        if name == "implies":
+            if len(node.args) != 2:
+                raise self.fail(node, "implies takes two conditions: implies(a, b)")
+            a, b = (self.visit(x, env) for x in node.args)
+            self.need_bool(node.args[0], a)
+            self.need_bool(node.args[1], b)
+            return _disjoin([(not a) if isinstance(a, bool) else z3.Not(a), b])
+        if name == "abs":
+            if len(node.args) != 1:
+                raise self.fail(node, "abs takes one number")
+            v = self.visit(node.args[0], env)
+            self.need_number(node.args[0], v)
+            return abs(v) if not _is_symbolic(v) else z3.If(v >= 0, v, -v)
+        if name not in ("any", "all", "sum", "min", "max"):
+            raise self.fail(node, f"unknown function `{name}` (use any, all, sum, min, max, abs, implies)")
+        items = list(self.arguments(node, env))
+        if name in ("any", "all"):
+            for item_node, v in items:
+                self.need_bool(item_node, v)
+            values = [v for _, v in items]
+            return _disjoin(values) if name == "any" else _conjoin(values)
+        for item_node, v in items:
+            self.need_number(item_node, v)
+        values = [v for _, v in items]
+        if name == "sum":
+            return _sum(values)
+        if not values:
+            raise self.fail(node, f"{name}() of nothing")
+        pick = _min if name == "min" else _max
+        result = values[0]
+        for v in values[1:]:
+            result = pick(result, v)
+        return result
+
+    def arguments(self, node: ast.Call, env: dict[str, int]) -> Iterator[tuple[ast.AST, Value]]:
+        if len(node.args) == 1 and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp)):
+            gen = node.args[0]
+            for bound in self.iterate(gen.generators, 0, env):
+                yield gen.elt, self.visit(gen.elt, bound)
+        elif len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            for item in node.args[0].elts:
+                yield item, self.visit(item, env)
+        else:
+            for item in node.args:
+                yield item, self.visit(item, env)
+
+    def iterate(self, generators: list[ast.comprehension], i: int, env: dict[str, int]) -> Iterator[dict[str, int]]:
+        if i == len(generators):
+            yield env
+            return
+        gen = generators[i]
+        if not isinstance(gen.target, ast.Name) or gen.is_async:
+            raise self.fail(gen.target, "loop variables must be plain names: for t in range(...)")
+        name = gen.target.id
+        if name in self.symbols.constants or name in self.symbols.series:
+            raise self.fail(gen.target, f"loop variable `{name}` hides a model name")
+        for value in self.range_values(gen.iter, env):
+            inner = {**env, name: value}
+            keep = True
+            for cond in gen.ifs:
+                c = self.visit(cond, inner)
+                if not isinstance(c, bool):
+                    raise self.fail(cond, "a filter in a comprehension must be decided before solving")
+                keep = keep and c
+            if keep:
+                yield from self.iterate(generators, i + 1, inner)
+
+    def range_values(self, node: ast.AST, env: dict[str, int]) -> range:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"):
+            raise self.fail(node, "loops must run over range(...)")
+        if not 1 <= len(node.args) <= 3:
+            raise self.fail(node, "range takes 1 to 3 arguments")
+        bounds = []
+        for arg in node.args:
+            v = self.visit(arg, env)
+            if _is_symbolic(v) or isinstance(v, bool) or Fraction(v).denominator != 1:
+                raise self.fail(arg, "range bounds must be whole numbers known before solving")
+            bounds.append(int(v))
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise self.fail(node, "range step must not be zero")
+        return range(*bounds)
+
+    # ------------------------------------------------------------------ type checks
+    def need_bool(self, node: ast.AST, v: Value) -> None:
+        if not _is_bool(v):
+            raise self.fail(node, "expected a condition (true/false), got a number")
+
+    def need_number(self, node: ast.AST, v: Value) -> None:
+        if isinstance(v, (Series, _FlowRow)):
+            raise self.fail(node, "a series needs an index, e.g. A[t] or cwnd[n][t]")
+        if _is_bool(v):
+            raise self.fail(node, "expected a number, got a condition")
+
+
+@dataclass
+class _FlowRow:
+    """``X[n]`` of a per-flow series, waiting for its time index."""
+
+    values: list[Any]
+    label: str
+
+
+def _as_z3_bool(v: Value) -> z3.BoolRef:
+    return z3.BoolVal(v) if isinstance(v, bool) else v
+
+
+def _conjoin(values: list[Value]) -> Value:
+    if any(v is False for v in values):
+        return False
+    rest = [v for v in values if v is not True]
+    return True if not rest else rest[0] if len(rest) == 1 else z3.And(*rest)
+
+
+def _disjoin(values: list[Value]) -> Value:
+    if any(v is True for v in values):
+        return True
+    rest = [v for v in values if v is not False]
+    return False if not rest else rest[0] if len(rest) == 1 else z3.Or(*rest)
+
+
+def _sum(values: list[Value]) -> Value:
+    known = sum((Fraction(v) for v in values if not _is_symbolic(v)), Fraction(0))
+    symbolic = [v for v in values if _is_symbolic(v)]
+    if not symbolic:
+        return known
+    total = z3.Sum(*symbolic) if len(symbolic) > 1 else symbolic[0]
+    return total + num(known) if known else total
+
+
+def _min(a: Value, b: Value) -> Value:
+    if not _is_symbolic(a) and not _is_symbolic(b):
+        return min(a, b)
+    za, zb = _as_z3_real(a), _as_z3_real(b)
+    return z3.If(za <= zb, za, zb)
+
+
+def _max(a: Value, b: Value) -> Value:
+    if not _is_symbolic(a) and not _is_symbolic(b):
+        return max(a, b)
+    za, zb = _as_z3_real(a), _as_z3_real(b)
+    return z3.If(za >= zb, za, zb)

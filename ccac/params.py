@@ -1,0 +1,115 @@
+"""Declared parameters: name, default, unit, range, and exact parsing of user values.
+
+The network and every CCA declare their parameters with :class:`Param`. The same declarations
+drive validation of query files and ``--set`` overrides, ``ccac list``, and the docs, so a
+parameter is described in exactly one place.
+
+Numbers are kept as exact :class:`fractions.Fraction` values. A TOML float such as ``0.1`` is
+read through its decimal text, so it becomes exactly 1/10 rather than the nearest binary double.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping
+
+from ccac.errors import CcacError
+
+Number = Fraction
+
+
+def to_fraction(value: Any, where: str) -> Fraction:
+    """Parse an int, float, Fraction or numeric string exactly; reject anything else."""
+    if isinstance(value, bool):
+        raise CcacError(f"expected a number, got {value!r}", where)
+    if isinstance(value, (int, Fraction)):
+        return Fraction(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise CcacError(f"expected a finite number, got {value!r}", where)
+        return Fraction(repr(value))
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            pass
+    raise CcacError(f"expected a number, got {value!r}", where)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of the network or of a CCA.
+
+    ``kind`` is ``"number"`` (exact rational), ``"int"``, ``"bool"`` or ``"choice"``.
+    ``default=None`` means the parameter is optional and has no value unless given (for the
+    network, several such parameters are then chosen by the solver).
+    """
+
+    name: str
+    default: Any
+    description: str
+    unit: str = ""
+    kind: str = "number"
+    minimum: Fraction | None = None
+    maximum: Fraction | None = None
+    exclusive_minimum: bool = False
+    choices: tuple[str, ...] = ()
+    special: tuple[str, ...] = field(default=())  # extra string values accepted as-is, e.g. "inf"
+
+    def parse(self, value: Any, where: str) -> Any:
+        """Check and convert a user value; raise CcacError naming ``where`` if it is invalid."""
+        where = f"{where}.{self.name}" if where else self.name
+        if isinstance(value, str) and value in self.special:
+            return value
+        if self.kind == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("true", "false"):
+                return value.lower() == "true"
+            raise CcacError(f"expected true or false, got {value!r}", where)
+        if self.kind == "choice":
+            if value in self.choices:
+                return value
+            raise CcacError(f"expected one of {', '.join(self.choices)}, got {value!r}", where)
+        number = to_fraction(value, where)
+        if self.kind == "int":
+            if number.denominator != 1:
+                raise CcacError(f"expected a whole number, got {value!r}", where)
+            number = int(number)
+        if self.minimum is not None:
+            if number < self.minimum or (self.exclusive_minimum and number == self.minimum):
+                relation = ">" if self.exclusive_minimum else ">="
+                raise CcacError(f"must be {relation} {_show(self.minimum)}, got {_show(number)}", where)
+        if self.maximum is not None and number > self.maximum:
+            raise CcacError(f"must be <= {_show(self.maximum)}, got {_show(number)}", where)
+        return number
+
+    def describe_default(self) -> str:
+        if self.default is None:
+            return "-"
+        return _show(self.default) if isinstance(self.default, (int, Fraction)) else str(self.default)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, Fraction):
+        return str(value.numerator) if value.denominator == 1 else str(float(value))
+    return str(value)
+
+
+def resolve(declared: tuple[Param, ...], given: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Defaults overlaid with the given values, each parsed; unknown keys are an error."""
+    by_name = {p.name: p for p in declared}
+    unknown = sorted(set(given) - set(by_name))
+    if unknown:
+        known = ", ".join(sorted(by_name)) or "none"
+        raise CcacError(f"unknown parameter {unknown[0]!r} (known: {known})", where)
+    values: dict[str, Any] = {}
+    for p in declared:
+        if p.name in given:
+            values[p.name] = p.parse(given[p.name], where)
+        else:
+            values[p.name] = p.parse(p.default, where) if p.default is not None else None
+    return values

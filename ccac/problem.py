@@ -1,0 +1,118 @@
+"""From a :class:`~ccac.query.Query` to an SMT problem: model, CCAs, then the query itself.
+
+The names an expression may use are collected in one place (:func:`symbols_for`) from a
+*valuation*: the identity gives solver terms to compile a query, a solver model gives exact
+numbers to check a trace. Queries and traces therefore share one vocabulary by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ccac.encoding import Encoding
+from ccac.errors import CcacError
+from ccac.expr import Series, Symbols, compile_condition
+from ccac.models import MODELS, FlowSetup, PathVars
+from ccac.cca import FlowContext
+from ccac.query import Query
+
+# Expression name -> (PathVars attribute, description), for per-flow series.
+FLOW_SERIES: dict[str, tuple[str, str]] = {
+    "A_f": ("A_f", "cumulative bytes sent by flow n"),
+    "S_f": ("S_f", "cumulative bytes of flow n served by the path"),
+    "L_f": ("L_f", "cumulative bytes of flow n lost"),
+    "Ld_f": ("Ld_f", "cumulative losses of flow n detected by its sender"),
+    "Lnc_f": ("Lnc_f", "cumulative non-congestive losses of flow n (when eta > 0)"),
+    "cwnd": ("cwnd", "congestion window of flow n"),
+    "rate": ("rate", "pacing rate of flow n (paced CCAs only)"),
+    "timeout": ("timeout", "true when flow n's sender times out at step t"),
+}
+TOTAL_SERIES: dict[str, str] = {
+    "A": "cumulative arrivals, all flows", "S": "cumulative service, all flows",
+    "L": "cumulative loss, all flows", "W": "cumulative wasted tokens",
+}
+CONSTANTS: dict[str, str] = {
+    "C": "link rate (bytes/step)", "R": "minimum RTT (steps)", "D": "jitter bound (steps)",
+    "T": "number of steps", "flows": "number of flows", "alpha": "MSS (bytes)",
+    "dupacks": "loss-detection threshold (bytes)", "buffer": "loss-forced buffer threshold (bytes)",
+}
+
+
+@dataclass
+class Problem:
+    """A query encoded for the solver, with everything needed to read a model back."""
+
+    query: Query
+    enc: Encoding
+    vars: PathVars
+    states: list[dict[str, list[Any]]]
+    symbols: Symbols
+    periodic_pairs: list[tuple[str, Any, Any]] = field(default_factory=list)
+
+
+def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
+                value: Callable[[Any], Any]) -> Symbols:
+    """Every name a query may use, each mapped through ``value``."""
+    net = v.net
+    sym = Symbols()
+    sym.constants.update({"C": net.C, "R": net.R, "D": net.D, "T": net.T, "flows": net.flows,
+                          "alpha": value(v.alpha), "dupacks": value(v.dupacks)})
+    if v.buffer is None:
+        sym.unavailable["buffer"] = "the buffer is infinite (network.buffer = \"inf\")"
+    else:
+        sym.constants["buffer"] = value(v.buffer)
+    for name, param in query.params.items():
+        if name in sym.constants or name in FLOW_SERIES or name in TOTAL_SERIES:
+            raise CcacError(f"parameter name {name!r} is already a model name", f"params.{name}")
+        sym.constants[name] = param
+    for name in TOTAL_SERIES:
+        sym.series[name] = Series(name, [value(x) for x in getattr(v, name)], 1)
+    for name, (attr, _) in FLOW_SERIES.items():
+        rows = getattr(v, attr)
+        if rows is None:
+            sym.unavailable[name] = "there is no non-congestive loss (network.eta = 0)"
+            continue
+        missing = {n: f"flow {n}'s CCA ({query.flows[n].cca.name}) does not pace"
+                   for n, row in enumerate(rows) if row is None}
+        sym.series[name] = Series(name, [[value(x) for x in row] if row is not None else None
+                                         for row in rows], 2, missing)
+    for n, flow in enumerate(query.flows):
+        for sv in flow.cca.state:
+            if sv.name not in sym.series:
+                sym.series[sv.name] = Series(sv.name, [None] * net.flows, 2, {})
+            series = sym.series[sv.name]
+            series.values[n] = [value(x) for x in states[n][sv.name]]
+    for series in sym.series.values():
+        if series.dims == 2 and series.missing is not None:
+            for n, row in enumerate(series.values):
+                if row is None and n not in series.missing:
+                    series.missing[n] = f"flow {n}'s CCA ({query.flows[n].cca.name}) has no {series.name}"
+    return sym
+
+
+def build(query: Query) -> Problem:
+    """Encode model, CCAs and query as one set of constraints."""
+    net = query.network
+    model = MODELS[net.model_name]
+    enc = Encoding()
+    setups = [FlowSetup(paced=f.cca.paced(f.params), dupacks_default=f.cca.dupacks_default)
+              for f in query.flows]
+    v = model.declare(enc, net, setups)
+    model.constrain(enc, v)
+    states: list[dict[str, list[Any]]] = []
+    periodic: list[tuple[str, Any, Any]] = model.periodic(v)
+    for n, flow in enumerate(query.flows):
+        ctx = FlowContext(enc, v, n, flow.params, flow.cca.name)
+        state = flow.cca.encode(ctx)
+        states.append(state)
+        periodic += flow.cca.periodic_state(ctx, state)
+    symbols = symbols_for(query, v, states, lambda x: x)
+    problem = Problem(query, enc, v, states, symbols, periodic)
+    for i, text in enumerate(query.assume):
+        enc.add("query.assume", compile_condition(text, symbols, f"query.assume[{i}]"))
+    if query.find is not None:
+        enc.add("query.find", compile_condition(query.find, symbols, "query.find"))
+    if query.periodic:
+        enc.add("query.periodic", *(start == end for _, start, end in periodic))
+    return problem

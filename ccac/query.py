@@ -1,0 +1,180 @@
+"""Query files: loading, ``--set`` overrides, and validation of every section.
+
+A query is a TOML file::
+
+    [network]          # path parameters (ccac.network)
+    T = 10
+    [cca]              # the algorithm every flow runs, and its parameters
+    name = "aimd"
+    [params]           # named numbers the expressions may use
+    util = 0.1
+    [query]
+    description = "..."
+    assume = ["..."]   # conditions every trace must meet
+    find = "..."       # the condition a counterexample must meet
+    periodic = false   # true: the end state must equal the start state
+    expect = "sat"     # the answer this query is known to have
+
+A bare name (no ``/`` and no ``.toml``) refers to the bundled library in ``ccac.queries``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ccac.cca import CCA
+from ccac.ccas import get_cca
+from ccac.errors import CcacError
+from ccac.network import Network, parse_network
+from ccac.params import resolve, to_fraction
+
+SECTIONS = ("network", "cca", "params", "query")
+QUERY_KEYS = ("description", "assume", "find", "periodic", "expect")
+ANSWERS = ("sat", "unsat")
+
+
+@dataclass
+class FlowCCA:
+    """The algorithm one flow runs, with its resolved parameters."""
+
+    cca: CCA
+    params: dict[str, Any]
+
+
+@dataclass
+class Query:
+    name: str
+    description: str
+    network: Network
+    flows: list[FlowCCA]
+    params: dict[str, Fraction]
+    assume: list[str]
+    find: str | None
+    periodic: bool
+    expect: str | None
+    source: str
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def resolved(self) -> dict[str, Any]:
+        """The query with every default filled in, as plain data (for JSON and result keys)."""
+        return {
+            "name": self.name,
+            "network": {k: _plain(v) for k, v in self.network.as_dict().items()},
+            "cca": [{"name": f.cca.name, **{k: _plain(v) for k, v in f.params.items()}} for f in self.flows],
+            "params": {k: _plain(v) for k, v in self.params.items()},
+            "query": {"assume": list(self.assume), "find": self.find, "periodic": self.periodic,
+                      "expect": self.expect},
+        }
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, Fraction):
+        return int(v) if v.denominator == 1 else str(v)
+    return v
+
+
+def bundled_queries() -> dict[str, Path]:
+    """The query library shipped with ccac, by name."""
+    root = resources.files("ccac.queries")
+    return {Path(p.name).stem: Path(str(p)) for p in root.iterdir() if p.name.endswith(".toml")}
+
+
+def locate(file_or_name: str) -> Path:
+    path = Path(file_or_name)
+    if path.suffix == ".toml" or "/" in file_or_name or path.exists():
+        if not path.is_file():
+            raise CcacError(f"no such query file: {file_or_name}")
+        return path
+    library = bundled_queries()
+    if file_or_name not in library:
+        raise CcacError(f"no bundled query named {file_or_name!r} (try `ccac list`; bundled: "
+                        f"{', '.join(sorted(library))})")
+    return library[file_or_name]
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise CcacError(f"malformed TOML: {e}", str(path)) from None
+    except OSError as e:
+        raise CcacError(f"cannot read: {e.strerror}", str(path)) from None
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``section.key=value`` strings; values use TOML syntax (bare words are strings)."""
+    data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    for item in overrides:
+        if "=" not in item:
+            raise CcacError(f"--set expects SECTION.KEY=VALUE, got {item!r}")
+        key, text = item.split("=", 1)
+        section, _, name = key.strip().partition(".")
+        if section not in SECTIONS or not name:
+            raise CcacError(f"--set key must be one of {', '.join(s + '.KEY' for s in SECTIONS)}, got {key!r}")
+        try:
+            value = tomllib.loads(f"v = {text.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()
+        data.setdefault(section, {})[name] = value
+    return data
+
+
+def load_query(file_or_name: str, overrides: list[str] | None = None) -> Query:
+    path = locate(file_or_name)
+    data = apply_overrides(read_toml(path), overrides or [])
+    try:
+        return parse_query(data, name=path.stem, source=str(path))
+    except CcacError as e:
+        raise e.located(str(path)) from None
+
+
+def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memory>") -> Query:
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise CcacError(f"unknown section [{unknown[0]}] (sections: {', '.join(SECTIONS)})")
+    for section in SECTIONS:
+        if section in data and not isinstance(data[section], dict):
+            raise CcacError(f"[{section}] must be a table")
+    network = parse_network(data.get("network", {}))
+    flows = [parse_cca(data.get("cca"), "cca")] * network.flows
+    params = {k: to_fraction(v, f"params.{k}") for k, v in data.get("params", {}).items()}
+    q = data.get("query", {})
+    extra = sorted(set(q) - set(QUERY_KEYS))
+    if extra:
+        raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(QUERY_KEYS)})", "query")
+    assume = q.get("assume", [])
+    if isinstance(assume, str):
+        assume = [assume]
+    if not isinstance(assume, list) or not all(isinstance(a, str) for a in assume):
+        raise CcacError("assume must be a string or a list of strings", "query.assume")
+    find = q.get("find")
+    if find is not None and not isinstance(find, str):
+        raise CcacError("find must be a string", "query.find")
+    periodic = q.get("periodic", False)
+    if not isinstance(periodic, bool):
+        raise CcacError("periodic must be true or false", "query.periodic")
+    expect = q.get("expect")
+    if expect is not None and expect not in ANSWERS:
+        raise CcacError(f"expect must be \"sat\" or \"unsat\", got {expect!r}", "query.expect")
+    description = q.get("description", "")
+    if not isinstance(description, str):
+        raise CcacError("description must be a string", "query.description")
+    return Query(name=name, description=description.strip(), network=network, flows=flows,
+                 params=params, assume=assume, find=find, periodic=periodic, expect=expect,
+                 source=source, raw=data)
+
+
+def parse_cca(table: Any, where: str) -> FlowCCA:
+    if not isinstance(table, dict) or "name" not in table:
+        raise CcacError("needs a table with a name, e.g. [cca] name = \"aimd\"", where)
+    if not isinstance(table["name"], str):
+        raise CcacError("name must be a string", f"{where}.name")
+    cca = get_cca(table["name"], f"{where}.name")
+    given = {k: v for k, v in table.items() if k != "name"}
+    return FlowCCA(cca, resolve(cca.params, given, where))

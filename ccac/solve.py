@@ -1,0 +1,111 @@
+"""Answer a query: build, solve, read back an exact trace, validate it independently.
+
+This is the Python API the CLI is a thin layer over::
+
+    from ccac import load_query, solve
+    result = solve(load_query("aimd_premature_loss"))
+    result.answer        # "sat", "unsat" or "unknown", exactly as the solver said
+    result.trace         # a Trace (sat only); result.trace.to_pandas()
+    result.validated     # True / False, or None when there is no trace
+    result.plot("trace.png")
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccac.backends import SOLVERS, evaluate, to_smtlib
+from ccac.errors import CcacError
+from ccac.problem import Problem, build, symbols_for
+from ccac.query import Query
+from ccac.trace import Trace
+from ccac.validate import validate
+
+
+@dataclass
+class Result:
+    query: Query
+    answer: str
+    reason: str | None
+    trace: Trace | None
+    violations: list[str] | None
+    solver: str
+    solver_version: str
+    build_seconds: float
+    solve_seconds: float
+
+    @property
+    def validated(self) -> bool | None:
+        """True if the trace passed the independent checker, False if not, None if no trace."""
+        return None if self.violations is None else not self.violations
+
+    @property
+    def matches_expectation(self) -> bool | None:
+        return None if self.query.expect is None else self.answer == self.query.expect
+
+    def plot(self, path: str | Path | None = None) -> Any:
+        if self.trace is None:
+            raise CcacError(f"nothing to plot: the answer is {self.answer}, not sat")
+        from ccac.plot import plot_trace
+
+        return plot_trace(self.trace, path, title=self.query.name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "reason": self.reason,
+            "validated": self.validated,
+            "violations": self.violations,
+            "query": self.query.resolved(),
+            "solver": {"name": self.solver, "version": self.solver_version,
+                       "seconds": round(self.solve_seconds, 4),
+                       "build_seconds": round(self.build_seconds, 4)},
+            "trace": self.trace.to_json() if self.trace is not None else None,
+        }
+
+
+def solve(query: Query, solver: str = "z3", timeout: float | None = None,
+          smtlib: str | Path | None = None) -> Result:
+    """Build and solve ``query``; a sat answer comes with a validated exact trace."""
+    if solver not in SOLVERS:
+        raise CcacError(f"unknown solver {solver!r} (available: {', '.join(sorted(SOLVERS))})")
+    start = time.perf_counter()
+    problem = build(query)
+    formulas = problem.enc.formulas()
+    build_seconds = time.perf_counter() - start
+    if smtlib is not None:
+        Path(smtlib).write_text(to_smtlib(formulas, smtlib_comments(problem)))
+    outcome = SOLVERS[solver](formulas, timeout)
+    trace = violations = None
+    if outcome.answer == "sat":
+        assignment = outcome.assignment or {}
+        trace = read_trace(problem, assignment)
+        memo: dict[int, Any] = {}
+        cca_pairs = [(label, evaluate(a, assignment, memo), evaluate(b, assignment, memo))
+                     for label, a, b in problem.periodic_pairs]
+        violations = validate(query, trace, cca_pairs)
+    return Result(query, outcome.answer, outcome.reason, trace, violations, outcome.solver,
+                  outcome.version, build_seconds, outcome.seconds)
+
+
+def read_trace(problem: Problem, assignment: dict[str, Any]) -> Trace:
+    memo: dict[int, Any] = {}
+    symbols = symbols_for(problem.query, problem.vars, problem.states,
+                          lambda term: evaluate(term, assignment, memo))
+    return Trace(problem.query.network, [f.cca.name for f in problem.query.flows], symbols)
+
+
+def smtlib_comments(problem: Problem) -> list[str]:
+    q = problem.query
+    lines = [f"ccac query {q.name} ({q.source})"]
+    lines += [f"  network: {k} = {v}" for k, v in q.resolved()["network"].items()]
+    lines += [f"  cca[{n}]: {f.cca.name} {f.params}" for n, f in enumerate(q.flows)]
+    lines += [f"  assume: {a}" for a in q.assume]
+    if q.find:
+        lines.append(f"  find: {q.find}")
+    lines.append(f"  periodic: {q.periodic}")
+    lines += [f"constraints in group {g}: {c}" for g, c in problem.enc.groups().items()]
+    return lines

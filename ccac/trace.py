@@ -1,0 +1,146 @@
+"""Counterexample traces: exact values of every named quantity, and ways to read them.
+
+A :class:`Trace` holds the same names a query uses (``A``, ``S_f``, ``cwnd``, each CCA's
+state, the constants), each value an exact :class:`~fractions.Fraction` (or bool). It prints
+as a per-step table, converts to rows, pandas, CSV and JSON (exact rational string plus float),
+and computes the queueing-delay range the way the model defines it.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from ccac.expr import Series, Symbols
+from ccac.network import Network
+
+
+@dataclass
+class Trace:
+    network: Network
+    ccas: list[str]
+    symbols: Symbols
+
+    # ------------------------------------------------------------------ access
+    @property
+    def T(self) -> int:
+        return self.network.T
+
+    @property
+    def flows(self) -> int:
+        return self.network.flows
+
+    def constant(self, name: str) -> Any:
+        return self.symbols.constants.get(name)
+
+    def total(self, name: str) -> list[Fraction]:
+        return self.symbols.series[name].values
+
+    def flow(self, name: str, n: int) -> list[Any] | None:
+        series = self.symbols.series.get(name)
+        return None if series is None else series.values[n]
+
+    def delay_range(self, t: int) -> tuple[int, int | None]:
+        """Queueing delay of the byte served at step t, as the model bounds it (figure 5-1B):
+        at least every k with S[t] <= (A-L)[t-k], at most every k with S[t] > (A-L)[t-k];
+        the upper end is None when nothing admitted inside the trace was served yet."""
+        S, A, L = self.total("S"), self.total("A"), self.total("L")
+        low = max(k for k in range(t + 1) if S[t] <= A[t - k] - L[t - k])
+        above = [k for k in range(t + 1) if S[t] > A[t - k] - L[t - k]]
+        return low, (min(above) if above else None)
+
+    # ------------------------------------------------------------------ tabular forms
+    def columns(self) -> list[tuple[str, list[Any]]]:
+        """Every series as (column name, values by step); per-flow names get ``[n]``."""
+        cols: list[tuple[str, list[Any]]] = []
+        for name, series in self.symbols.series.items():
+            if series.dims == 1:
+                cols.append((name, series.values))
+            else:
+                for n, row in enumerate(series.values):
+                    if row is not None:
+                        cols.append((f"{name}[{n}]", row))
+        return cols
+
+    def rows(self) -> list[dict[str, Any]]:
+        cols = self.columns()
+        out = []
+        for t in range(self.T):
+            low, high = self.delay_range(t)
+            row: dict[str, Any] = {"t": t}
+            row.update({name: values[t] for name, values in cols})
+            row["delay_min"], row["delay_max"] = low, high
+            out.append(row)
+        return out
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame([{k: _float(v) for k, v in row.items()} for row in self.rows()]).set_index("t")
+
+    def write_csv(self, path: str | Path) -> None:
+        rows = self.rows()
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({k: _exact(v) for k, v in row.items()})
+
+    def to_json(self) -> dict[str, Any]:
+        series: dict[str, Any] = {}
+        for name, s in self.symbols.series.items():
+            if s.dims == 1:
+                series[name] = [_pair(x) for x in s.values]
+            else:
+                series[name] = [[_pair(x) for x in row] if row is not None else None for row in s.values]
+        constants = {k: _pair(v) for k, v in self.symbols.constants.items()}
+        delay = [dict(zip(("min", "max"), self.delay_range(t))) for t in range(self.T)]
+        return {"T": self.T, "flows": self.flows, "ccas": self.ccas, "constants": constants,
+                "series": series, "delay": delay}
+
+    def table(self, max_columns: int | None = None) -> str:
+        """A readable per-step table (floats rounded for the eye; exact values are in JSON/CSV)."""
+        rows = self.rows()
+        headers = list(rows[0])
+        if max_columns is not None:
+            headers = headers[:max_columns]
+        cells = [[_show(row[h]) for h in headers] for row in rows]
+        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+        lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths))]
+        lines += ["  ".join(c.rjust(w) for c, w in zip(cell, widths)) for cell in cells]
+        consts = ", ".join(f"{k} = {_show(v)}" for k, v in self.symbols.constants.items())
+        return f"{consts}\n" + "\n".join(lines)
+
+
+def _float(v: Any) -> Any:
+    return float(v) if isinstance(v, Fraction) else v
+
+
+def _exact(v: Any) -> Any:
+    if isinstance(v, Fraction):
+        return str(v)
+    return v if v is not None else ""
+
+
+def _pair(v: Any) -> Any:
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (int, Fraction)):
+        return {"exact": str(Fraction(v)), "float": float(v)}
+    return v
+
+
+def _show(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "."
+    if isinstance(v, Fraction):
+        return str(v.numerator) if v.denominator == 1 else f"{float(v):.4g}"
+    return str(v)
+
+
+__all__ = ["Trace", "Series"]

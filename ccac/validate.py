@@ -1,0 +1,223 @@
+"""Independent validation of a counterexample trace, in exact rational arithmetic.
+
+Nothing here touches the solver or the encoding. The path-server rules are re-stated from the
+thesis (chapter 4.2, appendix A.1/A.3) in their token-bucket form (tokens, packet queue,
+bottleneck queue) and checked on the trace's exact values; each CCA checks its own rules with
+its :meth:`~ccac.cca.CCA.check`; the query's conditions are evaluated exactly. Every violated
+rule is reported with its step and flow, so a trace is either validated or fails loudly.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ccac.cca import FlowValues
+from ccac.expr import compile_condition
+from ccac.query import Query
+from ccac.trace import Trace
+
+
+def validate(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, Any]] | None = None) -> list[str]:
+    """All violations found in ``trace`` (empty when it is a genuine answer to ``query``).
+
+    ``periodic_pairs`` are the exact (label, start, end) values of the CCA state a periodic
+    query constrains; the model's own periodic quantities are recomputed here.
+    """
+    problems = check_path(trace)
+    for n, flow in enumerate(query.flows):
+        values = flow_values(trace, n, flow.params)
+        problems += [f"flow {n} ({flow.cca.name}): {p}" for p in flow.cca.check(values)]
+    problems += check_query(query, trace, periodic_pairs or [])
+    return problems
+
+
+def flow_values(trace: Trace, n: int, params: dict[str, Any]) -> FlowValues:
+    state_names = [name for name, s in trace.symbols.series.items()
+                   if s.dims == 2 and name not in ("A_f", "S_f", "L_f", "Ld_f", "Lnc_f", "cwnd", "rate", "timeout")]
+    S, A, L = trace.total("S"), trace.total("A"), trace.total("L")
+    return FlowValues(
+        n=n, T=trace.T, R=trace.network.R, D=trace.network.D, C=trace.network.C,
+        alpha=trace.constant("alpha"), dupacks=trace.constant("dupacks"), params=params,
+        A=trace.flow("A_f", n), S=trace.flow("S_f", n), L=trace.flow("L_f", n), Ld=trace.flow("Ld_f", n),
+        cwnd=trace.flow("cwnd", n), rate=trace.flow("rate", n), timeout=trace.flow("timeout", n),
+        state={name: trace.flow(name, n) for name in state_names if trace.flow(name, n) is not None},
+        total_S=S, total_admitted=[a - l for a, l in zip(A, L)],
+    )
+
+
+def check_path(tr: Trace) -> list[str]:
+    net = tr.network
+    T, R, D, C, N = net.T, net.R, net.D, net.C, net.flows
+    W = tr.total("W")
+    A = [tr.flow("A_f", n) for n in range(N)]
+    S = [tr.flow("S_f", n) for n in range(N)]
+    L = [tr.flow("L_f", n) for n in range(N)]
+    Ld = [tr.flow("Ld_f", n) for n in range(N)]
+    Lnc = [tr.flow("Lnc_f", n) for n in range(N)] if net.eta > 0 else None
+    cwnd = [tr.flow("cwnd", n) for n in range(N)]
+    rate = [tr.flow("rate", n) for n in range(N)]
+    timeout = [tr.flow("timeout", n) for n in range(N)]
+    alpha, dupacks = tr.constant("alpha"), tr.constant("dupacks")
+    buffer = tr.constant("buffer")
+    buffer_min = net.buffer_min_bytes() if net.buffer_min is not None else buffer
+    tot = lambda series, t: sum((series[n][t] for n in range(N)), Fraction(0))  # noqa: E731
+    admitted = [tot(A, t) - tot(L, t) for t in range(T)]
+    served = [tot(S, t) for t in range(T)]
+    tokens_arrived = [C * t - W[t] for t in range(T)]  # tokens that entered the bucket by t
+    out: list[str] = []
+
+    def bad(t: int, rule: str, detail: str = "") -> None:
+        out.append(f"step {t}: {rule}" + (f" ({detail})" if detail else ""))
+
+    if alpha <= 0:
+        out.append(f"alpha = {alpha} is not positive")
+    if dupacks < 0:
+        out.append(f"dupacks = {dupacks} is negative")
+    if buffer is not None and buffer < 0:
+        out.append(f"buffer = {buffer} is negative")
+    for n in range(N):
+        if S[n][0] != 0:
+            bad(0, f"flow {n}: S_f[0] must be 0 (origin of the byte axis)")
+    for t in range(T):
+        # The token bucket: tokens held = arrived - used >= 0; none older than D steps.
+        if served[t] > tokens_arrived[t]:
+            bad(t, "served more than the tokens that arrived", f"S = {served[t]} > C*t - W = {tokens_arrived[t]}")
+        oldest_allowed = C * (t - D) - W[max(t - D, 0)]
+        if served[t] < oldest_allowed:
+            bad(t, f"a token was held longer than D = {D} steps", f"S = {served[t]} < {oldest_allowed}")
+        for n in range(N):
+            if S[n][t] > A[n][t] - L[n][t]:
+                bad(t, f"flow {n}: served bytes that were never admitted")
+            if cwnd[n][t] <= 0:
+                bad(t, f"flow {n}: cwnd is not positive")
+            if rate[n] is not None and rate[n][t] <= 0:
+                bad(t, f"flow {n}: pacing rate is not positive")
+        # The bottleneck queue is what the packet queue holds beyond the available tokens.
+        bottleneck = admitted[t] - tokens_arrived[t]
+        if buffer is not None and bottleneck > buffer:
+            bad(t, "bottleneck queue above the buffer", f"{bottleneck} > {buffer}")
+        if t == 0:
+            continue
+        for n in range(N):
+            for name, series in (("A", A), ("S", S), ("L", L), ("Ld", Ld)):
+                if series[n][t] < series[n][t - 1]:
+                    bad(t, f"flow {n}: cumulative {name} decreased")
+            if A[n][t] - L[n][t] < A[n][t - 1] - L[n][t - 1]:
+                bad(t, f"flow {n}: more bytes lost than arrived in the step")
+        if W[t] < W[t - 1]:
+            bad(t, "cumulative waste decreased")
+        if tokens_arrived[t] < tokens_arrived[t - 1]:
+            bad(t, "more than C tokens wasted in one step")
+        if W[t] > W[t - 1]:
+            if net.compose and not admitted[t] <= tokens_arrived[t]:
+                bad(t, "tokens wasted while the packet queue could use them",
+                    f"A-L = {admitted[t]} > C*t - W = {tokens_arrived[t]}")
+            if not net.compose and not admitted[t] <= served[t] + net.epsilon:
+                bad(t, "tokens wasted while the single box's queue was not (nearly) empty")
+        congestive_now = admitted_loss(L, Lnc, t, N)
+        if buffer is None and congestive_now != admitted_loss(L, Lnc, 0, N):
+            bad(t, "congestive loss with an infinite buffer")
+        if buffer is not None and congestive_now > admitted_loss(L, Lnc, t - 1, N):
+            if admitted[t] < tokens_arrived[t - 1] + buffer_min:
+                bad(t, "loss while the bottleneck queue never exceeded the buffer")
+    if Lnc is not None:
+        for n in range(N):
+            for t in range(T):
+                if Lnc[n][t] - Lnc[n][0] > net.eta * (A[n][t] - A[n][0]):
+                    bad(t, f"flow {n}: non-congestive loss above eta of the bytes sent")
+                if t and (Lnc[n][t] < Lnc[n][t - 1] or L[n][t] - Lnc[n][t] < L[n][t - 1] - Lnc[n][t - 1]):
+                    bad(t, f"flow {n}: a loss curve decreased")
+    for n in range(N):
+        out += [f"flow {n}: {p}" for p in check_sender(A[n], S[n], L[n], Ld[n], cwnd[n], rate[n],
+                                                         timeout[n], dupacks, R, net.rto)]
+    if N > 1:
+        for t in range(T):
+            for s in range(t):
+                for n in range(N):
+                    if served[t] >= admitted[s] and S[n][t] < A[n][s] - L[n][s]:
+                        bad(t, f"flow {n}: FIFO broken: bytes admitted at {s} overtaken")
+                    if served[t] <= admitted[s] and S[n][t] > A[n][s] - L[n][s]:
+                        bad(t, f"flow {n}: FIFO broken: served bytes admitted after step {s}")
+    return out
+
+
+def admitted_loss(L: list[list[Fraction]], Lnc: list[list[Fraction]] | None, t: int, N: int) -> Fraction:
+    """Cumulative congestive loss over all flows at step t."""
+    return sum((L[n][t] - (Lnc[n][t] if Lnc else 0) for n in range(N)), Fraction(0))
+
+
+def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: list[Fraction],
+                 cwnd: list[Fraction], rate: list[Fraction] | None, timeout: list[bool],
+                 dupacks: Fraction, R: int, rto: int) -> list[str]:
+    """Loss detection, timeouts and ACK clocking of one sender."""
+    out: list[str] = []
+    T = len(A)
+    all_lost = []
+    for t in range(T):
+        if t < R:
+            all_lost.append(False)
+            if Ld[t] > L[0]:
+                out.append(f"step {t}: detected a loss that had not happened by step 0")
+            if timeout[t]:
+                out.append(f"step {t}: timeout during the history prefix")
+            continue
+        acked = S[t - R]
+        nothing_outstanding_but_losses = (A[t - 1] == A[t - R] and acked == A[t - R] - L[t - R]
+                                          and L[t - R] > Ld[t - 1])
+        all_lost.append(nothing_outstanding_but_losses)
+        if Ld[t] > L[t - R]:
+            out.append(f"step {t}: detected losses the ACKs cannot have revealed yet")
+        if timeout[t]:
+            if not nothing_outstanding_but_losses:
+                out.append(f"step {t}: timeout while bytes were still in flight")
+            if Ld[t] != L[t - R]:
+                out.append(f"step {t}: a timeout must detect every outstanding loss")
+        else:
+            if t - rto + 1 >= R and all(all_lost[t - rto + 1:t + 1]):
+                out.append(f"step {t}: every byte in flight known lost for {rto} steps without a timeout")
+            # A loss at step s is detectable once dupacks bytes admitted after it are acked.
+            detectable = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks <= acked]
+            hidden = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks > acked]
+            if detectable and Ld[t] < max(detectable):
+                out.append(f"step {t}: a detectable loss went undetected")
+            if hidden and Ld[t] > min(hidden):
+                out.append(f"step {t}: detected a loss before enough duplicate ACKs arrived")
+        window = max(acked + Ld[t] + cwnd[t], A[t - 1])
+        expected = window if rate is None else min(window, A[t - 1] + rate[t])
+        if A[t] != expected:
+            out.append(f"step {t}: sent {A[t]} but cwnd/pacing allow exactly {expected}")
+    return out
+
+
+def check_query(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, Any]]) -> list[str]:
+    out: list[str] = []
+    for i, text in enumerate(query.assume):
+        if compile_condition(text, trace.symbols, f"query.assume[{i}]") is not True:
+            out.append(f"assumption {text!r} does not hold on the trace")
+    if query.find is not None and compile_condition(query.find, trace.symbols, "query.find") is not True:
+        out.append(f"find condition {query.find!r} does not hold on the trace")
+    if query.periodic:
+        out += check_periodic(trace)
+        out += [f"periodic: {label} changed from {start} to {end}"
+                for label, start, end in periodic_pairs if start != end]
+    return out
+
+
+def check_periodic(tr: Trace) -> list[str]:
+    """The model's steady-state boundary: queues and undetected losses end as they started."""
+    net, last = tr.network, tr.T - 1
+    out = []
+    for n in range(net.flows):
+        A, S, L, Ld = (tr.flow(x, n) for x in ("A_f", "S_f", "L_f", "Ld_f"))
+        queue = [A[t] - L[t] - S[t] for t in (0, last)]
+        undetected = [L[t] - Ld[t] for t in (0, last)]
+        if queue[0] != queue[1]:
+            out.append(f"periodic: queue of flow {n} changed from {queue[0]} to {queue[1]}")
+        if undetected[0] != undetected[1]:
+            out.append(f"periodic: undetected loss of flow {n} changed from {undetected[0]} to {undetected[1]}")
+    W, A, L = tr.total("W"), tr.total("A"), tr.total("L")
+    bottleneck = [A[t] - L[t] - (net.C * t - W[t]) for t in (0, last)]
+    if bottleneck[0] != bottleneck[1]:
+        out.append(f"periodic: bottleneck queue changed from {bottleneck[0]} to {bottleneck[1]}")
+    return out

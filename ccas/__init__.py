@@ -1,0 +1,31 @@
+"""The CCA library: every module here defines one ``ALGORITHM`` (a :class:`ccac.cca.CCA`).
+
+Adding a CCA means adding a module; nothing else in ccac names CCAs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ccac.cca import CCA
+from ccac.errors import CcacError
+
+
+def _discover() -> dict[str, CCA]:
+    found: dict[str, CCA] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        algorithm = getattr(module, "ALGORITHM", None)
+        if isinstance(algorithm, CCA):
+            found[algorithm.name] = algorithm
+    return found
+
+
+CCAS: dict[str, CCA] = _discover()
+
+
+def get_cca(name: str, where: str = "cca.name") -> CCA:
+    if name not in CCAS:
+        raise CcacError(f"unknown CCA {name!r} (known: {', '.join(sorted(CCAS))})", where)
+    return CCAS[name]

@@ -1,0 +1,124 @@
+"""``aimd``: TCP-style additive increase, multiplicative decrease (thesis 6.2, table 4.1).
+
+The sender is ACK-clocked (the model keeps cwnd bytes beyond what was acknowledged or detected
+lost) and, with ``pacing = true``, also paced at ``pacing_gain * cwnd / R``. From step R on, at
+each step t, in order of precedence:
+
+1. timeout: cwnd = alpha (one MSS); the loss event and the ACK count restart.
+2. a *new* loss event is detected: cwnd halves. A detected loss is new only if the lost byte
+   was sent after the last decrease (RFC 6582): in the model bytes are lost on arrival, so a
+   loss is new iff the detected-loss curve passes ``loss_mark``, the loss curve's value when
+   the window was last decreased. Bytes lost during the decrease step itself may count as
+   before or after it: ``loss_mark`` is solver-chosen between L[t-1] and L[t] (both orders are
+   possible within a step, so allowing both over-approximates).
+3. more losses of an old event are detected: cwnd holds (no growth during recovery).
+4. a full window of ACKs arrived since the last change (``S[t-R] - ack_mark >= cwnd``):
+   cwnd grows by alpha and the count restarts (``ack_mark = S[t-R]``). At most one increase
+   per step: the discrete AIMD reacts once per step (thesis 6.2).
+5. otherwise cwnd holds.
+
+Before step R the state is history: cwnd, ``loss_mark`` and ``ack_mark`` are free (loss_mark
+at most L[0], since it is a past value of the loss curve). Loss detection uses a dupack
+threshold of 3 MSS unless the network sets ``dupacks``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from ccac.cca import CCA, FlowContext, FlowValues, StateVar
+from ccac.params import Param
+
+
+class AIMD(CCA):
+    name = "aimd"
+    summary = "ACK-clocked AIMD: +alpha per window of ACKs, halve once per loss event, reset on timeout"
+    params = (
+        Param("pacing", False, "also pace at pacing_gain * cwnd / R bytes per step", kind="bool"),
+        Param("pacing_gain", 1, "pacing rate as a multiple of cwnd / R (Linux used 2, later 1.2)",
+              minimum=Fraction(0), exclusive_minimum=True),
+    )
+    state = (
+        StateVar("loss_mark", "cumulative loss when cwnd was last decreased; detected loss beyond it is a new event"),
+        StateVar("ack_mark", "cumulative ACKed bytes when cwnd last changed; a window beyond it triggers +alpha"),
+    )
+    dupacks_default = Fraction(3)
+
+    def paced(self, params: dict[str, Any]) -> bool:
+        return bool(params["pacing"])
+
+    def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
+        loss_mark, ack_mark = ctx.series("loss_mark"), ctx.series("ack_mark")
+        cwnd, S, L, Ld, R = ctx.cwnd, ctx.S, ctx.L, ctx.Ld, ctx.R
+        for t in range(ctx.T):
+            if self.paced(ctx.params):
+                ctx.add(ctx.rate[t] * R == ctx.params["pacing_gain"] * cwnd[t])
+            if t < R:
+                ctx.add(loss_mark[t] <= L[0])
+                continue
+            acked = S[t - R]
+            timeout = ctx.timeout[t]
+            new_loss = Ld[t] > loss_mark[t - 1]
+            old_loss = Ld[t] > Ld[t - 1]
+            window_acked = acked - ack_mark[t - 1] >= cwnd[t - 1]
+            restart_event = z3.And(L[t - 1] <= loss_mark[t], loss_mark[t] <= L[t])
+            keep_marks = z3.And(loss_mark[t] == loss_mark[t - 1], ack_mark[t] == ack_mark[t - 1])
+            ctx.add(
+                z3.Implies(timeout, z3.And(cwnd[t] == ctx.alpha, restart_event, ack_mark[t] == acked)),
+                z3.Implies(z3.And(z3.Not(timeout), new_loss),
+                           z3.And(cwnd[t] * 2 == cwnd[t - 1], restart_event, ack_mark[t] == acked)),
+                z3.Implies(z3.And(z3.Not(timeout), z3.Not(new_loss), old_loss),
+                           z3.And(cwnd[t] == cwnd[t - 1], keep_marks)),
+                z3.Implies(z3.And(z3.Not(timeout), z3.Not(old_loss), window_acked),
+                           z3.And(cwnd[t] == cwnd[t - 1] + ctx.alpha, ack_mark[t] == acked,
+                                  loss_mark[t] == loss_mark[t - 1])),
+                z3.Implies(z3.And(z3.Not(timeout), z3.Not(old_loss), z3.Not(window_acked)),
+                           z3.And(cwnd[t] == cwnd[t - 1], keep_marks)),
+            )
+        return {"loss_mark": loss_mark, "ack_mark": ack_mark}
+
+    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
+        """cwnd, and both marks relative to the curves they follow (the curves themselves
+        grow by the bytes of one period, so the marks must grow by the same amount)."""
+        last, n = ctx.T - 1, ctx.n
+        return [
+            (f"cwnd of flow {n}", ctx.cwnd[0], ctx.cwnd[last]),
+            (f"L - loss_mark of flow {n}", ctx.L[0] - state["loss_mark"][0], ctx.L[last] - state["loss_mark"][last]),
+            (f"S - ack_mark of flow {n}", ctx.S[0] - state["ack_mark"][0], ctx.S[last] - state["ack_mark"][last]),
+        ]
+
+    def check(self, f: FlowValues) -> list[str]:
+        problems: list[str] = []
+        loss_mark, ack_mark = f.state["loss_mark"], f.state["ack_mark"]
+        gain = f.params["pacing_gain"]
+        for t in range(f.T):
+            if f.rate is not None and f.rate[t] != gain * f.cwnd[t] / f.R:
+                problems.append(f"step {t}: pacing rate {f.rate[t]} != {gain} * cwnd / R")
+            if t < f.R:
+                if loss_mark[t] > f.L[0]:
+                    problems.append(f"step {t}: loss_mark {loss_mark[t]} above L[0] = {f.L[0]}")
+                continue
+            acked = f.S[t - f.R]
+            fresh_event = f.L[t - 1] <= loss_mark[t] <= f.L[t]
+            if f.timeout[t]:
+                rule, ok = "timeout", f.cwnd[t] == f.alpha and fresh_event and ack_mark[t] == acked
+            elif f.Ld[t] > loss_mark[t - 1]:
+                rule, ok = "new loss", f.cwnd[t] == f.cwnd[t - 1] / 2 and fresh_event and ack_mark[t] == acked
+            elif f.Ld[t] > f.Ld[t - 1]:
+                rule, ok = "old loss", (f.cwnd[t] == f.cwnd[t - 1] and loss_mark[t] == loss_mark[t - 1]
+                                        and ack_mark[t] == ack_mark[t - 1])
+            elif acked - ack_mark[t - 1] >= f.cwnd[t - 1]:
+                rule, ok = "window acked", (f.cwnd[t] == f.cwnd[t - 1] + f.alpha and ack_mark[t] == acked
+                                            and loss_mark[t] == loss_mark[t - 1])
+            else:
+                rule, ok = "hold", (f.cwnd[t] == f.cwnd[t - 1] and loss_mark[t] == loss_mark[t - 1]
+                                    and ack_mark[t] == ack_mark[t - 1])
+            if not ok:
+                problems.append(f"step {t}: AIMD rule '{rule}' violated (cwnd {f.cwnd[t - 1]} -> {f.cwnd[t]})")
+        return problems
+
+
+ALGORITHM = AIMD()

@@ -1,0 +1,324 @@
+"""The CCAC path-server (thesis chapter 4.2, appendix A.1 and A.3) over discrete time.
+
+The path is one non-deterministic server: a generalized token bucket. Tokens arrive at C bytes
+per step; the server may hold an admitted token for at most D steps (the jitter bound), may
+waste tokens only when its packet queue cannot use them, and drops bytes only when the
+bottleneck queue (packets minus tokens) exceeds the buffer. All curves are cumulative and
+sampled at the steps t = 0 .. T-1:
+
+    A  arrivals        S  service          L  losses (congestive + non-congestive)
+    W  wasted tokens   Ld losses the sender has detected
+
+Per flow n there are A_f, S_f, L_f, Ld_f, the CCA's cwnd and pacing rate, and a timeout flag.
+The totals A, S, L are sums over flows.
+
+Superset property (thesis 5): every constraint below is implied by the continuous-time model
+at the sample points, so every continuous behaviour has a discrete trace and "unsat" in the
+discrete model is a proof about the continuous one. Where a constraint relates two curves
+between samples, it uses the slackest sample (e.g. W at t-1 in the loss rule).
+
+Model variants differ only in when tokens may be wasted; each is one small file next to this
+one (``composing.py``, ``single_box.py``) overriding :meth:`PathServer.waste_allowed`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import z3
+
+from ccac.encoding import Cond, Encoding, Term, maximum, minimum, num
+from ccac.network import Network
+
+
+@dataclass
+class FlowSetup:
+    """What the model needs to know about the sender of one flow before building."""
+
+    paced: bool
+    dupacks_default: Fraction | None = None  # in units of alpha
+
+
+@dataclass
+class PathVars:
+    """The model's variables. Lists are indexed [t] (totals) or [n][t] (per flow)."""
+
+    net: Network
+    W: list[z3.ArithRef]
+    A_f: list[list[z3.ArithRef]]
+    S_f: list[list[z3.ArithRef]]
+    L_f: list[list[z3.ArithRef]]
+    Ld_f: list[list[z3.ArithRef]]
+    Lnc_f: list[list[z3.ArithRef]] | None
+    cwnd: list[list[z3.ArithRef]]
+    rate: list[list[z3.ArithRef] | None]
+    timeout: list[list[z3.BoolRef]]
+    alpha: Term
+    dupacks: Term
+    buffer: Term | None       # loss-forced threshold in bytes; None = infinite buffer
+    buffer_min: Term | None   # loss-allowed threshold in bytes
+    A: list[Term] = field(default_factory=list)
+    S: list[Term] = field(default_factory=list)
+    L: list[Term] = field(default_factory=list)
+    _served_past: dict[tuple[int, int], Cond] = field(default_factory=dict)
+
+    def admitted_f(self, n: int, t: int) -> Term:
+        """Bytes of flow n that entered the queue by step t (arrived and not dropped)."""
+        return self.A_f[n][t] - self.L_f[n][t]
+
+    def admitted(self, t: int) -> Term:
+        return self.A[t] - self.L[t]
+
+    def token_line(self, t: int) -> Term:
+        """C*t - W[t]: the most the server can have served by t (the upper service bound)."""
+        return self.net.C * t - self.W[t]
+
+    def served_past(self, t: int, k: int) -> Cond:
+        """S[t] > (A-L)[t-k]: every byte admitted by step t-k was served by step t.
+
+        This is how queueing delay is read off the curves (thesis figure 5-1B): the byte at the
+        head of the service curve at t has waited less than k steps if this holds and at least k
+        steps if it does not. Built on demand and cached, since only delay-based CCAs use it.
+        """
+        key = (t, k)
+        if key not in self._served_past:
+            self._served_past[key] = self.S[t] > self.admitted(t - k)
+        return self._served_past[key]
+
+
+class PathServer(ABC):
+    """Shared constraints of every path-server variant; subclasses define the waste rule."""
+
+    name: str
+    summary: str
+
+    @abstractmethod
+    def waste_allowed(self, v: PathVars, t: int) -> Cond:
+        """Condition under which tokens may be wasted during step t."""
+
+    # ---------------------------------------------------------------- variables
+    def declare(self, enc: Encoding, net: Network, flows: list[FlowSetup]) -> PathVars:
+        T, N = net.T, net.flows
+
+        def per_flow(name: str) -> list[list[z3.ArithRef]]:
+            return [[enc.real(f"{name}_{n}_{t}") for t in range(T)] for n in range(N)]
+
+        alpha: Term = net.alpha if net.alpha is not None else enc.real("alpha")
+        dupacks_units = net.dupacks
+        if dupacks_units is None:
+            defaults = {f.dupacks_default for f in flows}
+            if len(defaults) == 1 and None not in defaults:
+                dupacks_units = defaults.pop()
+        dupacks: Term = dupacks_units * alpha if dupacks_units is not None else enc.real("dupacks")
+        if net.buffer == "inf":
+            buffer = buffer_min = None
+        elif net.buffer == "any":
+            buffer = buffer_min = enc.real("buffer")
+        else:
+            buffer, buffer_min = net.buffer_bytes(), net.buffer_min_bytes()
+        v = PathVars(
+            net=net,
+            W=[enc.real(f"W_{t}") for t in range(T)],
+            A_f=per_flow("A"), S_f=per_flow("S"), L_f=per_flow("L"), Ld_f=per_flow("Ld"),
+            Lnc_f=per_flow("Lnc") if net.eta > 0 else None,
+            cwnd=per_flow("cwnd"),
+            rate=[[enc.real(f"rate_{n}_{t}") for t in range(T)] if f.paced else None
+                  for n, f in enumerate(flows)],
+            timeout=[[enc.boolean(f"timeout_{n}_{t}") for t in range(T)] for n in range(N)],
+            alpha=alpha, dupacks=dupacks, buffer=buffer, buffer_min=buffer_min,
+        )
+        v.A = [_total(v.A_f, t) for t in range(T)]
+        v.S = [_total(v.S_f, t) for t in range(T)]
+        v.L = [_total(v.L_f, t) for t in range(T)]
+        return v
+
+    # ---------------------------------------------------------------- constraints
+    def constrain(self, enc: Encoding, v: PathVars) -> None:
+        self.parameters(enc, v)
+        self.monotone(enc, v)
+        self.service(enc, v)
+        self.waste(enc, v)
+        self.loss(enc, v)
+        self.loss_detection(enc, v)
+        self.sender(enc, v)
+        if v.net.flows > 1:
+            self.fifo(enc, v)
+
+    def parameters(self, enc: Encoding, v: PathVars) -> None:
+        """Solver-chosen parameters are positive (alpha) or non-negative (dupacks, buffer)."""
+        enc.add("model.parameters",
+                _positive(v.alpha), _nonnegative(v.dupacks),
+                _nonnegative(v.buffer) if v.buffer is not None else True)
+
+    def monotone(self, enc: Encoding, v: PathVars) -> None:
+        """Cumulative curves never decrease; A-L (bytes admitted) never decreases, so a step
+        cannot drop more bytes than arrived in it; C*t - W never decreases (at most C tokens
+        are wasted per step, thesis 4.2). S_f[n][0] = 0 fixes the origin of each flow's byte
+        axis: every constraint is invariant under shifting all of a flow's byte curves (and W)
+        by a constant, so this normalization loses no behaviour."""
+        net = v.net
+        for n in range(net.flows):
+            enc.add("model.origin", v.S_f[n][0] == 0)
+            for t in range(1, net.T):
+                enc.add("model.monotone",
+                        v.A_f[n][t] >= v.A_f[n][t - 1],
+                        v.S_f[n][t] >= v.S_f[n][t - 1],
+                        v.L_f[n][t] >= v.L_f[n][t - 1],
+                        v.Ld_f[n][t] >= v.Ld_f[n][t - 1],
+                        v.admitted_f(n, t) >= v.admitted_f(n, t - 1))
+        for t in range(1, net.T):
+            enc.add("model.monotone", v.W[t] >= v.W[t - 1],
+                    v.token_line(t) >= v.token_line(t - 1))
+
+    def service(self, enc: Encoding, v: PathVars) -> None:
+        """Service bounds (thesis 4.2): nothing is served before it is admitted; the server uses
+        at most the tokens that arrived (S <= C*t - W) and holds an admitted token at most D
+        steps (S[t] >= C*(t-D) - W[t-D]). Before the trace starts, W[0] stands for W[t-D]:
+        W is non-decreasing, so this is the slackest choice (the lower bound is lowest)."""
+        net = v.net
+        for t in range(net.T):
+            for n in range(net.flows):
+                enc.add("model.service", v.S_f[n][t] <= v.admitted_f(n, t))
+            enc.add("model.service",
+                    v.S[t] <= v.token_line(t),
+                    v.S[t] >= net.C * (t - net.D) - v.W[max(t - net.D, 0)])
+
+    def waste(self, enc: Encoding, v: PathVars) -> None:
+        for t in range(1, v.net.T):
+            enc.add("model.waste", z3.Implies(v.W[t] > v.W[t - 1], self.waste_allowed(v, t)))
+
+    def loss(self, enc: Encoding, v: PathVars) -> None:
+        """Congestive loss only when the bottleneck queue (A - L) - (C*t - W) exceeds the
+        loss-allowed threshold at some instant of the step; the bottleneck queue never exceeds
+        the loss-forced threshold. Non-congestive loss (eta > 0) is separate: cumulatively at
+        most eta of the bytes sent since the trace began (thesis 4.3)."""
+        net = v.net
+        congestive = [[v.L_f[n][t] - (v.Lnc_f[n][t] if v.Lnc_f else 0) for t in range(net.T)]
+                      for n in range(net.flows)]
+        if v.Lnc_f is not None:
+            for n in range(net.flows):
+                for t in range(net.T):
+                    enc.add("model.noncongestive_loss",
+                            v.Lnc_f[n][t] - v.Lnc_f[n][0] <= net.eta * (v.A_f[n][t] - v.A_f[n][0]))
+                    if t > 0:
+                        enc.add("model.noncongestive_loss",
+                                v.Lnc_f[n][t] >= v.Lnc_f[n][t - 1],
+                                congestive[n][t] >= congestive[n][t - 1])
+        for t in range(net.T):
+            lost_now = _total(congestive, t)
+            if v.buffer is None:
+                enc.add("model.buffer", *(congestive[n][t] == congestive[n][0] for n in range(net.flows)))
+                continue
+            enc.add("model.buffer", v.admitted(t) <= v.token_line(t) + v.buffer)
+            if t > 0:
+                lost_before = _total(congestive, t - 1)
+                enc.add("model.buffer", z3.Implies(
+                    lost_now > lost_before,
+                    v.admitted(t) >= v.token_line(t - 1) + v.buffer_min))
+
+    def loss_detection(self, enc: Encoding, v: PathVars) -> None:
+        """When the sender learns of losses (appendix A.3) and when it times out (thesis 4.2.2).
+
+        At step t the sender has the ACKs of everything served by t-R. A loss at step s is
+        detectable once ACKs for `dupacks` bytes admitted after it have arrived:
+        S_f[t-R] >= (A_f-L_f)[s] + dupacks. Detection is as early as possible: detectable losses
+        are detected, undetectable ones are not. A timeout fires only when every byte in flight
+        is known lost: the sender sent nothing in the last R-1 steps, everything it had
+        admitted by t-R was served by then, and losses remain undetected. It may fire at the
+        first such step and must fire once the condition has held for `rto` steps; it detects
+        every outstanding loss. Before step R the detected-loss curve is history, bounded only
+        by the losses that had happened by step 0.
+        """
+        net, R = v.net, v.net.R
+        for n in range(net.flows):
+            A, S, L, Ld, tmo = v.A_f[n], v.S_f[n], v.L_f[n], v.Ld_f[n], v.timeout[n]
+            stalled_all_lost: list[Cond] = []
+            for t in range(net.T):
+                if t < R:
+                    enc.add("model.loss_detection", Ld[t] <= L[0])
+                    enc.add("model.timeout", z3.Not(tmo[t]))
+                    stalled_all_lost.append(False)
+                    continue
+                enc.add("model.loss_detection", Ld[t] <= L[t - R])
+                cond = z3.And(A[t - 1] == A[t - R],
+                              S[t - R] == v.admitted_f(n, t - R),
+                              L[t - R] > Ld[t - 1])
+                stalled_all_lost.append(cond)
+                enc.add("model.timeout", z3.Implies(tmo[t], cond),
+                        z3.Implies(tmo[t], Ld[t] == L[t - R]))
+                if t - net.rto + 1 >= R:
+                    held = z3.And(*stalled_all_lost[t - net.rto + 1:t + 1])
+                    enc.add("model.timeout", z3.Implies(held, tmo[t]))
+                for s in range(t - R + 1):
+                    detectable = v.admitted_f(n, s) + v.dupacks <= S[t - R]
+                    enc.add("model.loss_detection",
+                            z3.Implies(z3.And(z3.Not(tmo[t]), detectable), Ld[t] >= L[s]),
+                            z3.Implies(z3.And(z3.Not(tmo[t]), z3.Not(detectable)), Ld[t] <= L[s]))
+
+    def sender(self, enc: Encoding, v: PathVars) -> None:
+        """ACK clocking and pacing (thesis 4.2.2): from step R on, the sender keeps cwnd bytes
+        beyond what was acked (S_f[t-R]) or detected lost (Ld_f[t]), never un-sends, and a paced
+        sender adds at most `rate` bytes per step:
+            A_f[t] = min(max(S_f[t-R] + Ld_f[t] + cwnd[t], A_f[t-1]), A_f[t-1] + rate[t]).
+        The first R steps are history: arrivals there are free."""
+        net = v.net
+        for n in range(net.flows):
+            for t in range(net.T):
+                enc.add("model.sender", v.cwnd[n][t] > 0)
+                rate = v.rate[n]
+                if rate is not None:
+                    enc.add("model.sender", rate[t] > 0)
+                if t < net.R:
+                    continue
+                window = maximum(v.S_f[n][t - net.R] + v.Ld_f[n][t] + v.cwnd[n][t], v.A_f[n][t - 1])
+                target = window if rate is None else minimum(window, v.A_f[n][t - 1] + rate[t])
+                enc.add("model.sender", v.A_f[n][t] == target)
+
+    def fifo(self, enc: Encoding, v: PathVars) -> None:
+        """Per-flow service under a shared FIFO queue (appendix A.1), checked at sample points.
+
+        Dropped bytes never enter the queue (A-L never decreases, so losses in a step are at
+        most its arrivals). In FIFO order the first S[t] admitted bytes are served by t, so if
+        S[t] >= (A-L)[s] every flow's bytes admitted by s were served by t, and if
+        S[t] <= (A-L)[s] no flow has been served beyond what it had admitted by s. Both are
+        consequences of FIFO at the samples and say nothing between them: a relaxation of FIFO
+        (the appendix's own relaxation, "if the delay is dt then S_i[t] > A_i[t-dt]", follows
+        from the first)."""
+        net = v.net
+        for t in range(net.T):
+            for s in range(t):
+                for n in range(net.flows):
+                    enc.add("model.fifo",
+                            z3.Implies(v.S[t] >= v.admitted(s), v.S_f[n][t] >= v.admitted_f(n, s)),
+                            z3.Implies(v.S[t] <= v.admitted(s), v.S_f[n][t] <= v.admitted_f(n, s)))
+
+    # ---------------------------------------------------------------- steady state
+    def periodic(self, v: PathVars) -> list[tuple[str, Term, Term]]:
+        """Quantities whose end value must equal their start value for a repeatable trace
+        (thesis 6.1): each flow's queue and undetected loss, and the bottleneck queue."""
+        last = v.net.T - 1
+        pairs: list[tuple[str, Term, Term]] = []
+        for n in range(v.net.flows):
+            queue = [v.admitted_f(n, t) - v.S_f[n][t] for t in (0, last)]
+            undetected = [v.L_f[n][t] - v.Ld_f[n][t] for t in (0, last)]
+            pairs.append((f"queue of flow {n}", *queue))
+            pairs.append((f"undetected loss of flow {n}", *undetected))
+        bottleneck = [v.admitted(t) - v.token_line(t) for t in (0, last)]
+        pairs.append(("bottleneck queue", *bottleneck))
+        return pairs
+
+
+def _total(series: list[list[Term]], t: int) -> Term:
+    if len(series) == 1:
+        return series[0][t]
+    return z3.Sum(*[s[t] for s in series])
+
+
+def _positive(x: Term) -> Cond:
+    return x > 0 if isinstance(x, z3.ExprRef) else True
+
+
+def _nonnegative(x: Term) -> Cond:
+    return x >= 0 if isinstance(x, z3.ExprRef) else True

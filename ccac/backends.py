@@ -8,7 +8,10 @@ proof.
 
 from __future__ import annotations
 
+import io
+import re
 import time
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
@@ -56,6 +59,59 @@ def _z3_value(v: z3.ExprRef) -> Any:
         return v.as_long()
     if z3.is_rational_value(v):
         return Fraction(v.numerator_as_long(), v.denominator_as_long())
+    raise ValueError(f"solver returned a non-rational value {v}")
+
+
+# ---------------------------------------------------------------------- cvc5
+def solve_cvc5(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
+    """cvc5 through pysmt: the formulas go through SMT-LIB 2 text (:func:`to_smtlib`).
+
+    ``seconds`` covers the whole call, conversion included; the timeout (cvc5's ``tlimit-per``)
+    bounds the check only. Each call parses into a fresh pysmt environment, so variables of
+    different queries never meet.
+    """
+    from pysmt.environment import Environment
+    from pysmt.exceptions import SolverReturnedUnknownResultError
+    from pysmt.logics import PYSMT_LOGICS
+    from pysmt.smtlib.parser import SmtLibParser
+
+    start = time.perf_counter()
+    text = to_smtlib(formulas)
+    env = Environment()
+    with warnings.catch_warnings():  # pysmt 0.9.6 cannot look QF_LIRA up by name: it warns
+        warnings.filterwarnings("ignore", "Unknown logic")  # and we set the logic below
+        script = SmtLibParser(environment=env).get_script(io.StringIO(text))
+    logic_name = re.search(r"^\(set-logic (\w+)\)$", text, re.MULTILINE).group(1)
+    logic = {known.name: known for known in PYSMT_LOGICS}[logic_name]
+    symbols = [c.args[0] for c in script.filter_by_command_name({"declare-fun", "declare-const"})]
+    options = {} if timeout is None else {"tlimit-per": max(1, int(timeout * 1000))}
+    with env.factory.Solver(name="cvc5", logic=logic, solver_options=options) as solver:
+        version = _text(solver.cvc5.getVersion())
+        for command in script.filter_by_command_name({"assert"}):
+            solver.add_assertion(command.args[0])
+        try:
+            sat = solver.solve()
+        except SolverReturnedUnknownResultError:
+            reason = _text(solver.cvc5.getInfo("reason-unknown"))
+            return Outcome("unknown", reason, None, "cvc5", version, time.perf_counter() - start)
+        if not sat:
+            return Outcome("unsat", None, None, "cvc5", version, time.perf_counter() - start)
+        assignment = {s.symbol_name(): _pysmt_value(solver.get_value(s)) for s in symbols}
+    return Outcome("sat", None, assignment, "cvc5", version, time.perf_counter() - start)
+
+
+def _text(value: str | bytes) -> str:
+    return (value.decode() if isinstance(value, bytes) else value).strip('"')
+
+
+def _pysmt_value(v: Any) -> Any:
+    if v.is_bool_constant():
+        return bool(v.constant_value())
+    if v.is_int_constant():
+        return int(v.constant_value())
+    if v.is_real_constant():
+        q = v.constant_value()  # fractions.Fraction, or gmpy2.mpq when gmpy2 is installed
+        return Fraction(int(q.numerator), int(q.denominator))
     raise ValueError(f"solver returned a non-rational value {v}")
 
 
@@ -148,4 +204,7 @@ def evaluate(term: Any, assignment: Assignment, memo: dict[int, Any] | None = No
     return value
 
 
-SOLVERS: dict[str, Callable[[list[z3.BoolRef], float | None], Outcome]] = {"z3": solve_z3}
+SOLVERS: dict[str, Callable[[list[z3.BoolRef], float | None], Outcome]] = {
+    "z3": solve_z3,
+    "cvc5": solve_cvc5,
+}

@@ -62,6 +62,8 @@ class Param:
         where = f"{where}.{self.name}" if where else self.name
         if isinstance(value, str) and value in self.special:
             return value
+        if value == float("inf") and "inf" in self.special:  # TOML's bare `inf`
+            return "inf"
         if self.kind == "bool":
             if isinstance(value, bool):
                 return value

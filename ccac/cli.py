@@ -1,0 +1,206 @@
+"""The ``ccac`` command line: a thin layer over the Python API.
+
+Exit codes: 0 answered (and matched the expected answer, if one was given), 1 answered
+differently from the expectation, 2 bad input, 3 unknown (solver timeout or give-up),
+4 a sat trace failed independent validation (a bug in ccac or the solver, never ignored).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ccac.errors import CcacError
+
+EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INVALID_TRACE = 1, 2, 3, 4
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """ccac: prove how a congestion control algorithm behaves on every path of the CCAC model,
+    or get a validated counterexample trace."""
+
+
+@cli.command()
+@click.argument("file_or_name")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a query value, e.g. network.T=15, cca.pacing=true, params.util=0.1.")
+@click.option("--timeout", type=float, default=None, metavar="S", help="Give up after S seconds (answer: unknown).")
+@click.option("--expect", type=click.Choice(["sat", "unsat"]), default=None,
+              help="Expected answer (overrides the file's); exit 1 if the answer differs.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the result as JSON.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write the trace as CSV.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Draw the trace (.png, .svg or .pdf).")
+@click.option("--solver", default="z3", show_default=True, help="z3, or cvc5 (through SMT-LIB and pysmt).")
+@click.option("--smtlib", "smtlib_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the problem as an SMT-LIB 2 script.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the answer line.")
+def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, expect: str | None,
+          json_path: str | None, csv_path: str | None, plot_path: str | None, solver: str,
+          smtlib_path: str | None, quiet: bool) -> None:
+    """Answer a query FILE_OR_NAME (a .toml file, or the name of a bundled query)."""
+    from ccac.query import load_query
+    from ccac.solve import solve
+
+    q = load_query(file_or_name, list(overrides))
+    if expect is not None:
+        q.expect = expect
+    if plot_path is not None:
+        _check_plot_format(plot_path)
+    result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path)
+    if not quiet:
+        click.echo(describe_query(q))
+    click.echo(answer_line(result.answer, timeout, result.reason))
+    if not quiet:
+        click.echo(f"solver: {result.solver} {result.solver_version}, {result.solve_seconds:.2f} s "
+                   f"(formula built in {result.build_seconds:.2f} s)")
+        click.echo(statement(q, result.answer))
+    if result.trace is not None:
+        if result.validated:
+            click.echo("validated: yes (independent exact-rational check of every model, CCA and query constraint)")
+        else:
+            click.echo("validated: NO - the solver's trace violates:", err=True)
+            for v in result.violations or []:
+                click.echo(f"  {v}", err=True)
+        if not quiet:
+            click.echo(result.trace.table())
+    if json_path:
+        Path(json_path).write_text(json.dumps(result.to_json(), indent=1))
+    if csv_path and result.trace is not None:
+        result.trace.write_csv(csv_path)
+    if plot_path and result.trace is not None:
+        result.plot(plot_path)
+        if not quiet:
+            click.echo(f"plot: {plot_path}")
+    if result.trace is not None and not result.validated:
+        sys.exit(EXIT_INVALID_TRACE)
+    if result.answer == "unknown":
+        sys.exit(EXIT_UNKNOWN)
+    if q.expect is not None:
+        verdict = "as expected" if result.answer == q.expect else f"EXPECTED {q.expect}"
+        click.echo(f"expected: {q.expect} ({verdict})")
+        if result.answer != q.expect:
+            sys.exit(EXIT_MISMATCH)
+
+
+def _check_plot_format(path: str) -> None:
+    if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise CcacError(f"unsupported plot format {Path(path).suffix or '(none)'!r}; use .png, .svg or .pdf", "--plot")
+
+
+def answer_line(answer: str, timeout: float | None, reason: str | None) -> str:
+    if answer == "sat":
+        return "sat: counterexample found"
+    if answer == "unsat":
+        return "unsat: no trace of the model satisfies the query"
+    limit = f" after {timeout:g} s" if timeout is not None else ""
+    why = f" ({reason})" if reason and reason != "timeout" else ""
+    return f"unknown: solver timed out{limit}{why}" if reason in (None, "timeout", "canceled") \
+        else f"unknown: solver gave up{why}"
+
+
+def describe_query(q: Any) -> str:
+    net = q.network
+    buffer = "infinite" if net.buffer == "inf" else "solver-chosen" if net.buffer == "any" else f"{float(net.buffer):g} BDP"
+    lines = [f"query: {q.name} ({q.source})"]
+    if q.description:
+        lines.append("  " + q.description.splitlines()[0])
+    lines.append(f"model: {net.model_name} path-server, T={net.T} R={net.R} D={net.D} C={float(net.C):g} "
+                 f"buffer={buffer}, {net.flows} flow(s)")
+    for n, f in enumerate(q.flows):
+        params = ", ".join(f"{k}={_show(v)}" for k, v in f.params.items())
+        lines.append(f"cca[{n}]: {f.cca.name}" + (f" ({params})" if params else ""))
+    return "\n".join(lines)
+
+
+def statement(q: Any, answer: str) -> str:
+    """What exactly was checked, with its quantifiers."""
+    net = q.network
+    scope = (f"traces of the {net.model_name} model over steps 0..{net.T - 1} (steps 0..{net.R - 1} are "
+             f"free history; any initial state)")
+    conds = [f"assume {a}" for a in q.assume] + ([f"find {q.find}"] if q.find else [])
+    if q.periodic:
+        conds.append("periodic (end state = start state)")
+    body = "; ".join(conds) or "no conditions"
+    if answer == "sat":
+        return f"checked: there EXISTS one of the {scope} with: {body}"
+    if answer == "unsat":
+        return f"checked: NO one of the {scope} has: {body}"
+    return f"checked: undecided whether any of the {scope} has: {body}"
+
+
+def _show(v: Any) -> str:
+    from fractions import Fraction
+
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, Fraction):
+        return f"{float(v):g}"
+    return str(v)
+
+
+@cli.command("list")
+def list_cmd() -> None:
+    """Show the models, the CCAs with their parameters, and the bundled queries."""
+    from ccac.ccas import CCAS
+    from ccac.models import MODELS
+    from ccac.network import NETWORK_PARAMS
+    from ccac.query import bundled_queries, load_query
+
+    click.echo("Models ([network] compose = true/false):")
+    for m in MODELS.values():
+        click.echo(f"  {m.name:12} {m.summary}")
+    click.echo("\nNetwork parameters ([network]):")
+    for p in NETWORK_PARAMS:
+        click.echo(f"  {p.name:11} default {p.describe_default():6} {p.unit:16} {p.description}")
+    click.echo("\nCCAs ([cca] name = ...):")
+    for cca in CCAS.values():
+        click.echo(f"  {cca.name:8} {cca.summary}")
+        for p in cca.params:
+            click.echo(f"           {p.name} = {p.describe_default()} {('(' + p.unit + ')') if p.unit else ''}: {p.description}")
+        if cca.state:
+            click.echo(f"           state: {', '.join(s.name for s in cca.state)}")
+    click.echo("\nBundled queries (ccac query NAME):")
+    for name, path in sorted(bundled_queries().items()):
+        q = load_query(str(path))
+        summary = q.description.splitlines()[0] if q.description else ""
+        click.echo(f"  {name:34} expect {q.expect or '-':5}  {summary}")
+
+
+def _mount_bench() -> None:
+    try:
+        from ccac.bench import bench
+    except ImportError:
+        return
+    cli.add_command(bench, "bench")
+
+
+_mount_bench()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: bad input of any kind is one line on stderr and exit code 2."""
+    try:
+        cli.main(args=argv, prog_name="ccac", standalone_mode=False)
+    except CcacError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except click.exceptions.NoArgsIsHelpError as e:
+        click.echo(e.ctx.get_help() if e.ctx else str(e))
+        sys.exit(0)
+    except click.UsageError as e:
+        click.echo(f"error: {e.format_message()}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""Draw a counterexample trace the way the thesis does (figures 4-3 and 6-5).
+
+The top panel is a time-sequence graph: cumulative arrivals ``A`` and admitted bytes ``A - L``,
+the service curve ``S`` and its bounds ``C*t - W(t)`` (upper) and ``C*(t-D) - W(t-D)`` (lower)
+in black, plus the loss threshold ``C*t - W(t) + buffer`` when the buffer is finite. Steps where
+loss happened and timeouts fired are marked. With several flows each flow's ``A_f`` and ``S_f``
+get their own colour. Below it: ``cwnd`` per flow, the pacing rate per flow (only when some flow
+paces), and the queueing-delay range of the byte served at each step.
+
+Values exist only at the integer steps t = 0 .. T-1; the lines just join the samples (markers).
+Everything is drawn on a bare :class:`~matplotlib.figure.Figure` with an Agg canvas, so it works
+headless and leaves pyplot's global state alone.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Sequence
+
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator, MultipleLocator
+
+from ccac.errors import CcacError
+from ccac.trace import Trace
+
+FORMATS = (".png", ".svg", ".pdf")
+ARRIVAL, ADMITTED, SERVICE, BOUND = "tab:blue", "#7fb2e0", "tab:red", "black"
+FLOW_COLOURS = ("tab:green", "tab:purple", "tab:orange", "tab:brown", "tab:pink", "tab:olive",
+                "tab:gray")
+FLOW_MARKERS = ("o", "s", "^", "v", "D", "P", "X")
+LOSS, TIMEOUT, DELAY = "crimson", "darkorange", "teal"
+MARK = dict(marker="o", markersize=3)
+
+
+def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "") -> Figure:
+    """Draw ``trace``; save it to ``path`` (format from the extension) if given; return the Figure."""
+    if path is not None and Path(path).suffix.lower() not in FORMATS:
+        raise CcacError(f"unsupported plot format {Path(path).suffix or '(no extension)'!r} for "
+                        f"{str(path)!r}; use .png, .svg or .pdf")
+    paced = [n for n in range(trace.flows) if _flow(trace, "rate", n) is not None]
+    kinds = ["cumulative", "cwnd"] + (["rate"] if paced else []) + ["delay"]
+    heights = {"cumulative": 3.2, "cwnd": 1.3, "rate": 1.3, "delay": 1.5}
+    fig = Figure(figsize=(10, 1.2 + sum(heights[k] for k in kinds)), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(kinds), 1, sharex=True,
+                        gridspec_kw={"height_ratios": [heights[k] for k in kinds]})
+    panels = dict(zip(kinds, axes))
+
+    _cumulative(panels["cumulative"], trace)
+    _per_flow(panels["cwnd"], trace, "cwnd", range(trace.flows), "cwnd (bytes)")
+    if paced:
+        _per_flow(panels["rate"], trace, "rate", paced, "pacing rate\n(bytes/step)")
+    _delay(panels["delay"], trace)
+    _time_axes(list(axes), trace)
+
+    fig.suptitle(title or "CCAC trace", fontsize=12, fontweight="bold")
+    fig.text(0.01, 0.005, _caption(trace), fontsize=8, color="dimgray", ha="left", va="bottom",
+             wrap=True)
+    fig.get_layout_engine().set(h_pad=0.06, rect=(0, 0.035, 1, 0.965))
+    if path is not None:
+        fig.savefig(path, dpi=150)
+    return fig
+
+
+# ---------------------------------------------------------------------------------- panels
+def _cumulative(ax: Axes, trace: Trace) -> None:
+    """Arrival, admitted and service curves, the service bounds and the loss threshold."""
+    net, t = trace.network, list(range(trace.T))
+    A, S, L, W = (_floats(trace.total(x)) for x in "ASLW")
+    C, D = float(net.C), net.D
+    upper = [C * i - W[i] for i in t]
+    lower = [C * (i - D) - W[max(i - D, 0)] for i in t]
+    admitted = [a - l for a, l in zip(A, L)]
+
+    ax.plot(t, A, color=ARRIVAL, lw=2, label="$A$ arrivals", **MARK)
+    ax.plot(t, admitted, color=ADMITTED, lw=1.5, ls="--", label="$A - L$ admitted", **MARK)
+    ax.plot(t, S, color=SERVICE, lw=2, label="$S$ service", **MARK)
+    ax.plot(t, upper, color=BOUND, lw=1, label="$Ct - W(t)$ service upper bound")
+    ax.plot(t, lower, color=BOUND, lw=1, ls="-.", label="$C(t-D) - W(t-D)$ service lower bound")
+    buffer = trace.constant("buffer")
+    if net.finite_buffer and buffer is not None:
+        ax.plot(t, [u + float(buffer) for u in upper], color="dimgray", lw=1, ls="--",
+                label=f"$Ct - W(t) + \\beta$ loss threshold ($\\beta$ = {_num(buffer)} B)")
+        low = net.buffer_min_bytes()
+        if net.buffer_min is not None and low is not None and low != buffer:
+            ax.plot(t, [u + float(low) for u in upper], color="dimgray", lw=1, ls=":",
+                    label=f"loss allowed above (buffer_min = {_num(low)} B)")
+
+    if trace.flows > 1:
+        for n in range(trace.flows):
+            style = _flow_style(trace, n)
+            ax.plot(t, _floats(trace.flow("A_f", n)), label=f"$A_{{{n}}}$ flow {n} arrivals", **style)
+            ax.plot(t, _floats(trace.flow("S_f", n)), ls=":", label=f"$S_{{{n}}}$ flow {n} service",
+                    **style)
+
+    losses = [i for i in t[1:] if L[i] > L[i - 1]]
+    if losses:  # on the admitted curve: loss happens where it touches the loss threshold
+        ax.scatter(losses, [admitted[i] for i in losses], s=70, marker="X", color=LOSS, zorder=5,
+                   edgecolor="white", linewidth=0.5, label="loss at this step ($L$ increases)")
+    timeouts = [(i, n) for n in range(trace.flows) for i in t if _timeout(trace, n, i)]
+    if timeouts:
+        curve = (lambda n: A) if trace.flows == 1 else (lambda n: _floats(trace.flow("A_f", n)))
+        ax.scatter([i for i, _ in timeouts], [curve(n)[i] for i, n in timeouts], s=60, marker="D",
+                   facecolor="none", edgecolor=TIMEOUT, linewidth=1.8, zorder=6,
+                   label="timeout" + ("" if trace.flows == 1 else " (on that flow's $A_f$)"))
+    ax.set_ylabel("cumulative bytes")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+
+
+def _per_flow(ax: Axes, trace: Trace, name: str, flows: Sequence[int], ylabel: str) -> None:
+    """One line per flow for a per-flow series such as ``cwnd`` or ``rate``."""
+    t = list(range(trace.T))
+    for n in flows:
+        ax.plot(t, _floats(_flow(trace, name, n)), label=f"{name} flow {n}", **_flow_style(trace, n))
+        ticks = [i for i in t if _timeout(trace, n, i)]
+        if name == "cwnd" and ticks:
+            ax.scatter(ticks, [float(_flow(trace, name, n)[i]) for i in ticks], s=50, marker="D",
+                       facecolor="none", edgecolor=TIMEOUT, linewidth=1.8, zorder=5)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+
+
+def _delay(ax: Axes, trace: Trace) -> None:
+    """Bars from the least to the greatest queueing delay the model allows at each step."""
+    ranges = [trace.delay_range(i) for i in range(trace.T)]
+    known = [hi for _, hi in ranges if hi is not None] + [lo for lo, _ in ranges]
+    top = max(known) + 1.2
+    closed = [(i, lo, hi) for i, (lo, hi) in enumerate(ranges) if hi is not None]
+    opened = [(i, lo) for i, (lo, hi) in enumerate(ranges) if hi is None]
+    if closed:
+        ax.bar([i for i, _, _ in closed], [hi - lo for _, lo, hi in closed],
+               bottom=[lo for _, lo, _ in closed], width=0.5, color=DELAY, alpha=0.55,
+               edgecolor=DELAY, label="delay range [lo, hi]")
+    if opened:
+        ax.bar([i for i, _ in opened], [top - lo for _, lo in opened],
+               bottom=[lo for _, lo in opened], width=0.5, color="none", edgecolor=DELAY,
+               hatch="///", linewidth=1, label="at least lo (no upper end in trace)")
+        ax.scatter([i for i, _ in opened], [top] * len(opened), marker="^", s=45,
+                   color=DELAY, clip_on=False, zorder=5)
+    ax.set_ylim(0 if min(lo for lo, _ in ranges) >= 0 else None, top + 0.6)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
+    ax.set_ylabel("queueing delay\n(steps)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+
+
+def _time_axes(axes: list[Axes], trace: Trace) -> None:
+    """Steps on x, vertical grid lines every R steps (one RTT; thinned for long traces), RTTs on top."""
+    R, T = trace.network.R, trace.T
+    every = R * max(1, -(-T // (R * 40)))
+    for ax in axes:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(T, 20)))
+        ax.xaxis.set_minor_locator(MultipleLocator(every))
+        ax.grid(True, axis="x", which="minor", color="0.82", lw=0.8)
+        ax.grid(True, axis="y", color="0.93", lw=0.6)
+        ax.tick_params(axis="x", which="minor", length=0)
+        ax.set_axisbelow(True)
+        ax.set_xlim(-0.4, T - 0.6)
+    rtts = "1 RTT" if every == R else f"{every // R} RTTs"
+    axes[-1].set_xlabel(f"time t (steps; grey lines every {every} step{'s' if every > 1 else ''} = {rtts})")
+    top = axes[0].secondary_xaxis("top", functions=(lambda x: x / R, lambda x: x * R))
+    top.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(T // R + 1, 12)))
+    top.set_xlabel(f"time (RTTs; 1 RTT = R = {R} step{'s' if R > 1 else ''})", fontsize=9)
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _caption(trace: Trace) -> str:
+    net = trace.network
+    buffer = trace.constant("buffer")
+    parts = [f"C = {_num(net.C)} B/step", f"R = {net.R} steps", f"D = {net.D} steps", f"T = {net.T}",
+             f"buffer = {'inf' if buffer is None else _num(buffer) + ' B'}",
+             f"alpha = {_num(trace.constant('alpha'))} B", f"dupacks = {_num(trace.constant('dupacks'))} B",
+             f"flows = {trace.flows} ({', '.join(dict.fromkeys(trace.ccas))})"]
+    return ("Values exist only at integer steps t = 0..T-1 (markers); lines merely join them. "
+            "Bytes (B) are scaled so the link serves C bytes per step.\n"
+            + ",  ".join(p.replace(" ", "\u00a0") for p in parts))
+
+
+def _flow_style(trace: Trace, n: int) -> dict[str, Any]:
+    """Colour and marker of flow n; earlier flows are drawn wider so identical curves stay visible."""
+    return dict(color=FLOW_COLOURS[n % len(FLOW_COLOURS)], marker=FLOW_MARKERS[n % len(FLOW_MARKERS)],
+                markersize=3 + 1.5 * (trace.flows - 1 - n), lw=1.2 + 1.5 * (trace.flows - 1 - n),
+                alpha=0.9)
+
+
+def _flow(trace: Trace, name: str, n: int) -> list[Any] | None:
+    return trace.flow(name, n) if name in trace.symbols.series else None
+
+
+def _timeout(trace: Trace, n: int, t: int) -> bool:
+    values = _flow(trace, "timeout", n)
+    return bool(values and values[t])
+
+
+def _floats(values: Sequence[Any] | None) -> list[float]:
+    return [float(v) for v in values or []]
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "?"
+    f = Fraction(v)
+    return str(f.numerator) if f.denominator == 1 else f"{float(f):.4g}"
+
+
+__all__ = ["plot_trace", "FORMATS"]

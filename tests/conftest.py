@@ -1,0 +1,47 @@
+"""Shared helpers for the tests: solve small queries and run the CLI in-process."""
+
+from __future__ import annotations
+
+import io
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from typing import Any
+
+import pytest
+
+from ccac import parse_query, solve
+
+
+def answer(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
+           assume: list[str] | None = None, periodic: bool = False, timeout: float = 120) -> Any:
+    """Solve a query given as plain data; fail the test if a sat trace is not validated."""
+    query: dict[str, Any] = {"assume": assume or [], "periodic": periodic}
+    if find is not None:
+        query["find"] = find
+    result = solve(parse_query({"network": network, "cca": cca or {"name": "any"}, "query": query}),
+                   timeout=timeout)
+    if result.answer == "sat":
+        assert result.validated, result.violations
+    return result
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """Run ``ccac ARGS`` in-process; return (exit code, stdout, stderr)."""
+    from ccac.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as e:
+            code = int(e.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def cli() -> Any:
+    return run_cli
+
+
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))

@@ -1,0 +1,77 @@
+"""Solver backends: z3 and cvc5 agree, cvc5 traces validate, SMT-LIB export round-trips, and a
+timeout is "unknown", never a proof."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import z3
+
+import ccac
+from ccac.backends import SOLVERS, evaluate, solve_cvc5
+
+CONST = {"network": {"T": 6, "buffer": 1}, "cca": {"name": "const", "cwnd": 2}}
+MORE_THAN_LINK = "S[T-1] - S[0] > C*(T-1+D)"  # the link cannot serve more than C per step
+FULL_LINK = "S[T-1] - S[0] == C*(T-1+D)"
+AIMD_LOSS = {"network": {"T": 10, "buffer": 2}, "cca": {"name": "aimd"},
+             "query": {"find": "any(L[t] > L[t-1] for t in range(2, T))"}}
+
+
+def query(base: dict, find: str | None = None) -> ccac.Query:
+    data = {**base, "query": {"find": find}} if find is not None else base
+    return ccac.parse_query(data)
+
+
+CASES = [
+    (query(CONST, MORE_THAN_LINK), "unsat"),
+    (query(CONST, FULL_LINK), "sat"),
+    (query({"network": {"T": 6, "buffer": 1}, "cca": {"name": "aimd"}},
+           "any(L[t] > L[t-1] for t in range(2, T))"), "sat"),
+    (query({"network": {"T": 6}, "cca": {"name": "const", "cwnd": 1}}, "L[T-1] > 0"), "unsat"),
+]
+
+
+def test_cvc5_is_registered():
+    assert SOLVERS["cvc5"] is solve_cvc5
+
+
+@pytest.mark.parametrize("q,expected", CASES)
+def test_z3_and_cvc5_agree(q, expected):
+    results = {name: ccac.solve(q, solver=name) for name in ("z3", "cvc5")}
+    assert {name: r.answer for name, r in results.items()} == {"z3": expected, "cvc5": expected}
+    for r in results.values():
+        assert r.validated is (True if expected == "sat" else None), r.violations
+    assert results["cvc5"].solver == "cvc5" and results["cvc5"].solver_version
+
+
+def test_cvc5_assignment_is_exact_and_named_like_z3():
+    # Integers (QF_LIRA), booleans, rationals and names SMT-LIB must quote.
+    n, b, x, y = z3.Int("n"), z3.Bool("flag"), z3.Real("a b"), z3.Real("c.d!")
+    formulas = [x > Fraction(1, 3), y == 2 * x, z3.ToReal(n) > x, b == (n > 2), x < Fraction(1, 2)]
+    outcome = solve_cvc5(formulas, None)
+    assert outcome.answer == "sat"
+    assert set(outcome.assignment) == {"n", "flag", "a b", "c.d!"}
+    assert isinstance(outcome.assignment["a b"], Fraction)
+    assert isinstance(outcome.assignment["n"], int) and isinstance(outcome.assignment["flag"], bool)
+    assert all(evaluate(f, outcome.assignment) is True for f in formulas)
+
+
+@pytest.mark.parametrize("q,expected", CASES[:2])
+def test_smtlib_export_reparses_in_z3(q, expected, tmp_path):
+    path = tmp_path / "query.smt2"
+    assert ccac.solve(q, smtlib=path).answer == expected
+    solver = z3.Solver()
+    solver.add(z3.parse_smt2_file(str(path)))
+    assert str(solver.check()) == expected
+
+
+@pytest.mark.parametrize("solver", ["z3", "cvc5"])
+def test_timeout_is_unknown_never_unsat(solver):
+    result = ccac.solve(query(AIMD_LOSS), solver=solver, timeout=0.001)
+    assert result.answer != "unsat"  # the query is sat: a timeout must never read as a proof
+    if result.answer == "sat":
+        pytest.skip(f"{solver} finished the query within 1 ms; the timeout path was not exercised")
+    assert result.answer == "unknown"
+    assert result.reason and "timeout" in result.reason
+    assert result.trace is None and result.validated is None

@@ -1,0 +1,17 @@
+"""Every bundled query answers as its file states, with a validated trace when sat."""
+
+from __future__ import annotations
+
+import pytest
+
+from ccac.query import bundled_queries, load_query
+from ccac.solve import solve
+
+
+@pytest.mark.parametrize("name", sorted(bundled_queries()))
+def test_bundled_query_answers_as_stated(name: str) -> None:
+    q = load_query(name)
+    result = solve(q, timeout=600)
+    assert result.answer == q.expect, f"{name}: {result.answer} ({result.reason})"
+    if result.answer == "sat":
+        assert result.validated, result.violations

@@ -181,9 +181,9 @@ def _caption(trace: Trace) -> str:
 
 def _flow_style(trace: Trace, n: int) -> dict[str, Any]:
     """Colour and marker of flow n; earlier flows are drawn wider so identical curves stay visible."""
+    wider = (trace.flows - 1 - n) / max(trace.flows - 1, 1)
     return dict(color=FLOW_COLOURS[n % len(FLOW_COLOURS)], marker=FLOW_MARKERS[n % len(FLOW_MARKERS)],
-                markersize=3 + 1.5 * (trace.flows - 1 - n), lw=1.2 + 1.5 * (trace.flows - 1 - n),
-                alpha=0.9)
+                markersize=3 + 2 * wider, lw=1.2 + 2 * wider, alpha=0.9)
 
 
 def _flow(trace: Trace, name: str, n: int) -> list[Any] | None:

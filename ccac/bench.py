@@ -1,0 +1,103 @@
+"""Benchmark: every bundled query (or the given ones) at several horizons, one table row each.
+
+    python -m ccac.bench [--horizons 10,15] [--timeout S] [--solver z3] [QUERY ...]
+
+Build (formula construction) and solve are timed separately; for a backend other than z3,
+solve time includes the conversion to that solver. A horizon a query cannot take (e.g. too
+small for its expressions) is reported in the table, not raised. The exit status is 1 when a
+definite answer contradicts the query's ``expect`` or a trace fails validation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from ccac.backends import SOLVERS
+from ccac.errors import CcacError
+from ccac.query import bundled_queries, load_query
+from ccac.solve import solve
+
+__all__ = ["bench"]
+
+COLUMNS = ("query", "T", "answer", "expected", "validated", "build s", "solve s", "note")
+
+
+@dataclass
+class Row:
+    query: str
+    T: int
+    answer: str
+    expected: str = "-"
+    validated: str = "-"
+    build: str = "-"
+    solve: str = "-"
+    note: str = ""
+    failed: bool = False  # a definite answer against expectation, or a trace that fails validation
+
+    def cells(self) -> tuple[str, ...]:
+        return (self.query, str(self.T), self.answer, self.expected, self.validated, self.build,
+                self.solve, self.note)
+
+
+def run(name: str, T: int, solver: str, timeout: float | None) -> Row:
+    label = Path(name).stem
+    try:
+        result = solve(load_query(name, overrides=[f"network.T={T}"]), solver, timeout)
+    except CcacError as e:
+        return Row(label, T, "invalid", note=str(e))
+    validated = {True: "yes", False: "NO", None: "-"}[result.validated]
+    return Row(label, T, result.answer, result.query.expect or "-", validated,
+               f"{result.build_seconds:.3f}", f"{result.solve_seconds:.3f}",
+               result.reason or "; ".join(result.violations or []),
+               failed=(result.matches_expectation is False and result.answer != "unknown")
+               or result.validated is False)
+
+
+def parse_horizons(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+    try:
+        horizons = [int(h) for h in value.split(",") if h.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
+    if not horizons:
+        raise click.BadParameter("give at least one horizon")
+    return horizons
+
+
+@click.command("bench")
+@click.option("--horizons", default="10,15", show_default=True, callback=parse_horizons,
+              help="Comma-separated values of network.T to run each query at.")
+@click.option("--timeout", type=float, default=None, help="Per-solve timeout in seconds.")
+@click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
+@click.argument("queries", nargs=-1)
+def bench(horizons: list[int], timeout: float | None, solver: str, queries: tuple[str, ...]) -> None:
+    """Time build and solve of QUERIES (bundled names or files; default: all bundled)."""
+    names = list(queries) or sorted(bundled_queries())
+    if not names:
+        raise click.UsageError("no bundled queries yet: give query names or files")
+    widths = [len(c) for c in COLUMNS]
+    widths[0] = max(widths[0], *(len(Path(n).stem) for n in names))
+    widths[1] = max(widths[1], *(len(str(T)) for T in horizons))
+    widths[2:7] = [max(w, 8) for w in widths[2:7]]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+    click.echo(line(COLUMNS))
+    click.echo(line(tuple("-" * w for w in widths[:-1]) + ("-" * 4,)))
+    failures = 0
+    for name in names:
+        for T in horizons:
+            row = run(name, T, solver, timeout)
+            failures += row.failed
+            click.echo(line(row.cells()))
+    click.echo(f"\n{len(names) * len(horizons)} runs with {solver}; {failures} failed "
+               "(answer against expectation or trace not validated)")
+    if failures:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    bench()

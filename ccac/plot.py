@@ -99,7 +99,7 @@ def _cumulative(ax: Axes, trace: Trace) -> None:
     losses = [i for i in t[1:] if L[i] > L[i - 1]]
     if losses:  # on the admitted curve: loss happens where it touches the loss threshold
         ax.scatter(losses, [admitted[i] for i in losses], s=70, marker="X", color=LOSS, zorder=5,
-                   edgecolor="white", linewidth=0.5, label="loss at this step ($L$ increases)")
+                   edgecolor="white", linewidth=0.5, label="loss at step t ($L$ increases; allowed once\n$A - L$ reaches the threshold of step t-1)")
     timeouts = [(i, n) for n in range(trace.flows) for i in t if _timeout(trace, n, i)]
     if timeouts:
         curve = (lambda n: A) if trace.flows == 1 else (lambda n: _floats(trace.flow("A_f", n)))

@@ -28,8 +28,7 @@ from ccac.trace import Trace
 
 FORMATS = (".png", ".svg", ".pdf")
 ARRIVAL, ADMITTED, SERVICE, BOUND = "tab:blue", "#7fb2e0", "tab:red", "black"
-FLOW_COLOURS = ("tab:green", "tab:purple", "tab:orange", "tab:brown", "tab:pink", "tab:olive",
-                "tab:gray")
+FLOW_COLOURS = ("tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:gray")
 FLOW_MARKERS = ("o", "s", "^", "v", "D", "P", "X")
 LOSS, TIMEOUT, DELAY = "crimson", "darkorange", "teal"
 MARK = dict(marker="o", markersize=3)
@@ -99,7 +98,8 @@ def _cumulative(ax: Axes, trace: Trace) -> None:
     losses = [i for i in t[1:] if L[i] > L[i - 1]]
     if losses:  # on the admitted curve: loss happens where it touches the loss threshold
         ax.scatter(losses, [admitted[i] for i in losses], s=70, marker="X", color=LOSS, zorder=5,
-                   edgecolor="white", linewidth=0.5, label="loss at step t ($L$ increases; allowed once\n$A - L$ reaches the threshold of step t-1)")
+                   edgecolor="white", linewidth=0.5,
+                   label="loss at step t ($L$ increases; allowed once\n$A - L$ reaches the threshold of step t-1)")
     timeouts = [(i, n) for n in range(trace.flows) for i in t if _timeout(trace, n, i)]
     if timeouts:
         curve = (lambda n: A) if trace.flows == 1 else (lambda n: _floats(trace.flow("A_f", n)))
@@ -170,7 +170,7 @@ def _time_axes(axes: list[Axes], trace: Trace) -> None:
 def _caption(trace: Trace) -> str:
     net = trace.network
     buffer = trace.constant("buffer")
-    parts = [f"C = {_num(net.C)} B/step", f"R = {net.R} steps", f"D = {net.D} steps", f"T = {net.T}",
+    parts = [f"C = {_num(net.C)} B/step", _steps("R", net.R), _steps("D", net.D), f"T = {net.T}",
              f"buffer = {'inf' if buffer is None else _num(buffer) + ' B'}",
              f"alpha = {_num(trace.constant('alpha'))} B", f"dupacks = {_num(trace.constant('dupacks'))} B",
              f"flows = {trace.flows} ({', '.join(dict.fromkeys(trace.ccas))})"]
@@ -184,6 +184,10 @@ def _flow_style(trace: Trace, n: int) -> dict[str, Any]:
     wider = (trace.flows - 1 - n) / max(trace.flows - 1, 1)
     return dict(color=FLOW_COLOURS[n % len(FLOW_COLOURS)], marker=FLOW_MARKERS[n % len(FLOW_MARKERS)],
                 markersize=3 + 2 * wider, lw=1.2 + 2 * wider, alpha=0.9)
+
+
+def _steps(name: str, n: int) -> str:
+    return f"{name} = {n} step{'' if n == 1 else 's'}"
 
 
 def _flow(trace: Trace, name: str, n: int) -> list[Any] | None:

@@ -77,8 +77,8 @@ def check_path(tr: Trace) -> list[str]:
     if buffer is not None and buffer < 0:
         out.append(f"buffer = {buffer} is negative")
     for n in range(N):
-        if S[n][0] != 0:
-            bad(0, f"flow {n}: S_f[0] must be 0 (origin of the byte axis)")
+        if S[n][0] != 0 or L[n][0] != 0:
+            bad(0, f"flow {n}: S_f[0] and L_f[0] must be 0 (origin of the byte axis)")
     for t in range(T):
         # The token bucket: tokens held = arrived - used >= 0; none older than D steps.
         if served[t] > tokens_arrived[t]:

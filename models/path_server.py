@@ -157,10 +157,12 @@ class PathServer(ABC):
         cannot drop more bytes than arrived in it; C*t - W never decreases (at most C tokens
         are wasted per step, thesis 4.2). S_f[n][0] = 0 fixes the origin of each flow's byte
         axis: every constraint is invariant under shifting all of a flow's byte curves (and W)
-        by a constant, so this normalization loses no behaviour."""
+        by a constant, so this normalization loses no behaviour. Likewise L_f[n][0] = 0: the
+        constraints see losses only through A-L, through differences of L, and against Ld, so
+        shifting A, L and Ld of a flow together changes nothing either."""
         net = v.net
         for n in range(net.flows):
-            enc.add("model.origin", v.S_f[n][0] == 0)
+            enc.add("model.origin", v.S_f[n][0] == 0, v.L_f[n][0] == 0)
             for t in range(1, net.T):
                 enc.add("model.monotone",
                         v.A_f[n][t] >= v.A_f[n][t - 1],

@@ -17,7 +17,7 @@ import click
 
 from ccac.backends import SOLVERS
 from ccac.errors import CcacError
-from ccac.query import bundled_queries, load_query
+from ccac.query import bundled_queries, load_query, locate
 from ccac.solve import solve
 
 __all__ = ["bench"]
@@ -28,7 +28,7 @@ COLUMNS = ("query", "T", "answer", "expected", "validated", "build s", "solve s"
 @dataclass
 class Row:
     query: str
-    T: int
+    T: str
     answer: str
     expected: str = "-"
     validated: str = "-"
@@ -38,7 +38,7 @@ class Row:
     failed: bool = False  # a definite answer against expectation, or a trace that fails validation
 
     def cells(self) -> tuple[str, ...]:
-        return (self.query, str(self.T), self.answer, self.expected, self.validated, self.build,
+        return (self.query, self.T, self.answer, self.expected, self.validated, self.build,
                 self.solve, self.note)
 
 
@@ -47,9 +47,9 @@ def run(name: str, T: int, solver: str, timeout: float | None) -> Row:
     try:
         result = solve(load_query(name, overrides=[f"network.T={T}"]), solver, timeout)
     except CcacError as e:
-        return Row(label, T, "invalid", note=str(e))
+        return Row(label, str(T), "invalid", note=str(e))
     validated = {True: "yes", False: "NO", None: "-"}[result.validated]
-    return Row(label, T, result.answer, result.query.expect or "-", validated,
+    return Row(label, str(T), result.answer, result.query.expect or "-", validated,
                f"{result.build_seconds:.3f}", f"{result.solve_seconds:.3f}",
                result.reason or "; ".join(result.violations or []),
                failed=(result.matches_expectation is False and result.answer != "unknown")
@@ -72,7 +72,8 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str) -> li
 @click.option("--timeout", type=float, default=None, help="Per-solve timeout in seconds.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
 @click.argument("queries", nargs=-1)
-def bench(horizons: list[int], timeout: float | None, solver: str, queries: tuple[str, ...]) -> None:
+def bench(horizons: list[int], timeout: float | None, solver: str,
+          queries: tuple[str, ...]) -> None:
     """Time build and solve of QUERIES (bundled names or files; default: all bundled)."""
     names = list(queries) or sorted(bundled_queries())
     if not names:
@@ -89,12 +90,17 @@ def bench(horizons: list[int], timeout: float | None, solver: str, queries: tupl
     click.echo(line(tuple("-" * w for w in widths[:-1]) + ("-" * 4,)))
     failures = 0
     for name in names:
+        try:
+            locate(name)
+        except CcacError as e:  # one row, not one per horizon
+            click.echo(line(Row(Path(name).stem, "-", "invalid", note=str(e)).cells()))
+            continue
         for T in horizons:
             row = run(name, T, solver, timeout)
             failures += row.failed
             click.echo(line(row.cells()))
-    click.echo(f"\n{len(names) * len(horizons)} runs with {solver}; {failures} failed "
-               "(answer against expectation or trace not validated)")
+    click.echo(f"\n{len(names)} queries x {len(horizons)} horizons with {solver}; "
+               f"{failures} failed (answer against expectation or trace not validated)")
     if failures:
         raise SystemExit(1)
 

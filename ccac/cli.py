@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from ccac.bench import bench
 from ccac.errors import CcacError
 
 EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INVALID_TRACE = 1, 2, 3, 4
@@ -172,15 +173,7 @@ def list_cmd() -> None:
         click.echo(f"  {name:34} expect {q.expect or '-':5}  {summary}")
 
 
-def _mount_bench() -> None:
-    try:
-        from ccac.bench import bench
-    except ImportError:
-        return
-    cli.add_command(bench, "bench")
-
-
-_mount_bench()
+cli.add_command(bench, "bench")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,3 +15,11 @@ def test_bundled_query_answers_as_stated(name: str) -> None:
     assert result.answer == q.expect, f"{name}: {result.answer} ({result.reason})"
     if result.answer == "sat":
         assert result.validated, result.violations
+
+
+@pytest.mark.parametrize("name", sorted(n for n in bundled_queries() if load_query(n).expect == "unsat"))
+def test_unsat_queries_are_not_vacuous(name: str) -> None:
+    """An unsat answer means something only if the assumptions alone admit a trace."""
+    q = load_query(name)
+    q.find = None
+    assert solve(q, timeout=600).answer == "sat", f"{name}: assumptions (with periodicity) are unsatisfiable"

@@ -1,0 +1,240 @@
+"""``bbr``: the core of BBR as the thesis models it (section 6.1): max-filtered delivery rate,
+cwnd = 2 x the BDP estimate, and pacing at the estimate scaled by an 8-RTT probing cycle.
+
+What is modelled
+----------------
+Time is the model's step grid; R steps make one minimum RTT. At every step t:
+
+* **Delivery-rate sample.** ``sample[t] = (S_f[t-R] - S_f[t-2R]) / R``: the bytes of this flow
+  acknowledged during the last min RTT, per step. (The sender at t has the ACKs of everything
+  served by t-R; the thesis: "(bytes ACKed in the last RTT) * (min RTT) / RTT", with the RTT
+  estimate taken to be exact, R, as the thesis assumes for BBR and Copa.)
+* **Bandwidth estimate.** ``bw[t]`` (bytes/step) is the maximum sample over the last
+  ``window`` RTTs, i.e. over the steps ``t - window*R + 1 .. t``.
+* **Window.** ``cwnd[t] = cwnd_gain * bw[t] * R`` (default gain 2: "twice the BDP estimate").
+* **Pacing.** ``rate[t] = pacing_gain * g(phase[t]) * bw[t]``. The probing cycle lasts
+  ``cycle`` RTTs (default 8): g = ``probe_gain`` (1.25) in its first RTT, ``drain_gain``
+  (0.75; the thesis says the drain is "significant", BBRv1 uses 1/1.25 = 0.8) in its second,
+  and 1 in the others. ``pacing_gain = 2`` is the mvfst variant the thesis discusses (pace at
+  twice the prescribed rate). BBR is always paced, and also ACK-clocked by its cwnd (the model
+  sends min(window allowance, pacing allowance)).
+* **Cycle position.** The phase advances by one every R steps. Where the cycle stands at t = 0
+  is solver-chosen, at step resolution: ``pos0`` in ``0 .. cycle*R - 1`` (an int), and
+  ``phase[t] = ((pos0 + t) mod (cycle*R)) // R``. This covers every starting phase *and*
+  every alignment of the RTT-long phases to the step grid (with R > 1 a phase may begin in
+  the middle of what the step counter calls an RTT).
+
+What is abstracted (the encoding is a superset of the algorithm above)
+-----------------------------------------------------------------------
+* **History.** Samples need ``S_f`` two RTTs back. A sample at a step t' >= 2R is exact. At
+  R <= t' < 2R only ``S_f[t'-R]`` is in the trace; ``S_f`` before step 0 is at most
+  ``S_f[0]`` (cumulative curves never decrease), so the sample is at least
+  ``(S_f[t'-R] - S_f[0]) / R`` and nothing more is known. At t' < R the sample is entirely
+  unknown (any value >= 0). So while the filter window of step t reaches before step 2R,
+  ``bw[t]`` is only bounded *below* by the known samples and the partial lower bounds: the
+  unknown samples may have been anything, and the max of a set containing them is at least
+  the max of the known part. Once the whole window lies in the trace, ``bw[t]`` equals the
+  maximum exactly (``bw >= every sample`` and ``bw == some sample``). Every real history is
+  one choice of the free samples, so every real run satisfies the constraints.
+* **Phase.** Any start position is allowed (BBRv1 picks a random one, never the drain phase;
+  allowing all of them is a superset), and so is any alignment to the grid.
+* Everything else is exact and linear: the products involve the gains and R (constants) times
+  one solver variable, and the phase is handled by a case split over the ``cycle`` values it
+  can take (``phase == j  ->  rate == pacing_gain * g_j * bw``).
+
+What is not modelled (the thesis' "core idea" of BBR, not the Linux code)
+--------------------------------------------------------------------------
+Startup, Drain and ProbeRTT; min-RTT estimation (R is known exactly); BBRv1's extra conditions
+on leaving the probe and drain phases (inflight targets) -- here each phase lasts exactly one
+RTT, as in the thesis; reaction to loss (BBRv1 mostly ignores it; the model's ACK clock still
+accounts detected losses); the 4-packet minimum cwnd: the model requires cwnd > 0 and
+rate > 0, so traces in which the estimate would collapse to 0 are excluded (a real BBR would
+keep sending at its floor there). Delivery-rate samples are taken once per step over exactly
+one min RTT, not per ACK over the ACK's own interval (the thesis' discretization).
+
+Left to the solver: the cycle position at t = 0, the unknown history samples (through the
+lower-bound-only ``bw`` at the start), and of course everything the path model leaves free.
+
+Steady state (periodic queries)
+-------------------------------
+BBR's full state is the content of its max filter (the samples of the last ``window`` RTTs)
+and the cycle position. A periodic trace is read literally: the P = T-1 steps repeat, so before
+step 0 the flow was running the same trace, and the service curve there is the trace's shifted
+by one period, ``S_f[i] = S_f[i+P] - (S_f[P] - S_f[0])`` for i < 0. Under that reading every
+sample the filter saw before step 0 is known, and the periodic conditions are:
+
+* ``bw[0] == bw[T-1]`` (so cwnd, and the rate up to the phase's gain, repeat too), and
+* for every step t whose filter window reaches into the history (where the encoding above only
+  bounds ``bw`` from below), ``bw[t]`` equals the max over its window of the *wrapped*
+  samples -- the filter's contents are those a repeating run would have. A step is skipped
+  when T is too short for some of its wrapped samples to lie in the trace (the steps
+  t < (window + 2) * R - T; none once T >= (window + 2) * R); the lower bounds still apply
+  there. Any literally repeating run satisfies these equalities, so they only remove traces
+  whose history could not be the trace itself.
+
+The cycle position is compared only with ``periodic_phase = true``: a trace that literally
+repeats must then last a whole number of cycles, ``(T-1) % (cycle*R) == 0``, which is checked
+when the query is built (an error, rather than a vacuous unsat). With the default (false) the
+probing phase may differ between the start and the end (a trace that repeats its bandwidth
+filter and the path's queues but not the probing clock).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from ccac.cca import CCA, FlowContext, FlowValues, StateVar
+from ccac.encoding import maximum
+from ccac.errors import CcacError
+from ccac.params import Param
+
+POSITIVE = dict(minimum=Fraction(0), exclusive_minimum=True)
+
+
+class BBR(CCA):
+    name = "bbr"
+    summary = "BBR core: bw = max delivery rate over a window, cwnd = 2*bw*R, paced at gain(cycle)*bw"
+    params = (
+        Param("window", 10, "bandwidth filter length (max over this many RTTs of samples)", "RTTs",
+              "int", minimum=Fraction(1)),
+        Param("cycle", 8, "probing cycle length: probe for 1 RTT, drain for 1 RTT, cruise for the rest",
+              "RTTs", "int", minimum=Fraction(2)),
+        Param("cwnd_gain", 2, "cwnd as a multiple of the BDP estimate bw * R", **POSITIVE),
+        Param("pacing_gain", 1, "overall pacing multiplier (the thesis' mvfst variant paces at 2x)",
+              **POSITIVE),
+        Param("probe_gain", Fraction(5, 4), "pacing gain in the first RTT of the cycle", **POSITIVE),
+        Param("drain_gain", Fraction(3, 4), "pacing gain in the second RTT of the cycle", **POSITIVE),
+        Param("periodic_phase", False, "periodic queries also require the cycle position to repeat "
+              "(needs T-1 to be a multiple of cycle*R)", kind="bool"),
+    )
+    state = (
+        StateVar("bw", "bandwidth estimate: max delivery-rate sample over the filter window", "bytes/step"),
+        StateVar("phase", "RTT of the probing cycle (0 = probe, 1 = drain, others cruise)", "", kind="int"),
+        StateVar("cycle_pos", "step of the probing cycle, 0 .. cycle*R-1 (phase = cycle_pos // R)",
+                 "steps", kind="int"),
+    )
+
+    def paced(self, params: dict[str, Any]) -> bool:
+        return True
+
+    @staticmethod
+    def gain(params: dict[str, Any], phase: int) -> Fraction:
+        """Pacing multiplier of bw in ``phase`` of the cycle (including pacing_gain)."""
+        g = params["probe_gain"] if phase == 0 else params["drain_gain"] if phase == 1 else Fraction(1)
+        return params["pacing_gain"] * g
+
+    def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
+        p, R, T, S = ctx.params, ctx.R, ctx.T, ctx.S
+        period = p["cycle"] * R
+        bw = ctx.series("bw")
+        phase = ctx.series("phase", "int")
+        pos = ctx.series("cycle_pos", "int")
+        pos0 = pos[0]
+
+        # Per-step sample information: exact value (t' >= 2R) or partial lower bound (R <= t' < 2R).
+        exact = {u: (S[u - R] - S[u - 2 * R]) / R for u in range(2 * R, T)}
+        lower = {u: (S[u - R] - S[0]) / R for u in range(R, min(2 * R, T))}
+
+        ctx.add(pos0 >= 0, pos0 < period)
+        for t in range(T):
+            # Cycle position and phase: a case split over the solver-chosen start position.
+            for p0 in range(period):
+                here = (p0 + t) % period
+                ctx.add(z3.Implies(pos0 == p0, z3.And(pos[t] == here, phase[t] == here // R)))
+            for j in range(p["cycle"]):
+                ctx.add(z3.Implies(phase[t] == j, ctx.rate[t] == self.gain(p, j) * bw[t]))
+
+            # Bandwidth filter over steps first .. t.
+            first = t - p["window"] * R + 1
+            known = [exact[u] for u in range(max(first, 2 * R), t + 1)]
+            bounds = [lower[u] for u in range(max(first, R), min(2 * R, t + 1))]
+            ctx.add(*(bw[t] >= x for x in known + bounds))
+            if first >= 2 * R:  # the whole window is in the trace: the max is exact
+                ctx.add(z3.Or(*(bw[t] == x for x in known)))
+
+            ctx.add(ctx.cwnd[t] == p["cwnd_gain"] * R * bw[t])
+        return {"bw": bw, "phase": phase, "cycle_pos": pos}
+
+    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
+        """bw repeats, the filter's history is the trace's own (wrapped) samples, and with
+        ``periodic_phase`` the cycle position repeats (see the module docstring)."""
+        p, R, T, S, n = ctx.params, ctx.R, ctx.T, ctx.S, ctx.n
+        last, bw = T - 1, state["bw"]
+        pairs = [(f"bw of flow {n}", bw[0], bw[last])]
+
+        def served(i: int) -> Any:  # S_f at step i of a run that repeats every `last` steps
+            return S[i] if i >= 0 else S[i + last] - (S[last] - S[0])
+
+        for t in range(T):
+            first = t - p["window"] * R + 1
+            if first >= 2 * R:
+                break
+            if first - 2 * R + last < 0:
+                continue  # T is too short to wrap this window
+            wrapped = [(served(u - R) - served(u - 2 * R)) / R for u in range(first, t + 1)]
+            best = wrapped[0]
+            for x in wrapped[1:]:
+                best = maximum(best, x)
+            pairs.append((f"bw of flow {n} at step {t} vs its wrapped filter window", bw[t], best))
+
+        if p["periodic_phase"]:
+            period = p["cycle"] * R
+            if last % period != 0:
+                raise CcacError(
+                    f"bbr.periodic_phase = true needs T-1 = {last} to be a multiple of cycle*R = {period}: "
+                    f"otherwise no trace can end where its cycle started and every periodic query "
+                    f"would be unsat for that reason alone", "cca.periodic_phase")
+            pairs.append((f"cycle position of flow {n}", state["cycle_pos"][0], state["cycle_pos"][last]))
+        return pairs
+
+    def check(self, f: FlowValues) -> list[str]:
+        p, R, T, S = f.params, f.R, f.T, f.S
+        bw, phase, pos = f.state["bw"], f.state["phase"], f.state["cycle_pos"]
+        period = p["cycle"] * R
+        problems: list[str] = []
+
+        # Cycle: positions advance by one step at a time modulo the period; the phase is the RTT.
+        if not 0 <= pos[0] < period:
+            problems.append(f"step 0: cycle position {pos[0]} outside 0 .. {period - 1}")
+        for t in range(T):
+            if pos[t] != (pos[0] + t) % period:
+                problems.append(f"step {t}: cycle position {pos[t]} does not follow {pos[0]} at step 0")
+            if phase[t] != pos[t] // R:
+                problems.append(f"step {t}: phase {phase[t]} != cycle position {pos[t]} // R")
+
+        for t in range(T):
+            # Samples visible at step t in the filter window; None marks an unknown one.
+            lo_t = t - p["window"] * R + 1
+            samples: list[Fraction] = []
+            floors: list[Fraction] = []
+            unknown = False
+            for u in range(lo_t, t + 1):
+                if u - 2 * R >= 0:
+                    samples.append((S[u - R] - S[u - 2 * R]) / R)
+                elif u - R >= 0:
+                    floors.append((S[u - R] - S[0]) / R)  # S before step 0 is at most S[0]
+                else:
+                    unknown = True
+            if unknown or floors:
+                need = max(samples + floors, default=None)
+                if need is not None and bw[t] < need:
+                    problems.append(f"step {t}: bw {bw[t]} below the largest known sample {need}")
+            elif bw[t] != max(samples):
+                problems.append(f"step {t}: bw {bw[t]} != max delivery-rate sample {max(samples)}")
+
+            want_cwnd = p["cwnd_gain"] * bw[t] * R
+            if f.cwnd[t] != want_cwnd:
+                problems.append(f"step {t}: cwnd {f.cwnd[t]} != cwnd_gain * bw * R = {want_cwnd}")
+            if f.rate is None:
+                problems.append(f"step {t}: BBR is paced but the trace has no pacing rate")
+            else:
+                want_rate = self.gain(p, phase[t]) * bw[t]
+                if f.rate[t] != want_rate:
+                    problems.append(f"step {t}: pacing rate {f.rate[t]} != gain(phase {phase[t]}) * bw = {want_rate}")
+        return problems
+
+
+ALGORITHM = BBR()

@@ -1,0 +1,160 @@
+"""BBR (thesis 6.1): the encoding's rules hold on solver traces, the independent checker catches
+corrupted traces, and semantic properties that a wrong encoding would break."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from ccac import parse_query, solve
+from ccac.ccas import get_cca
+from ccac.errors import CcacError
+from ccac.validate import flow_values, validate
+
+BBR = get_cca("bbr")
+SMALL = {"name": "bbr", "window": 2, "cycle": 4}
+
+
+def query(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
+          assume: list[str] | None = None, periodic: bool = False) -> Any:
+    q: dict[str, Any] = {"assume": assume or [], "periodic": periodic}
+    if find is not None:
+        q["find"] = find
+    return parse_query({"network": network, "cca": cca or SMALL, "query": q})
+
+
+def run(*args: Any, **kwargs: Any) -> Any:
+    result = solve(query(*args, **kwargs), timeout=60)
+    if result.answer == "sat":
+        assert result.validated, result.violations
+    return result
+
+
+# ------------------------------------------------------------------ traces validate
+@pytest.mark.parametrize("network, cca", [
+    ({"T": 8}, SMALL),
+    ({"T": 10}, {"name": "bbr"}),
+    ({"T": 10, "R": 2}, SMALL),
+    ({"T": 8, "flows": 2}, SMALL),
+    ({"T": 8, "buffer": 1}, {**SMALL, "pacing_gain": 2}),
+])
+def test_solver_traces_pass_the_independent_check(network, cca) -> None:
+    result = run(network, cca)
+    assert result.answer == "sat" and result.validated
+    assert result.trace.flow("bw", 0) is not None and result.trace.flow("phase", 0) is not None
+
+
+def test_bbr_is_always_paced() -> None:
+    assert BBR.paced({}) is True
+
+
+# ------------------------------------------------------------------ the checker catches corruption
+def _trace(network: dict[str, Any] | None = None) -> tuple[Any, Any]:
+    q = query(network or {"T": 8})
+    result = solve(q, timeout=60)
+    assert result.answer == "sat" and result.validated
+    return q, result.trace
+
+
+@pytest.mark.parametrize("series, t", [("cwnd", 5), ("bw", 6), ("rate", 4), ("bw", 1)])
+def test_check_catches_a_corrupted_value(series: str, t: int) -> None:
+    q, trace = _trace()
+    row = trace.symbols.series[series].values[0]
+    row[t] = row[t] + Fraction(1, 7) if series != "bw" or t >= 3 else row[t] - 1000
+    problems = BBR.check(flow_values(trace, 0, q.flows[0].params))
+    assert any(f"step {t}:" in p for p in problems), problems
+    assert validate(q, trace)
+
+
+def test_check_catches_a_phase_that_does_not_advance() -> None:
+    q, trace = _trace()
+    phase = trace.symbols.series["phase"].values[0]
+    phase[3] = (phase[3] + 1) % 4
+    problems = BBR.check(flow_values(trace, 0, q.flows[0].params))
+    assert any("step 3" in p and "phase" in p for p in problems), problems
+
+
+def test_check_passes_an_untouched_trace() -> None:
+    q, trace = _trace({"T": 9, "R": 2})
+    assert BBR.check(flow_values(trace, 0, q.flows[0].params)) == []
+
+
+# ------------------------------------------------------------------ semantics
+def test_cwnd_is_exactly_cwnd_gain_times_bdp_estimate() -> None:
+    assert run({"T": 8}, find="any(cwnd[0][t] != 2 * bw[0][t] * R for t in range(T))").answer == "unsat"
+    cca = {**SMALL, "cwnd_gain": 3}
+    assert run({"T": 8, "R": 2}, cca, find="any(cwnd[0][t] != 3 * bw[0][t] * R for t in range(T))").answer == "unsat"
+
+
+def test_rate_is_the_phase_gain_times_bw() -> None:
+    wrong = ("any((phase[0][t] == 0 and rate[0][t] != {p} * bw[0][t]) or (phase[0][t] == 1 and "
+             "rate[0][t] != {d} * bw[0][t]) or (phase[0][t] >= 2 and rate[0][t] != {c} * bw[0][t]) "
+             "for t in range(T))")
+    assert run({"T": 8}, find=wrong.format(p=1.25, d=0.75, c=1)).answer == "unsat"
+    mvfst = {**SMALL, "pacing_gain": 2}
+    assert run({"T": 8}, mvfst, find=wrong.format(p=2.5, d=1.5, c=2)).answer == "unsat"
+    # Not vacuous: the rate does take each of the three values.
+    for phase in (0, 1, 2):
+        assert run({"T": 8}, find=f"any(phase[0][t] == {phase} for t in range(T))").answer == "sat"
+
+
+def test_any_other_rate_is_unsat() -> None:
+    find = ("any(rate[0][t] != 1.25 * bw[0][t] and rate[0][t] != 0.75 * bw[0][t] "
+            "and rate[0][t] != bw[0][t] for t in range(T))")
+    assert run({"T": 8}, find=find).answer == "unsat"
+
+
+def test_phase_advances_once_per_rtt() -> None:
+    # R = 1, cycle 4: the phase changes every step and every phase is visited in 4 steps.
+    assert run({"T": 8}, find="any(phase[0][t] == phase[0][t-1] for t in range(1, T))").answer == "unsat"
+    assert run({"T": 8}, find="all(phase[0][t] != 0 for t in range(4))").answer == "unsat"
+    # R = 2: the phase changes every other step, at a solver-chosen alignment.
+    changes = "sum(1 if phase[0][t] != phase[0][t-1] else 0 for t in range(1, T))"
+    assert run({"T": 9, "R": 2}, find=f"{changes} != 4").answer == "unsat"
+    assert run({"T": 9, "R": 2}, find="phase[0][1] != phase[0][0]").answer == "sat"
+    assert run({"T": 9, "R": 2}, find="phase[0][1] == phase[0][0]").answer == "sat"
+
+
+def test_bw_is_the_exact_max_once_the_window_is_in_the_trace() -> None:
+    # window = 2 RTTs, R = 1: from step 2R + 2 - 1 = 3 on, bw = max of the samples at t-1 and t.
+    exact = "max(S_f[0][u-1] - S_f[0][u-2] for u in range(t-1, t+1))"
+    assert run({"T": 8}, find=f"any(bw[0][t] != {exact} for t in range(3, T))").answer == "unsat"
+    # Not vacuous: the max is attained by either sample.
+    assert run({"T": 8}, find="bw[0][5] == S_f[0][4] - S_f[0][3] and bw[0][5] > S_f[0][3] - S_f[0][2]").answer == "sat"
+    assert run({"T": 8}, find="bw[0][5] == S_f[0][3] - S_f[0][2] and bw[0][5] > S_f[0][4] - S_f[0][3]").answer == "sat"
+
+
+def test_history_samples_only_bound_bw_from_below() -> None:
+    # Step 2's window holds the exact sample at 2 and a partial one at 1 (S_f[-1] <= S_f[0]).
+    assert run({"T": 8}, find="bw[0][2] > S_f[0][1] - S_f[0][0] + 1").answer == "sat"
+    assert run({"T": 8}, find="bw[0][2] < S_f[0][1] - S_f[0][0]").answer == "unsat"
+    assert run({"T": 8}, find="bw[0][2] < S_f[0][0] - S_f[0][0] + (S_f[0][1] - S_f[0][0])").answer == "unsat"
+
+
+# ------------------------------------------------------------------ periodic queries
+def test_periodic_traces_repeat_bw_and_the_filter() -> None:
+    result = run({"T": 10}, periodic=True)
+    assert result.answer == "sat"
+    bw = result.trace.flow("bw", 0)
+    assert bw[0] == bw[-1]
+    # The filter at step 0 sees the trace's own last samples: bw[0] = max(S[8]-S[7], S[7]-S[6]).
+    S = result.trace.flow("S_f", 0)
+    assert bw[0] == max(S[8] - S[7], S[7] - S[6])
+
+
+def test_periodic_phase_needs_whole_cycles() -> None:
+    with pytest.raises(CcacError, match="multiple of cycle"):
+        solve(query({"T": 10}, {**SMALL, "periodic_phase": True}, periodic=True), timeout=60)
+    result = run({"T": 9}, {**SMALL, "periodic_phase": True}, periodic=True)
+    assert result.answer == "sat"
+    pos = result.trace.flow("cycle_pos", 0)
+    assert pos[0] == pos[-1]
+
+
+def test_low_utilization_in_steady_state_is_possible() -> None:
+    """Thesis 6.1: BBR's probe can fail on a smooth path, at any utilization."""
+    result = run({"T": 10, "compose": True, "buffer": "inf", "D": 1, "R": 1}, SMALL,
+                 find="S[T-1] - S[0] < 0.1 * C * (T-1)", periodic=True)
+    assert result.answer == "sat"

@@ -29,7 +29,7 @@ from fractions import Fraction
 
 import z3
 
-from ccac.encoding import Cond, Encoding, Term, maximum, minimum, num
+from ccac.encoding import Cond, Encoding, Term, maximum, minimum
 from ccac.network import Network
 
 

@@ -12,14 +12,19 @@ import pytest
 from ccac import parse_query, solve
 
 
-def answer(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
-           assume: list[str] | None = None, periodic: bool = False, timeout: float = 120) -> Any:
-    """Solve a query given as plain data; fail the test if a sat trace is not validated."""
+def make_query(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
+               assume: list[str] | None = None, periodic: bool = False) -> Any:
+    """A Query from plain data (the CCA defaults to ``any``)."""
     query: dict[str, Any] = {"assume": assume or [], "periodic": periodic}
     if find is not None:
         query["find"] = find
-    result = solve(parse_query({"network": network, "cca": cca or {"name": "any"}, "query": query}),
-                   timeout=timeout)
+    return parse_query({"network": network, "cca": cca or {"name": "any"}, "query": query})
+
+
+def answer(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
+           assume: list[str] | None = None, periodic: bool = False, timeout: float = 120) -> Any:
+    """Solve a query given as plain data; fail the test if a sat trace is not validated."""
+    result = solve(make_query(network, cca, find, assume, periodic), timeout=timeout)
     if result.answer == "sat":
         assert result.validated, result.violations
     return result

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from ccac import parse_query, solve
+from conftest import answer, make_query
+
+from ccac import solve
 from ccac.ccas import get_cca
 from ccac.errors import CcacError
 from ccac.validate import flow_values, validate
@@ -19,17 +21,12 @@ SMALL = {"name": "bbr", "window": 2, "cycle": 4}
 
 def query(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
           assume: list[str] | None = None, periodic: bool = False) -> Any:
-    q: dict[str, Any] = {"assume": assume or [], "periodic": periodic}
-    if find is not None:
-        q["find"] = find
-    return parse_query({"network": network, "cca": cca or SMALL, "query": q})
+    return make_query(network, cca or SMALL, find, assume, periodic)
 
 
-def run(*args: Any, **kwargs: Any) -> Any:
-    result = solve(query(*args, **kwargs), timeout=60)
-    if result.answer == "sat":
-        assert result.validated, result.violations
-    return result
+def run(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
+        assume: list[str] | None = None, periodic: bool = False) -> Any:
+    return answer(network, cca or SMALL, find, assume, periodic, timeout=60)
 
 
 # ------------------------------------------------------------------ traces validate

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from ccac import parse_query, solve
+from conftest import answer, make_query
+
+from ccac import solve
 from ccac.ccas import get_cca
 from ccac.validate import flow_values, validate
 
@@ -18,17 +20,12 @@ UP_OR_DOWN = "cwnd[0][t] - cwnd[0][t-1] == alpha/R or cwnd[0][t] - cwnd[0][t-1] 
 
 def query(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
           assume: list[str] | None = None, periodic: bool = False) -> Any:
-    q: dict[str, Any] = {"assume": assume or [], "periodic": periodic}
-    if find is not None:
-        q["find"] = find
-    return parse_query({"network": network, "cca": cca or {"name": "copa"}, "query": q})
+    return make_query(network, cca or {"name": "copa"}, find, assume, periodic)
 
 
-def run(*args: Any, **kwargs: Any) -> Any:
-    result = solve(query(*args, **kwargs), timeout=60)
-    if result.answer == "sat":
-        assert result.validated, result.violations
-    return result
+def run(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
+        assume: list[str] | None = None, periodic: bool = False) -> Any:
+    return answer(network, cca or {"name": "copa"}, find, assume, periodic, timeout=60)
 
 
 # ------------------------------------------------------------------ traces validate
@@ -104,7 +101,7 @@ def test_check_passes_an_untouched_trace() -> None:
 def test_cwnd_moves_by_exactly_one_increment_after_the_history() -> None:
     assert run({"T": 8}, find=f"any(not ({UP_OR_DOWN}) for t in range(R, T))").answer == "unsat"
     assert run({"T": 8, "R": 2}, find=f"any(not ({UP_OR_DOWN}) for t in range(R, T))").answer == "unsat"
-    both = f"any(cwnd[0][t] > cwnd[0][t-1] for t in range(R, T)) and any(cwnd[0][t] < cwnd[0][t-1] for t in range(R, T))"
+    both = "any(cwnd[0][t] > cwnd[0][t-1] for t in range(R, T)) and any(cwnd[0][t] < cwnd[0][t-1] for t in range(R, T))"
     assert run({"T": 8}, find=both).answer == "sat"
     # The history step before R is free.
     assert run({"T": 8, "R": 2}, find="cwnd[0][1] - cwnd[0][0] > 3 * alpha").answer == "sat"

@@ -31,26 +31,20 @@ def is_symbolic(value: object) -> bool:
     return isinstance(value, z3.ExprRef)
 
 
-def if_then(cond: Cond, then: Term, other: Term) -> Term:
-    """``then`` if ``cond`` else ``other``, folded when ``cond`` is a Python bool."""
-    if isinstance(cond, bool):
-        return then if cond else other
-    return z3.If(cond, _real(then), _real(other))
-
-
 def minimum(a: Term, b: Term) -> Term:
     if not is_symbolic(a) and not is_symbolic(b):
         return min(a, b)
-    return z3.If(_real(a) <= _real(b), _real(a), _real(b))
+    return z3.If(as_real(a) <= as_real(b), as_real(a), as_real(b))
 
 
 def maximum(a: Term, b: Term) -> Term:
     if not is_symbolic(a) and not is_symbolic(b):
         return max(a, b)
-    return z3.If(_real(a) >= _real(b), _real(a), _real(b))
+    return z3.If(as_real(a) >= as_real(b), as_real(a), as_real(b))
 
 
-def _real(value: Term) -> z3.ArithRef:
+def as_real(value: Term) -> z3.ArithRef:
+    """A z3 real term for a number or a term."""
     return value if isinstance(value, z3.ArithRef) else num(value)
 
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 
 import z3
 
-from ccac.encoding import num
+from ccac.encoding import as_real, is_symbolic, maximum, minimum, num
 from ccac.errors import CcacError
 
 Value = Any  # int | Fraction | bool | z3.ArithRef | z3.BoolRef
@@ -70,14 +70,6 @@ def compile_number(source: str, symbols: Symbols, where: str) -> Value:
 
 def _is_bool(v: Value) -> bool:
     return isinstance(v, bool) or isinstance(v, z3.BoolRef)
-
-
-def _is_symbolic(v: Value) -> bool:
-    return isinstance(v, z3.ExprRef)
-
-
-def _as_z3_real(v: Value) -> z3.ArithRef:
-    return v if isinstance(v, z3.ArithRef) else num(v)
 
 
 class _Compiler:
@@ -150,7 +142,7 @@ class _Compiler:
 
     def index(self, node: ast.AST, env: dict[str, int], length: int) -> int:
         value = self.visit(node, env)
-        if _is_symbolic(value) or isinstance(value, bool) or Fraction(value).denominator != 1:
+        if is_symbolic(value) or isinstance(value, bool) or Fraction(value).denominator != 1:
             raise self.fail(node, "an index must be a whole number known before solving")
         i = int(value)
         bound = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & set(env)
@@ -184,17 +176,17 @@ class _Compiler:
         if isinstance(op, ast.Sub):
             return a - b
         if isinstance(op, ast.Mult):
-            if _is_symbolic(a) and _is_symbolic(b):
+            if is_symbolic(a) and is_symbolic(b):
                 raise self.fail(node, "non-linear: product of two solver quantities")
             return a * b
         if isinstance(op, ast.Div):
-            if _is_symbolic(b):
+            if is_symbolic(b):
                 raise self.fail(node, "non-linear: division by a solver quantity")
             if b == 0:
                 raise self.fail(node, "division by zero")
-            return a / Fraction(b) if not _is_symbolic(a) else a / num(b)
+            return a / Fraction(b) if not is_symbolic(a) else a / num(b)
         if isinstance(op, (ast.FloorDiv, ast.Mod, ast.Pow)):
-            if _is_symbolic(a) or _is_symbolic(b):
+            if is_symbolic(a) or is_symbolic(b):
                 raise self.fail(node, "non-linear: //, % and ** need numbers known before solving")
             if isinstance(op, ast.Pow):
                 if Fraction(b).denominator != 1:
@@ -234,8 +226,8 @@ class _Compiler:
             return za == zb if isinstance(op, ast.Eq) else za != zb
         self.need_number(node, a)
         self.need_number(node, b)
-        if _is_symbolic(a) or _is_symbolic(b):
-            a, b = _as_z3_real(a), _as_z3_real(b)
+        if is_symbolic(a) or is_symbolic(b):
+            a, b = as_real(a), as_real(b)
         table: dict[type, Callable[[Any, Any], Any]] = {
             ast.Lt: lambda x, y: x < y, ast.LtE: lambda x, y: x <= y,
             ast.Gt: lambda x, y: x > y, ast.GtE: lambda x, y: x >= y,
@@ -255,7 +247,7 @@ class _Compiler:
             raise self.fail(node, "both branches must be numbers or both conditions")
         if _is_bool(a):
             return z3.If(cond, _as_z3_bool(a), _as_z3_bool(b))
-        return z3.If(cond, _as_z3_real(a), _as_z3_real(b))
+        return z3.If(cond, as_real(a), as_real(b))
 
     # ------------------------------------------------------------------ functions
     def visit_Call(self, node: ast.Call, env: dict[str, int]) -> Value:
@@ -274,7 +266,7 @@ class _Compiler:
                 raise self.fail(node, "abs takes one number")
             v = self.visit(node.args[0], env)
             self.need_number(node.args[0], v)
-            return abs(v) if not _is_symbolic(v) else z3.If(v >= 0, v, -v)
+            return abs(v) if not is_symbolic(v) else z3.If(v >= 0, v, -v)
         if name not in ("any", "all", "sum", "min", "max"):
             raise self.fail(node, f"unknown function `{name}` (use any, all, sum, min, max, abs, implies)")
         items = list(self.arguments(node, env))
@@ -290,7 +282,7 @@ class _Compiler:
             return _sum(values)
         if not values:
             raise self.fail(node, f"{name}() of nothing")
-        pick = _min if name == "min" else _max
+        pick = minimum if name == "min" else maximum
         result = values[0]
         for v in values[1:]:
             result = pick(result, v)
@@ -337,7 +329,7 @@ class _Compiler:
         bounds = []
         for arg in node.args:
             v = self.visit(arg, env)
-            if _is_symbolic(v) or isinstance(v, bool) or Fraction(v).denominator != 1:
+            if is_symbolic(v) or isinstance(v, bool) or Fraction(v).denominator != 1:
                 raise self.fail(arg, "range bounds must be whole numbers known before solving")
             bounds.append(int(v))
         if len(bounds) == 3 and bounds[2] == 0:
@@ -383,23 +375,9 @@ def _disjoin(values: list[Value]) -> Value:
 
 
 def _sum(values: list[Value]) -> Value:
-    known = sum((Fraction(v) for v in values if not _is_symbolic(v)), Fraction(0))
-    symbolic = [v for v in values if _is_symbolic(v)]
+    known = sum((Fraction(v) for v in values if not is_symbolic(v)), Fraction(0))
+    symbolic = [v for v in values if is_symbolic(v)]
     if not symbolic:
         return known
     total = z3.Sum(*symbolic) if len(symbolic) > 1 else symbolic[0]
     return total + num(known) if known else total
-
-
-def _min(a: Value, b: Value) -> Value:
-    if not _is_symbolic(a) and not _is_symbolic(b):
-        return min(a, b)
-    za, zb = _as_z3_real(a), _as_z3_real(b)
-    return z3.If(za <= zb, za, zb)
-
-
-def _max(a: Value, b: Value) -> Value:
-    if not _is_symbolic(a) and not _is_symbolic(b):
-        return max(a, b)
-    za, zb = _as_z3_real(a), _as_z3_real(b)
-    return z3.If(za >= zb, za, zb)

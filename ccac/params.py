@@ -16,8 +16,6 @@ from typing import Any, Mapping
 
 from ccac.errors import CcacError
 
-Number = Fraction
-
 
 def to_fraction(value: Any, where: str) -> Fraction:
     """Parse an int, float, Fraction or numeric string exactly; reject anything else."""

@@ -44,13 +44,9 @@ class Trace:
         return None if series is None else series.values[n]
 
     def delay_range(self, t: int) -> tuple[int, int | None]:
-        """Queueing delay of the byte served at step t, as the model bounds it (figure 5-1B):
-        at least every k with S[t] <= (A-L)[t-k], at most every k with S[t] > (A-L)[t-k];
-        the upper end is None when nothing admitted inside the trace was served yet."""
+        """Queueing delay of the byte served at step t (see :func:`delay_range`)."""
         S, A, L = self.total("S"), self.total("A"), self.total("L")
-        low = max(k for k in range(t + 1) if S[t] <= A[t - k] - L[t - k])
-        above = [k for k in range(t + 1) if S[t] > A[t - k] - L[t - k]]
-        return low, (min(above) if above else None)
+        return delay_range(S, [a - l for a, l in zip(A, L)], t)
 
     # ------------------------------------------------------------------ tabular forms
     def columns(self) -> list[tuple[str, list[Any]]]:
@@ -115,6 +111,15 @@ class Trace:
         return f"{consts}\n" + "\n".join(lines)
 
 
+def delay_range(served: list[Fraction], admitted: list[Fraction], t: int) -> tuple[int, int | None]:
+    """Queueing delay of the byte served at step t, as the model bounds it (figure 5-1B):
+    at least every k with S[t] <= (A-L)[t-k], at most every k with S[t] > (A-L)[t-k];
+    the upper end is None when nothing admitted inside the trace was served yet."""
+    low = max(k for k in range(t + 1) if served[t] <= admitted[t - k])
+    above = [k for k in range(t + 1) if served[t] > admitted[t - k]]
+    return low, (min(above) if above else None)
+
+
 def _float(v: Any) -> Any:
     return float(v) if isinstance(v, Fraction) else v
 
@@ -143,4 +148,4 @@ def _show(v: Any) -> str:
     return str(v)
 
 
-__all__ = ["Trace", "Series"]
+__all__ = ["Trace", "Series", "delay_range"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from ccac.cca import FlowValues
 from ccac.expr import compile_condition
+from ccac.problem import FLOW_SERIES
 from ccac.query import Query
 from ccac.trace import Trace
 
@@ -34,7 +35,7 @@ def validate(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, An
 
 def flow_values(trace: Trace, n: int, params: dict[str, Any]) -> FlowValues:
     state_names = [name for name, s in trace.symbols.series.items()
-                   if s.dims == 2 and name not in ("A_f", "S_f", "L_f", "Ld_f", "Lnc_f", "cwnd", "rate", "timeout")]
+                   if s.dims == 2 and name not in FLOW_SERIES]
     S, A, L = trace.total("S"), trace.total("A"), trace.total("L")
     return FlowValues(
         n=n, T=trace.T, R=trace.network.R, D=trace.network.D, C=trace.network.C,

@@ -1,7 +1,10 @@
 """``aimd``: TCP-style additive increase, multiplicative decrease (thesis 6.2, table 4.1).
 
 The sender is ACK-clocked (the model keeps cwnd bytes beyond what was acknowledged or detected
-lost) and, with ``pacing = true``, also paced at ``pacing_gain * cwnd / R``. From step R on, at
+lost) and, with ``pacing = true``, also paced at ``pacing_gain * cwnd / R``. Pacing against the
+minimum RTT R is the definition of this variant, not an approximation: a stack that paces
+against its smoothed RTT (>= R) sends more slowly, and those runs are not covered by a query
+about this variant (ask about it by lowering ``pacing_gain``). From step R on, at
 each step t, in order of precedence:
 
 1. timeout: cwnd = alpha (one MSS); the loss event and the ACK count restart.

@@ -115,6 +115,7 @@ import z3
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.encoding import Cond
 from ccac.params import Param
+from ccac.trace import delay_range
 
 
 class Copa(CCA):
@@ -203,14 +204,6 @@ class Copa(CCA):
         return [(f"cwnd of flow {ctx.n}", ctx.cwnd[0], ctx.cwnd[ctx.T - 1])]
 
     # ------------------------------------------------------------------ independent check
-    @staticmethod
-    def sample_range(S: list[Fraction], admitted: list[Fraction], s: int) -> tuple[int, int | None]:
-        """Queueing-delay range of the byte served at step s, straight from the definition:
-        delay >= k iff S[s] <= (A-L)[s-k]; delay <= k iff S[s] > (A-L)[s-k] (k = 1..s)."""
-        lo = max([0] + [k for k in range(1, s + 1) if S[s] <= admitted[s - k]])
-        above = [k for k in range(1, s + 1) if S[s] > admitted[s - k]]
-        return lo, (min(above) if above else None)
-
     def check(self, f: FlowValues) -> list[str]:
         p, R, T = f.params, f.R, f.T
         target = f.alpha / p["delta"]
@@ -220,7 +213,7 @@ class Copa(CCA):
         dq_lo, dq_hi = f.state["dq_lo"], f.state["dq_hi"]
         problems: list[str] = []
         for t in range(T):
-            ranges = [self.sample_range(f.total_S, f.total_admitted, s) if s >= 0 else (0, None)
+            ranges = [delay_range(f.total_S, f.total_admitted, s) if s >= 0 else (0, None)
                       for s in range(t - R - standing + 1, t - R + 1)]
             lo = min(r[0] for r in ranges)
             his = [r[1] for r in ranges if r[1] is not None]

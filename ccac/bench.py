@@ -2,6 +2,9 @@
 
     python -m ccac.bench [--horizons 10,15] [--timeout S] [--solver z3] [QUERY ...]
 
+Without --horizons each query runs at its own ``horizons`` (a query whose meaning constrains
+T states them), else at T = 10 and 15.
+
 Build (formula construction) and solve are timed separately; for a backend other than z3,
 solve time includes the conversion to that solver. A horizon a query cannot take (e.g. too
 small for its expressions) is reported in the table, not raised. The exit status is 1 when a
@@ -56,7 +59,20 @@ def run(name: str, T: int, solver: str, timeout: float | None) -> Row:
                or result.validated is False)
 
 
-def parse_horizons(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+DEFAULT_HORIZONS = [10, 15]
+
+
+def horizons_of(name: str) -> list[int]:
+    """The horizons a query states for benchmarking, else the defaults."""
+    try:
+        return load_query(name).horizons or DEFAULT_HORIZONS
+    except CcacError:
+        return DEFAULT_HORIZONS  # the row for each horizon reports the error
+
+
+def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
     try:
         horizons = [int(h) for h in value.split(",") if h.strip()]
     except ValueError:
@@ -67,12 +83,13 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str) -> li
 
 
 @click.command("bench")
-@click.option("--horizons", default="10,15", show_default=True, callback=parse_horizons,
-              help="Comma-separated values of network.T to run each query at.")
+@click.option("--horizons", default=None, callback=parse_horizons,
+              help="Comma-separated values of network.T to run every query at "
+                   "[default: each query's own `horizons`, else 10,15].")
 @click.option("--timeout", type=float, default=None, help="Per-solve timeout in seconds.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
 @click.argument("queries", nargs=-1)
-def bench(horizons: list[int], timeout: float | None, solver: str,
+def bench(horizons: list[int] | None, timeout: float | None, solver: str,
           queries: tuple[str, ...]) -> None:
     """Time build and solve of QUERIES (bundled names or files; default: all bundled)."""
     names = list(queries) or sorted(bundled_queries())
@@ -80,7 +97,8 @@ def bench(horizons: list[int], timeout: float | None, solver: str,
         raise click.UsageError("no bundled queries yet: give query names or files")
     widths = [len(c) for c in COLUMNS]
     widths[0] = max(widths[0], *(len(Path(n).stem) for n in names))
-    widths[1] = max(widths[1], *(len(str(T)) for T in horizons))
+    plan = {name: horizons or horizons_of(name) for name in names}
+    widths[1] = max(widths[1], *(len(str(T)) for Ts in plan.values() for T in Ts))
     widths[2:7] = [max(w, 8) for w in widths[2:7]]
 
     def line(cells: tuple[str, ...]) -> str:
@@ -95,11 +113,12 @@ def bench(horizons: list[int], timeout: float | None, solver: str,
         except CcacError as e:  # one row, not one per horizon
             click.echo(line(Row(Path(name).stem, "-", "invalid", note=str(e)).cells()))
             continue
-        for T in horizons:
+        for T in plan[name]:
             row = run(name, T, solver, timeout)
             failures += row.failed
             click.echo(line(row.cells()))
-    click.echo(f"\n{len(names)} queries x {len(horizons)} horizons with {solver}; "
+    runs = sum(len(Ts) for Ts in plan.values())
+    click.echo(f"\n{len(names)} queries, {runs} runs with {solver}; "
                f"{failures} failed (answer against expectation or trace not validated)")
     if failures:
         raise SystemExit(1)

@@ -14,6 +14,8 @@ A query is a TOML file::
     find = "..."       # the condition a counterexample must meet
     periodic = false   # true: the end state must equal the start state
     expect = "sat"     # the answer this query is known to have
+    horizons = [11, 15] # optional: the values of T `ccac bench` uses for this query, for
+                        # queries whose meaning constrains T (e.g. a periodic cycle)
 
 A bare name (no ``/`` and no ``.toml``) refers to the bundled library in ``ccac.queries``.
 """
@@ -34,7 +36,7 @@ from ccac.network import Network, parse_network
 from ccac.params import resolve, to_fraction
 
 SECTIONS = ("network", "cca", "params", "query")
-QUERY_KEYS = ("description", "assume", "find", "periodic", "expect")
+QUERY_KEYS = ("description", "assume", "find", "periodic", "expect", "horizons")
 ANSWERS = ("sat", "unsat")
 
 
@@ -58,6 +60,7 @@ class Query:
     periodic: bool
     expect: str | None
     source: str
+    horizons: list[int] | None = None
     raw: dict[str, Any] = field(default_factory=dict)
 
     def resolved(self) -> dict[str, Any]:
@@ -162,12 +165,16 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
     expect = q.get("expect")
     if expect is not None and expect not in ANSWERS:
         raise CcacError(f"expect must be \"sat\" or \"unsat\", got {expect!r}", "query.expect")
+    horizons = q.get("horizons")
+    if horizons is not None and (not isinstance(horizons, list) or not horizons or not all(
+            isinstance(h, int) and not isinstance(h, bool) and h >= 2 for h in horizons)):
+        raise CcacError("horizons must be a non-empty list of whole numbers >= 2", "query.horizons")
     description = q.get("description", "")
     if not isinstance(description, str):
         raise CcacError("description must be a string", "query.description")
     return Query(name=name, description=description.strip(), network=network, flows=flows,
                  params=params, assume=assume, find=find, periodic=periodic, expect=expect,
-                 source=source, raw=data)
+                 source=source, horizons=horizons, raw=data)
 
 
 def parse_cca(table: Any, where: str) -> FlowCCA:

@@ -38,3 +38,14 @@ def test_bench_fails_when_an_answer_contradicts_expectation(tmp_path):
     result = run_bench(tmp_path, "unsat", "6")
     assert result.exit_code == 1
     assert "1 failed" in result.output
+
+
+def test_bench_uses_the_query_s_own_horizons_unless_told_otherwise(tmp_path):
+    path = tmp_path / "full_link.toml"
+    path.write_text(QUERY.format(expect="sat") + "horizons = [5, 7]\n")
+    rows = [line.split() for line in CliRunner().invoke(bench, [str(path)]).output.splitlines()
+            if line.startswith("full_link")]
+    assert [r[1] for r in rows] == ["5", "7"]
+    rows = [line.split() for line in CliRunner().invoke(bench, ["--horizons", "6", str(path)]).output.splitlines()
+            if line.startswith("full_link")]
+    assert [r[1] for r in rows] == ["6"]

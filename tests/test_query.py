@@ -42,6 +42,8 @@ def test_overrides_use_toml_values() -> None:
     ({"cca": {"name": "aimd"}, "query": {"expect": "maybe"}}, "query.expect"),
     ({"cca": {"name": "aimd"}, "query": {"fnd": "x"}}, "query: unknown key 'fnd'"),
     ({"network": {}}, "cca: needs a table with a name"),
+    ({"cca": {"name": "aimd"}, "query": {"horizons": [1]}}, "query.horizons: horizons must be a non-empty list"),
+    ({"cca": {"name": "aimd"}, "query": {"horizons": 10}}, "query.horizons"),
 ])
 def test_bad_input_is_one_clear_error(data: dict, message: str) -> None:
     with pytest.raises(CcacError) as e:

@@ -101,10 +101,11 @@ class FlowContext:
     def timeout(self) -> list[z3.BoolRef]:
         return self.v.timeout[self.n]
 
-    def series(self, name: str, kind: str = "real") -> list[Any]:
-        """One fresh solver variable per step for state ``name`` of this flow."""
-        make = {"real": self.enc.real, "int": self.enc.integer, "bool": self.enc.boolean}[kind]
-        return [make(f"{name}_{self.n}_{t}") for t in range(self.T)]
+    def series(self, name: str, kind: str = "real", axis: str | None = None) -> list[Any]:
+        """One fresh solver variable per step for state ``name`` of this flow. ``axis`` names
+        the byte curve a cumulative value lives on ("S", "L" or "A"; see
+        :class:`ccac.encoding.Slot`); values that are not byte positions leave it None."""
+        return [self.enc.step(kind, name, t, self.n, axis) for t in range(self.T)]
 
     def var(self, name: str, kind: str = "real") -> Any:
         """One fresh solver variable for this flow (e.g. a solver-chosen phase)."""

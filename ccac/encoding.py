@@ -12,6 +12,7 @@ against solving; other solvers receive the same formula through SMT-LIB 2 (see
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Union
 
@@ -48,12 +49,51 @@ def as_real(value: Term) -> z3.ArithRef:
     return value if isinstance(value, z3.ArithRef) else num(value)
 
 
+AXES = ("A", "S", "L", "W")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a per-step variable sits in a run: its series, flow, step, and byte axis.
+
+    ``axis`` says how the variable moves when a window is cut out of a longer run and its byte
+    curves are re-based to start at 0 (see ``ccac.window``): ``"S"`` values live on the flow's
+    service (ACK) axis and shift with ``S_f[n]``, ``"L"`` on its loss axis, ``"A"`` on its
+    arrival axis (which shifts by both), ``"W"`` is the wasted-token curve; ``None`` means the
+    value is not a position on a byte axis (a window, a rate, a flag, a delay) and does not
+    shift.
+    """
+
+    series: str
+    flow: int | None
+    step: int
+    axis: str | None
+    kind: str = "real"  # "real", "int" or "bool"
+
+    def at(self, step: int) -> z3.ExprRef:
+        """The variable of this series (same flow) at another step, in any encoding."""
+        name = f"{self.series}_{step}" if self.flow is None else f"{self.series}_{self.flow}_{step}"
+        return {"real": z3.Real, "int": z3.Int, "bool": z3.Bool}[self.kind](name)
+
+
 class Encoding:
     """Named variables plus labelled constraints; the input to every solver backend."""
 
     def __init__(self) -> None:
         self.constraints: list[tuple[str, z3.BoolRef]] = []
         self._names: set[str] = set()
+        self.slots: dict[str, Slot] = {}
+
+    def step(self, kind: str, series: str, t: int, flow: int | None = None,
+             axis: str | None = None) -> z3.ExprRef:
+        """The variable for step ``t`` of a per-step series (of flow ``flow``, if per flow)."""
+        if axis is not None and axis not in AXES:
+            raise ValueError(f"unknown axis {axis!r}")
+        slot = Slot(series, flow, t, axis, kind)
+        var = slot.at(t)
+        self._fresh(var.decl().name())
+        self.slots[var.decl().name()] = slot
+        return var
 
     def real(self, name: str) -> z3.ArithRef:
         return z3.Real(self._fresh(name))

@@ -8,6 +8,10 @@ Values during compilation are exact numbers (``int``/``Fraction``), Python ``boo
 terms. Anything whose value depends on the solver is *symbolic*; a product of two symbolic
 values, or division by one, is non-linear and rejected with the place it occurs.
 
+Definitions (``[definitions]`` in query and proof files) are named expressions, expanded where
+they are used. One that mentions ``t`` is a per-step quantity: ``NAME[k]`` is its value with
+``t = k`` (and a bare ``NAME`` inside ``for t in ...`` means its value at that ``t``).
+
 Supported: numbers, ``True``/``False``, names, indexing ``X[t]`` and ``X[n][t]`` (a negative
 constant index counts from the end; an index that depends on a loop variable must stay in
 range), ``+ - * / // % **`` (the last three on known numbers only), comparisons (chains too),
@@ -41,15 +45,17 @@ class Series:
 
 
 class Symbols:
-    """Names an expression may use: constants (numbers or solver terms) and series."""
+    """Names an expression may use: constants (numbers or solver terms), series, and
+    definitions (named expressions, expanded where they are used)."""
 
     def __init__(self) -> None:
         self.constants: dict[str, Value] = {}
         self.series: dict[str, Series] = {}
+        self.definitions: dict[str, str] = {}
         self.unavailable: dict[str, str] = {}  # name -> why it cannot be used here
 
     def names(self) -> list[str]:
-        return sorted(set(self.constants) | set(self.series))
+        return sorted(set(self.constants) | set(self.series) | set(self.definitions))
 
 
 def compile_condition(source: str, symbols: Symbols, where: str) -> Value:
@@ -73,13 +79,14 @@ def _is_bool(v: Value) -> bool:
 
 
 class _Compiler:
-    def __init__(self, source: str, symbols: Symbols, where: str) -> None:
+    def __init__(self, source: str, symbols: Symbols, where: str, expanding: tuple[str, ...] = ()) -> None:
         self.source = source
         self.symbols = symbols
         self.where = where
+        self.expanding = expanding  # definitions being expanded, outermost first
 
     # ------------------------------------------------------------------ entry and errors
-    def run(self) -> Value:
+    def run(self, env: dict[str, int] | None = None) -> Value:
         if not isinstance(self.source, str) or not self.source.strip():
             raise CcacError("expected a non-empty expression string", self.where)
         try:
@@ -87,7 +94,17 @@ class _Compiler:
         except SyntaxError as e:
             raise CcacError(f"syntax error at column {e.offset}: `{self.source.strip()}`", self.where) from None
         self.text = self.source.strip()
-        return self.visit(tree.body, {})
+        return self.visit(tree.body, env or {})
+
+    def expand(self, node: ast.AST, name: str, env: dict[str, int]) -> Value:
+        """The value of definition ``name`` here: its text compiled in the current bindings,
+        so a definition that mentions ``t`` means its value at the step ``t`` is bound to."""
+        if name in self.expanding:
+            cycle = " -> ".join(self.expanding[self.expanding.index(name):] + (name,))
+            raise self.fail(node, f"definitions refer to each other in a cycle: {cycle}")
+        inner = _Compiler(self.symbols.definitions[name], self.symbols, f"definitions.{name}",
+                          self.expanding + (name,))
+        return inner.run(env)
 
     def fail(self, node: ast.AST, message: str) -> CcacError:
         snippet = ast.get_source_segment(self.text, node) or self.text
@@ -116,6 +133,11 @@ class _Compiler:
         name = node.id
         if name in env:
             return env[name]
+        if name in self.symbols.definitions:
+            return self.expand(node, name, env)
+        if name == "t":
+            raise self.fail(node, "`t` is not bound here: use it inside `for t in range(...)`, "
+                                  "or index the definition that uses it, e.g. NAME[T-1]")
         if name in self.symbols.constants:
             return self.symbols.constants[name]
         if name in self.symbols.series:
@@ -125,6 +147,12 @@ class _Compiler:
         raise self.fail(node, f"unknown name `{name}` (known: {', '.join(self.symbols.names())})")
 
     def visit_Subscript(self, node: ast.Subscript, env: dict[str, int]) -> Value:
+        if isinstance(node.value, ast.Name) and node.value.id in self.symbols.definitions \
+                and node.value.id not in env:
+            step = self.visit(node.slice, env)
+            if is_symbolic(step) or isinstance(step, bool) or Fraction(step).denominator != 1:
+                raise self.fail(node.slice, "an index must be a whole number known before solving")
+            return self.expand(node, node.value.id, {**env, "t": int(step)})
         base = self.visit(node.value, env)
         if isinstance(base, _FlowRow):
             return self.pick(node, base.values, self.index(node.slice, env, len(base.values)), base.label)
@@ -308,8 +336,8 @@ class _Compiler:
         if not isinstance(gen.target, ast.Name) or gen.is_async:
             raise self.fail(gen.target, "loop variables must be plain names: for t in range(...)")
         name = gen.target.id
-        if name in self.symbols.constants or name in self.symbols.series:
-            raise self.fail(gen.target, f"loop variable `{name}` hides a model name")
+        if name in self.symbols.constants or name in self.symbols.series or name in self.symbols.definitions:
+            raise self.fail(gen.target, f"loop variable `{name}` hides a model name or a definition")
         for value in self.range_values(gen.iter, env):
             inner = {**env, name: value}
             keep = True

@@ -88,6 +88,10 @@ def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
             for n, row in enumerate(series.values):
                 if row is None and n not in series.missing:
                     series.missing[n] = f"flow {n}'s CCA ({query.flows[n].cca.name}) has no {series.name}"
+    for name, text in query.definitions.items():
+        if name in sym.constants or name in sym.series or name in sym.unavailable or name == "t":
+            raise CcacError(f"definition name {name!r} is already a model name", f"definitions.{name}")
+        sym.definitions[name] = text
     return sym
 
 

@@ -8,6 +8,8 @@ A query is a TOML file::
     name = "aimd"
     [params]           # named numbers the expressions may use
     util = 0.1
+    [definitions]      # named expressions; one using t is per step: queue[T-1]
+    queue = "A[t] - L[t] - S[t]"
     [query]
     description = "..."
     assume = ["..."]   # conditions every trace must meet
@@ -35,7 +37,7 @@ from ccac.errors import CcacError
 from ccac.network import Network, parse_network
 from ccac.params import resolve, to_fraction
 
-SECTIONS = ("network", "cca", "params", "query")
+SECTIONS = ("network", "cca", "params", "definitions", "query")
 QUERY_KEYS = ("description", "assume", "find", "periodic", "expect", "horizons")
 ANSWERS = ("sat", "unsat")
 
@@ -61,6 +63,7 @@ class Query:
     expect: str | None
     source: str
     horizons: list[int] | None = None
+    definitions: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
     def resolved(self) -> dict[str, Any]:
@@ -70,6 +73,7 @@ class Query:
             "network": {k: _plain(v) for k, v in self.network.as_dict().items()},
             "cca": [{"name": f.cca.name, **{k: _plain(v) for k, v in f.params.items()}} for f in self.flows],
             "params": {k: _plain(v) for k, v in self.params.items()},
+            "definitions": dict(self.definitions),
             "query": {"assume": list(self.assume), "find": self.find, "periodic": self.periodic,
                       "expect": self.expect},
         }
@@ -147,6 +151,7 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
     network = parse_network(data.get("network", {}))
     flows = [parse_cca(data.get("cca"), "cca")] * network.flows
     params = {k: to_fraction(v, f"params.{k}") for k, v in data.get("params", {}).items()}
+    definitions = parse_definitions(data.get("definitions", {}))
     q = data.get("query", {})
     extra = sorted(set(q) - set(QUERY_KEYS))
     if extra:
@@ -174,7 +179,21 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
         raise CcacError("description must be a string", "query.description")
     return Query(name=name, description=description.strip(), network=network, flows=flows,
                  params=params, assume=assume, find=find, periodic=periodic, expect=expect,
-                 source=source, horizons=horizons, raw=data)
+                 source=source, horizons=horizons, definitions=definitions, raw=data)
+
+
+def parse_definitions(table: dict[str, Any]) -> dict[str, str]:
+    """``[definitions]``: name -> expression text (a bare number is allowed too)."""
+    out: dict[str, str] = {}
+    for name, text in table.items():
+        if not name.isidentifier():
+            raise CcacError(f"definition name {name!r} is not a plain name", "definitions")
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            text = repr(text)
+        if not isinstance(text, str) or not text.strip():
+            raise CcacError("a definition must be an expression string", f"definitions.{name}")
+        out[name] = text
+    return out
 
 
 def parse_cca(table: Any, where: str) -> FlowCCA:

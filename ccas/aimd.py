@@ -21,7 +21,9 @@ each step t, in order of precedence:
 5. otherwise cwnd holds.
 
 Before step R the state is history: cwnd, ``loss_mark`` and ``ack_mark`` are free (loss_mark
-at most L[0], since it is a past value of the loss curve). Loss detection uses a dupack
+at most L[t], since it is a past value of the loss curve; not at most L[0]: a decrease just
+before step t may have set it to a loss value after step 0, and a window cut from a longer run
+must be a trace, see ``ccac.window``). Loss detection uses a dupack
 threshold of 3 MSS unless the network sets ``dupacks``.
 """
 
@@ -54,13 +56,13 @@ class AIMD(CCA):
         return bool(params["pacing"])
 
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
-        loss_mark, ack_mark = ctx.series("loss_mark"), ctx.series("ack_mark")
+        loss_mark, ack_mark = ctx.series("loss_mark", axis="L"), ctx.series("ack_mark", axis="S")
         cwnd, S, L, Ld, R = ctx.cwnd, ctx.S, ctx.L, ctx.Ld, ctx.R
         for t in range(ctx.T):
             if self.paced(ctx.params):
                 ctx.add(ctx.rate[t] * R == ctx.params["pacing_gain"] * cwnd[t])
             if t < R:
-                ctx.add(loss_mark[t] <= L[0])
+                ctx.add(loss_mark[t] <= L[t])
                 continue
             acked = S[t - R]
             timeout = ctx.timeout[t]
@@ -101,8 +103,8 @@ class AIMD(CCA):
             if f.rate is not None and f.rate[t] != gain * f.cwnd[t] / f.R:
                 problems.append(f"step {t}: pacing rate {f.rate[t]} != {gain} * cwnd / R")
             if t < f.R:
-                if loss_mark[t] > f.L[0]:
-                    problems.append(f"step {t}: loss_mark {loss_mark[t]} above L[0] = {f.L[0]}")
+                if loss_mark[t] > f.L[t]:
+                    problems.append(f"step {t}: loss_mark {loss_mark[t]} above L[{t}] = {f.L[t]}")
                 continue
             acked = f.S[t - f.R]
             fresh_event = f.L[t - 1] <= loss_mark[t] <= f.L[t]

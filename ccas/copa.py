@@ -150,7 +150,8 @@ class Copa(CCA):
         target = alpha * (1 / p["delta"])  # alpha / delta, bytes
         standing = self.standing(p, R)
         move = alpha * (p["increment"] / R)  # cwnd change per step
-        dq_lo, dq_hi = ctx.series("dq_lo"), ctx.series("dq_hi")
+        dq_lo: list[Any] = []
+        dq_hi: list[Any] = []
 
         for t in range(T):
             samples = range(t - R - standing + 1, t - R + 1)
@@ -176,9 +177,10 @@ class Copa(CCA):
             hi_is = {k: z3.And(hi_at_most(k), z3.Not(hi_at_most(k - 1))) for k in range(1, top + 1)}
             hi_inf = z3.Not(hi_at_most(top))
 
-            ctx.add(*(z3.Implies(c, dq_lo[t] == k) for k, c in lo_is.items()))
-            ctx.add(*(z3.Implies(c, dq_hi[t] == k) for k, c in hi_is.items()),
-                    z3.Implies(hi_inf, dq_hi[t] == T))
+            # The displayed range is a function of the curves (terms, not variables): the
+            # largest k with dq_lo >= k, and the smallest k with dq_hi <= k (T = unbounded).
+            dq_lo.append(_first(((lo_at_least(k), k) for k in range(top, 0, -1)), 0))
+            dq_hi.append(_first(((hi_at_most(k), k) for k in range(1, top + 1)), T))
 
             if t >= max(R, 1):
                 prev = cwnd[t - 1]
@@ -253,6 +255,18 @@ class Copa(CCA):
                 if hi is not None and f.rate[t] < g * f.cwnd[t] / (R + hi):
                     problems.append(f"step {t}: pacing rate {f.rate[t]} below {g} * cwnd / (R + {hi})")
         return problems
+
+
+def _first(cases: Any, otherwise: int) -> Any:
+    """The value of the first (condition, value) case that holds, else ``otherwise``."""
+    cases = list(cases)
+    result: Any = z3.IntVal(otherwise)
+    for cond, value in reversed(cases):
+        if cond is True:
+            result = z3.IntVal(value)
+        elif cond is not False:
+            result = z3.If(cond, z3.IntVal(value), result)
+    return result
 
 
 ALGORITHM = Copa()

@@ -102,8 +102,8 @@ class PathServer(ABC):
     def declare(self, enc: Encoding, net: Network, flows: list[FlowSetup]) -> PathVars:
         T, N = net.T, net.flows
 
-        def per_flow(name: str) -> list[list[z3.ArithRef]]:
-            return [[enc.real(f"{name}_{n}_{t}") for t in range(T)] for n in range(N)]
+        def per_flow(name: str, axis: str | None) -> list[list[z3.ArithRef]]:
+            return [[enc.step("real", name, t, n, axis) for t in range(T)] for n in range(N)]
 
         alpha: Term = net.alpha if net.alpha is not None else enc.real("alpha")
         dupacks_units = net.dupacks
@@ -120,13 +120,15 @@ class PathServer(ABC):
             buffer, buffer_min = net.buffer_bytes(), net.buffer_min_bytes()
         v = PathVars(
             net=net,
-            W=[enc.real(f"W_{t}") for t in range(T)],
-            A_f=per_flow("A"), S_f=per_flow("S"), L_f=per_flow("L"), Ld_f=per_flow("Ld"),
-            Lnc_f=per_flow("Lnc") if net.eta > 0 else None,
-            cwnd=per_flow("cwnd"),
-            rate=[[enc.real(f"rate_{n}_{t}") for t in range(T)] if f.paced else None
+            W=[enc.step("real", "W", t, axis="W") for t in range(T)],
+            A_f=per_flow("A", "A"), S_f=per_flow("S", "S"), L_f=per_flow("L", "L"),
+            Ld_f=per_flow("Ld", "L"), Lnc_f=per_flow("Lnc", "L") if net.eta > 0 else None,
+            cwnd=per_flow("cwnd", None),
+            rate=[[enc.step("real", "rate", t, n) for t in range(T)] if f.paced else None
                   for n, f in enumerate(flows)],
-            timeout=[[enc.boolean(f"timeout_{n}_{t}") for t in range(T)] for n in range(N)],
+            # Before step R a timeout is history the model does not track: nothing reads it.
+            timeout=[[enc.step("bool", "timeout", t, n) if t >= net.R else z3.BoolVal(False)
+                      for t in range(T)] for n in range(N)],
             alpha=alpha, dupacks=dupacks, buffer=buffer, buffer_min=buffer_min,
         )
         v.A = [_total(v.A_f, t) for t in range(T)]
@@ -240,7 +242,6 @@ class PathServer(ABC):
             for t in range(net.T):
                 if t < R:
                     enc.add("model.loss_detection", Ld[t] <= L[0])
-                    enc.add("model.timeout", z3.Not(tmo[t]))
                     stalled_all_lost.append(False)
                     continue
                 enc.add("model.loss_detection", Ld[t] <= L[t - R])

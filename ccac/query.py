@@ -114,7 +114,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise CcacError(f"cannot read: {e.strerror}", str(path)) from None
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+def apply_overrides(data: dict[str, Any], overrides: list[str],
+                    sections: tuple[str, ...] = SECTIONS) -> dict[str, Any]:
     """Apply ``section.key=value`` strings; values use TOML syntax (bare words are strings)."""
     data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
     for item in overrides:
@@ -122,8 +123,8 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             raise CcacError(f"--set expects SECTION.KEY=VALUE, got {item!r}")
         key, text = item.split("=", 1)
         section, _, name = key.strip().partition(".")
-        if section not in SECTIONS or not name:
-            raise CcacError(f"--set key must be one of {', '.join(s + '.KEY' for s in SECTIONS)}, got {key!r}")
+        if section not in sections or not name:
+            raise CcacError(f"--set key must be one of {', '.join(s + '.KEY' for s in sections)}, got {key!r}")
         try:
             value = tomllib.loads(f"v = {text.strip()}")["v"]
         except tomllib.TOMLDecodeError:

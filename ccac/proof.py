@@ -1,0 +1,499 @@
+"""Proofs: finite-horizon lemmas, and steady-state theorems stitched from them by induction.
+
+A proof file (``proofs/*.toml``) has a query file's ``[network]``, ``[cca]``, ``[params]`` and
+``[definitions]`` sections, then
+
+* ``[[lemma]]`` entries: ``name``, optional overrides (``T``, and ``network`` / ``cca`` /
+  ``params`` tables), ``assume`` and either ``show`` (a universal claim: proved when
+  model and CCA and assume and not(show) is unsat) or ``exists`` (an existential claim: proved
+  by a validated trace of model and CCA and assume and exists);
+* an optional ``[steady_state]`` section: a ``region`` (predicates over the state at step
+  ``t``), parameter assumptions, and ``[[steady_state.progress]]`` cases with a ranking
+  quantity each. :func:`check_steady_state` checks closure, progress, cover and the soundness
+  of stitching windows together (``ccac.window``), and only then states the theorem.
+
+Every universal claim is also checked for vacuity: if its assumptions have no trace at all, it
+is reported VACUOUS, not proved.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import z3
+
+from ccac.backends import SOLVERS
+from ccac.errors import CcacError
+from ccac.expr import compile_condition, compile_number
+from ccac.problem import build
+from ccac.query import Query, apply_overrides, parse_query, read_toml
+from ccac.solve import Result, solve
+from ccac.window import WindowCheck, same_reading, window_is_trace
+
+BASE_SECTIONS = ("network", "cca", "params", "definitions")
+PROOF_SECTIONS = BASE_SECTIONS + ("lemma", "steady_state", "description")
+LEMMA_KEYS = ("name", "description", "T", "network", "cca", "params", "assume", "show", "exists")
+STEADY_KEYS = ("name", "description", "T", "start", "assume", "region", "progress")
+PROGRESS_KEYS = ("name", "when", "rank", "decrease", "bound")
+VERDICTS = ("proved", "refuted", "vacuous", "unknown", "invalid")
+
+
+# ---------------------------------------------------------------------- the file
+@dataclass
+class Lemma:
+    name: str
+    description: str
+    data: dict[str, Any]  # query sections for this lemma, overrides applied
+    assume: list[str]
+    show: str | None
+    exists: str | None
+
+
+@dataclass
+class Progress:
+    """A case outside the region: the state is in it when ``when`` holds at the window start;
+    ``rank`` (a per-step quantity) must drop by ``decrease`` per window unless the run reaches
+    the region or an earlier case, and stays at least ``bound`` within the case."""
+
+    name: str
+    when: str
+    rank: str
+    decrease: str
+    bound: str
+
+
+@dataclass
+class SteadyState:
+    name: str
+    description: str
+    T: int
+    start: int
+    assume: list[str]
+    region: list[str]
+    progress: list[Progress]
+
+
+@dataclass
+class Proof:
+    name: str
+    source: str
+    description: str
+    base: dict[str, Any]
+    lemmas: list[Lemma]
+    steady: SteadyState | None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def resolved(self) -> dict[str, Any]:
+        """The proof as canonical plain data (for result-store keys)."""
+        return {"name": self.name, **_plain(self.raw)}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def bundled_proofs() -> dict[str, Path]:
+    root = resources.files("ccac.proofs")
+    return {Path(p.name).stem: Path(str(p)) for p in root.iterdir() if p.name.endswith(".toml")}
+
+
+def is_proof_file(data: dict[str, Any]) -> bool:
+    return "lemma" in data or "steady_state" in data
+
+
+def load_proof(file_or_name: str, overrides: list[str] | None = None) -> Proof:
+    """Read a proof file (or a bundled proof by name); ``overrides`` use ``--set`` syntax."""
+    path = Path(file_or_name)
+    if not (path.suffix == ".toml" or "/" in file_or_name or path.exists()):
+        library = bundled_proofs()
+        if file_or_name not in library:
+            raise CcacError(f"no bundled proof named {file_or_name!r} (bundled: {', '.join(sorted(library))})")
+        path = library[file_or_name]
+    elif not path.is_file():
+        raise CcacError(f"no such proof file: {file_or_name}")
+    data = apply_overrides(read_toml(path), overrides or [], BASE_SECTIONS + ("steady_state",))
+    try:
+        return parse_proof(data, path.stem, str(path))
+    except CcacError as e:
+        raise e.located(str(path)) from None
+
+
+def parse_proof(data: dict[str, Any], name: str = "proof", source: str = "<memory>") -> Proof:
+    unknown = sorted(set(data) - set(PROOF_SECTIONS))
+    if unknown:
+        raise CcacError(f"unknown section [{unknown[0]}] (sections: {', '.join(PROOF_SECTIONS)})")
+    if not is_proof_file(data):
+        raise CcacError("a proof needs [[lemma]] entries or a [steady_state] section")
+    base = {k: copy.deepcopy(data[k]) for k in BASE_SECTIONS if k in data}
+    parse_query({**base, "query": {}}, name, source)  # validates the shared sections once
+    steady = _parse_steady(base, data["steady_state"]) if "steady_state" in data else None
+    if steady is not None:  # lemmas may say "in the steady state": region[t]
+        base = _with_region(base, steady)
+    lemmas_data = data.get("lemma", [])
+    if not isinstance(lemmas_data, list) or not all(isinstance(x, dict) for x in lemmas_data):
+        raise CcacError("lemmas are written [[lemma]] (an array of tables)", "lemma")
+    lemmas = [_parse_lemma(base, item, i) for i, item in enumerate(lemmas_data)]
+    names = [lemma.name for lemma in lemmas]
+    for n in names:
+        if names.count(n) > 1:
+            raise CcacError(f"two lemmas are named {n!r}", "lemma")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise CcacError("description must be a string", "description")
+    return Proof(name, source, description.strip(), base, lemmas, steady, data)
+
+
+def _strings(value: Any, where: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise CcacError("must be a string or a list of strings", where)
+    return value
+
+
+def _text(table: dict[str, Any], key: str, where: str, required: bool = True) -> str | None:
+    value = table.get(key)
+    if value is None:
+        if required:
+            raise CcacError(f"missing key {key!r}", where)
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value)
+    if not isinstance(value, str) or not value.strip():
+        raise CcacError(f"{key} must be an expression string", f"{where}.{key}")
+    return value
+
+
+def _parse_lemma(base: dict[str, Any], item: dict[str, Any], i: int) -> Lemma:
+    where = f"lemma[{i}]"
+    extra = sorted(set(item) - set(LEMMA_KEYS))
+    if extra:
+        raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(LEMMA_KEYS)})", where)
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        raise CcacError("every lemma needs a name", where)
+    where = f"lemma {name!r}"
+    data = copy.deepcopy(base)
+    for section in ("network", "cca", "params"):
+        if section in item:
+            if not isinstance(item[section], dict):
+                raise CcacError(f"{section} overrides must be a table", where)
+            data.setdefault(section, {}).update(item[section])
+    if "T" in item:
+        data.setdefault("network", {})["T"] = item["T"]
+    show, exists = _text(item, "show", where, False), _text(item, "exists", where, False)
+    if (show is None) == (exists is None):
+        raise CcacError("a lemma needs exactly one of `show` (for every trace) or `exists` (some trace)", where)
+    assume = _strings(item.get("assume", []), f"{where}.assume")
+    lemma = Lemma(name, str(item.get("description", "")).strip(), data, assume, show, exists)
+    build(_lemma_query(lemma, lemma.show or lemma.exists, negate=show is not None))  # compile-check now
+    return lemma
+
+
+def _parse_steady(base: dict[str, Any], table: Any) -> SteadyState:
+    where = "steady_state"
+    if not isinstance(table, dict):
+        raise CcacError("must be a table", where)
+    extra = sorted(set(table) - set(STEADY_KEYS))
+    if extra:
+        raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(STEADY_KEYS)})", where)
+    network = parse_query({**base, "query": {}}).network
+    T = table.get("T", network.T)
+    start = table.get("start", network.R - 1)
+    for key, value in (("T", T), ("start", start)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise CcacError(f"{key} must be a whole number", f"{where}.{key}")
+    if not 0 <= start < T - 1:
+        raise CcacError(f"start must be a step before the window's last step (0 <= start < T-1 = {T - 1})",
+                        f"{where}.start")
+    region = _strings(table.get("region", []), f"{where}.region")
+    if not region:
+        raise CcacError("the steady state needs a region: predicates over the state at step t", where)
+    cases_data = table.get("progress", [])
+    if not isinstance(cases_data, list) or not all(isinstance(c, dict) for c in cases_data):
+        raise CcacError("progress cases are written [[steady_state.progress]]", f"{where}.progress")
+    cases = []
+    for i, c in enumerate(cases_data):
+        cw = f"{where}.progress[{i}]"
+        extra = sorted(set(c) - set(PROGRESS_KEYS))
+        if extra:
+            raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(PROGRESS_KEYS)})", cw)
+        cases.append(Progress(str(c.get("name", f"case {i + 1}")), *(
+            _text(c, k, cw) for k in ("when", "rank", "decrease", "bound"))))
+    steady = SteadyState(str(table.get("name", "steady state")), str(table.get("description", "")).strip(),
+                         T, start, _strings(table.get("assume", []), f"{where}.assume"), region, cases)
+    _check_time_free(base, steady)
+    return steady
+
+
+# ---------------------------------------------------------------------- one check
+@dataclass
+class Check:
+    """One SMT obligation of a proof and what the solver said about it."""
+
+    kind: str          # "lemma", "closure", "progress", "cover", "stitching", ...
+    name: str
+    verdict: str       # one of VERDICTS
+    seconds: float
+    statement: str
+    detail: str = ""
+    result: Result | None = None  # a counterexample (refuted) or witness (exists lemma)
+    culprits: list[str] = field(default_factory=list)
+
+    @property
+    def validated(self) -> bool | None:
+        return None if self.result is None else self.result.validated
+
+
+@dataclass
+class ProofReport:
+    proof: Proof
+    checks: list[Check]
+    theorem: str | None
+    seconds: float
+
+    @property
+    def verdict(self) -> str:
+        verdicts = {c.verdict for c in self.checks}
+        for v in ("invalid", "refuted", "vacuous", "unknown"):
+            if v in verdicts:
+                return v
+        return "proved"
+
+    @property
+    def validated(self) -> bool | None:
+        values = [c.validated for c in self.checks if c.validated is not None]
+        return None if not values else all(values)
+
+
+def _lemma_query(lemma: Lemma, claim: str | None, negate: bool) -> Query:
+    query: dict[str, Any] = {"assume": lemma.assume}
+    if claim is not None:
+        query["find"] = f"not ({claim})" if negate else claim
+    return parse_query({**lemma.data, "query": query}, lemma.name)
+
+
+def _scope(q: Query, start: int | None = None) -> str:
+    net = q.network
+    free = f"steps 0..{net.R - 1} free history" if start is None else f"steps 0..{start - 1} free history" \
+        if start > 0 else "no history steps"
+    return f"every trace of the {net.model_name} model, T={net.T} (steps 0..{net.T - 1}; {free}; any initial state)"
+
+
+def prove_claim(kind: str, name: str, base: Query, claim: str, solver: str, timeout: float | None,
+                statement: str) -> Check:
+    """A universal claim: no trace of ``base`` (model, CCA, its assumptions) violates ``claim``.
+    Proved only if that is unsat *and* the assumptions alone have a trace (else vacuous)."""
+    start = time.perf_counter()
+    refute = copy.copy(base)
+    refute.find = f"not ({claim})"
+    result = solve(refute, solver=solver, timeout=timeout)
+    if result.answer == "sat":
+        verdict = "refuted" if result.validated else "invalid"
+        return Check(kind, name, verdict, time.perf_counter() - start, statement, result=result)
+    if result.answer == "unknown":
+        return Check(kind, name, "unknown", time.perf_counter() - start, statement,
+                     detail=f"solver: {result.reason}")
+    witness = copy.copy(base)
+    witness.find = None
+    premise = solve(witness, solver=solver, timeout=timeout)
+    seconds = time.perf_counter() - start
+    if premise.answer == "unsat":
+        return Check(kind, name, "vacuous", seconds, statement,
+                     detail="its assumptions have no trace at all: the claim holds for nothing")
+    if premise.answer == "unknown":
+        return Check(kind, name, "unknown", seconds, statement,
+                     detail="the claim is unsat but the vacuity check (do the assumptions have a trace?) timed out")
+    if not premise.validated:
+        return Check(kind, name, "invalid", seconds, statement, result=premise)
+    return Check(kind, name, "proved", seconds, statement,
+                 detail=f"unsat in {result.solve_seconds:.2f} s; assumptions satisfiable")
+
+
+def check_lemma(lemma: Lemma, solver: str, timeout: float | None) -> Check:
+    if lemma.show is not None:
+        q = _lemma_query(lemma, None, False)
+        statement = (f"for {_scope(q)}: if {' and '.join(lemma.assume) or 'true'} then {lemma.show}")
+        return prove_claim("lemma", lemma.name, q, lemma.show, solver, timeout, statement)
+    q = _lemma_query(lemma, lemma.exists, False)
+    statement = f"there EXISTS one of {_scope(q)} with {' and '.join(lemma.assume + [lemma.exists or ''])}"
+    start = time.perf_counter()
+    result = solve(q, solver=solver, timeout=timeout)
+    verdict = {"sat": "proved" if result.validated else "invalid", "unsat": "refuted",
+               "unknown": "unknown"}[result.answer]
+    return Check("lemma", lemma.name, verdict, time.perf_counter() - start, statement,
+                 result=result if result.answer == "sat" else None,
+                 detail="validated witness trace" if verdict == "proved" else "")
+
+
+# ---------------------------------------------------------------------- steady state
+def _with_region(base: dict[str, Any], s: SteadyState) -> dict[str, Any]:
+    """The shared sections plus the steady state's own definitions: ``region`` (the region's
+    predicates at step t), and ``case_i`` / ``rank_i`` for progress case i."""
+    data = copy.deepcopy(base)
+    defs = data.setdefault("definitions", {})
+    own = {"region": " and ".join(f"({p})" for p in s.region)}
+    for i, case in enumerate(s.progress):
+        own[f"case_{i}"], own[f"rank_{i}"] = case.when, case.rank
+    for name in own:
+        if name in defs and defs[name] != own[name]:
+            raise CcacError(f"`{name}` is defined by [steady_state]; rename this definition", f"definitions.{name}")
+    defs.update(own)
+    return data
+
+
+def _steady_query(proof: Proof, assume: list[str], find: str | None = None, T: int | None = None) -> Query:
+    s = proof.steady
+    assert s is not None
+    data = _with_region(proof.base, s)
+    data.setdefault("network", {})["T"] = T if T is not None else s.T
+    query: dict[str, Any] = {"assume": s.assume + assume}
+    if find is not None:
+        query["find"] = find
+    return parse_query({**data, "query": query}, s.name)
+
+
+def _check_time_free(base: dict[str, Any], s: SteadyState) -> None:
+    """Parameter assumptions, decreases and bounds must not depend on the trace's steps: they
+    must mean the same in every window of a run."""
+    proof = Proof("", "", "", base, [], s)
+    problem = build(_steady_query(proof, []))
+    slots = problem.enc.slots
+    texts = [(a, f"steady_state.assume[{i}]") for i, a in enumerate(s.assume)]
+    texts += [(text, f"steady_state.progress[{i}].{key}") for i, c in enumerate(s.progress)
+              for key, text in (("decrease", c.decrease), ("bound", c.bound))]
+    for text, where in texts:
+        compile = compile_condition if where.startswith("steady_state.assume") else compile_number
+        value = compile(text, problem.symbols, where)
+        if _mentions_steps(value, slots):
+            raise CcacError(f"`{text}` depends on the trace's steps; only parameters (alpha, buffer, "
+                            f"[params], constant definitions) may appear here (per-step conditions "
+                            f"belong in the region or a progress case)", where)
+    for i, case in enumerate(s.progress):
+        for key, text in (("when", f"case_{i}[{s.start}]"), ("rank", f"rank_{i}[{s.start}]")):
+            compile_ = compile_condition if key == "when" else compile_number
+            compile_(text, problem.symbols, f"steady_state.progress[{i}].{key}")
+    compile_condition(f"region[{s.start}]", problem.symbols, "steady_state.region")
+
+
+def _mentions_steps(value: Any, slots: dict[str, Any]) -> bool:
+    if not isinstance(value, z3.ExprRef):
+        return False
+    stack, seen = [value], set()
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED and e.decl().name() in slots:
+            return True
+        stack.extend(e.children())
+    return False
+
+
+def check_steady_state(proof: Proof, solver: str, timeout: float | None) -> list[Check]:
+    """Closure, progress, cover and stitching for ``proof.steady`` (see the README's
+    "Steady-state theorems" for why these together prove the infinite-horizon theorem)."""
+    s = proof.steady
+    assert s is not None
+    s0, last = s.start, s.T - 1
+    checks: list[Check] = []
+    base = _steady_query(proof, [])
+    scope = _scope(base, s0)
+    region_text = " and ".join(s.region)
+
+    in_region = _steady_query(proof, [f"region[{s0}]"])
+    checks.append(prove_claim(
+        "closure", "the region is never left", in_region, f"all(region[t] for t in range({s0 + 1}, T))",
+        solver, timeout, f"for {scope}: if the region holds at step {s0} ({region_text}) then it holds at "
+                         f"every step {s0 + 1}..{last}"))
+
+    cases = [f"case_{i}[{s0}]" for i in range(len(s.progress))]
+    cover = _steady_query(proof, [])
+    checks.append(prove_claim(
+        "cover", "the region and the progress cases cover every state", cover,
+        " or ".join([f"region[{s0}]"] + cases), solver, timeout,
+        f"for {scope}: at step {s0} the state is in the region or in one of the progress cases"))
+
+    for i, case in enumerate(s.progress):
+        earlier = [f"not case_{j}[{s0}]" for j in range(i)]
+        premise = [f"case_{i}[{s0}]", f"not region[{s0}]"] + earlier
+        q = _steady_query(proof, premise)
+        checks.append(prove_claim(
+            "bounded", f"{case.name}: rank bounded below", q, f"rank_{i}[{s0}] >= ({case.bound})", solver,
+            timeout, f"for {scope}: in case '{case.name}' at step {s0}, {case.rank} >= {case.bound}"))
+        goal = [f"region[{last}]"] + [f"case_{j}[{last}]" for j in range(i)] + [
+            f"(case_{i}[{last}] and rank_{i}[{last}] <= rank_{i}[{s0}] - ({case.decrease}))"]
+        checks.append(prove_claim(
+            "progress", case.name, q, " or ".join(goal), solver, timeout,
+            f"for {scope}: from case '{case.name}' at step {s0} (when {case.when}; not in the region"
+            f"{' or an earlier case' if i else ''}), by step {last} the run is in the region"
+            f"{', in an earlier case,' if i else ''} or {case.rank} has dropped by at least {case.decrease}"))
+        checks.append(prove_claim(
+            "decrease", f"{case.name}: the decrease is positive", base, f"({case.decrease}) > 0", solver,
+            timeout, f"under the parameter assumptions, {case.decrease} > 0"))
+    checks.extend(check_stitching(proof, solver, timeout))
+    return checks
+
+
+def check_stitching(proof: Proof, solver: str, timeout: float | None) -> list[Check]:
+    """Windows placed ``T-1-start`` steps apart chain: each is a trace of the lemma model, and
+    the region, cases and ranks read the same at one window's end and the next one's start."""
+    s = proof.steady
+    assert s is not None
+    shift = s.T - 1 - s.start
+    short = build(_steady_query(proof, []))
+    long = build(_steady_query(proof, [], T=s.T + shift))
+    solve_fn = SOLVERS[solver]
+    checks = []
+    for offset in (shift, 0):
+        checks.append(_window_check(window_is_trace(short, long, offset, solve_fn, timeout)))
+    quantities: list[tuple[str, str, Any]] = [("the region", "region", compile_condition)]
+    for i, case in enumerate(s.progress):
+        quantities += [(f"case '{case.name}'", f"case_{i}", compile_condition),
+                       (f"rank of '{case.name}'", f"rank_{i}", compile_number)]
+    for label, name, compile_ in quantities:
+        at_start = compile_(f"{name}[{s.start}]", short.symbols, "steady_state")
+        at_end = compile_(f"{name}[{s.T - 1}]", long.symbols, "steady_state")
+        checks.append(_window_check(same_reading(short, long, shift, at_start, at_end, label, solve_fn, timeout)))
+    return checks
+
+
+def _window_check(w: WindowCheck) -> Check:
+    verdict = {"unsat": "proved", "sat": "refuted", "unknown": "unknown"}[w.outcome.answer]
+    return Check("stitching", w.what, verdict, w.outcome.seconds, f"in every run: {w.what}",
+                 culprits=w.culprits[:5])
+
+
+# ---------------------------------------------------------------------- the whole proof
+def check_proof(proof: Proof, solver: str = "z3", timeout: float | None = None) -> ProofReport:
+    """Check every lemma and the steady-state theorem; the theorem is stated only if all hold."""
+    start = time.perf_counter()
+    checks = [check_lemma(lemma, solver, timeout) for lemma in proof.lemmas]
+    theorem = None
+    if proof.steady is not None:
+        steady_checks = check_steady_state(proof, solver, timeout)
+        checks += steady_checks
+        if all(c.verdict == "proved" for c in steady_checks):
+            s = proof.steady
+            net = _steady_query(proof, []).network
+            theorem = (f"{s.name} holds for every trace of the model (infinite horizon): from any initial "
+                       f"state the run enters the region [{' and '.join(s.region)}] and never leaves it "
+                       f"({net.model_name} model, R={net.R}, D={net.D}, C={_num(net.C)}, buffer="
+                       f"{net.buffer if isinstance(net.buffer, str) else _num(net.buffer) + ' BDP'}"
+                       f"{'; assuming ' + ' and '.join(s.assume) if s.assume else ''})")
+    return ProofReport(proof, checks, theorem, time.perf_counter() - start)
+
+
+def _num(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"

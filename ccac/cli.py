@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from ccac.bench import bench
+from ccac.sweep import sweep
 from ccac.errors import CcacError
 
 EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INVALID_TRACE = 1, 2, 3, 4
@@ -145,6 +146,59 @@ def _show(v: Any) -> str:
     return str(v)
 
 
+@cli.command()
+@click.argument("file_or_name")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a value of the proof's shared sections, e.g. network.buffer=2, steady_state.T=12.")
+@click.option("--timeout", type=float, default=None, metavar="S", help="Per SMT check; a timeout is 'unknown'.")
+@click.option("--solver", default="z3", show_default=True, help="z3, or cvc5 (through SMT-LIB and pysmt).")
+@click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None,
+              help="Directory for counterexample traces (JSON, CSV, PNG) [default: counterexamples/PROOF].")
+@click.option("--verbose", "-v", is_flag=True, help="Also print what each check states.")
+def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, solver: str,
+          save_dir: str | None, verbose: bool) -> None:
+    """Check a proof FILE_OR_NAME: its lemmas and, if it has one, its steady-state theorem.
+
+    Exit code 0 only if every check is proved; 1 if any is refuted or vacuous, 3 if any is
+    unknown (timeout), 4 if a trace failed independent validation."""
+    from ccac.proof import check_proof, load_proof
+
+    proof = load_proof(file_or_name, list(overrides))
+    click.echo(f"proof: {proof.name} ({proof.source})")
+    if proof.description:
+        click.echo("  " + proof.description.splitlines()[0])
+    report = check_proof(proof, solver=solver, timeout=timeout)
+    out = Path(save_dir) if save_dir else Path("counterexamples") / proof.name
+    for check in report.checks:
+        mark = {"proved": "proved", "refuted": "REFUTED", "vacuous": "VACUOUS", "unknown": "UNKNOWN",
+                "invalid": "INVALID TRACE"}[check.verdict]
+        click.echo(f"  [{check.kind}] {check.name}: {mark} ({check.seconds:.2f} s)"
+                   + (f" - {check.detail}" if check.detail else ""))
+        if verbose or check.verdict != "proved":
+            click.echo(f"      checked: {check.statement}")
+        for culprit in check.culprits:
+            click.echo(f"      violated: {culprit}")
+        if check.result is not None and check.result.trace is not None and check.verdict != "proved":
+            out.mkdir(parents=True, exist_ok=True)
+            stem = out / "".join(ch if ch.isalnum() else "_" for ch in f"{check.kind}_{check.name}")
+            Path(f"{stem}.json").write_text(json.dumps(check.result.to_json(), indent=1))
+            check.result.trace.write_csv(f"{stem}.csv")
+            check.result.plot(f"{stem}.png")
+            validated = "validated" if check.result.validated else "FAILED validation"
+            click.echo(f"      counterexample ({validated}): {stem}.json, .csv, .png")
+    verdict = report.verdict
+    if report.theorem:
+        click.echo(f"THEOREM: {report.theorem}")
+    click.echo(f"{verdict}: {sum(c.verdict == 'proved' for c in report.checks)}/{len(report.checks)} checks "
+               f"proved in {report.seconds:.1f} s ({solver})")
+    if proof.expect is not None:
+        click.echo(f"expected: {proof.expect} ({'as expected' if verdict == proof.expect else 'DIFFERENT'})")
+    codes = {"proved": 0, "refuted": EXIT_MISMATCH, "vacuous": EXIT_MISMATCH, "unknown": EXIT_UNKNOWN,
+             "invalid": EXIT_INVALID_TRACE}
+    if codes[verdict]:
+        sys.exit(codes[verdict])
+
+
 @cli.command("list")
 def list_cmd() -> None:
     """Show the models, the CCAs with their parameters, and the bundled queries."""
@@ -174,6 +228,7 @@ def list_cmd() -> None:
 
 
 cli.add_command(bench, "bench")
+cli.add_command(sweep, "sweep")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -37,7 +37,7 @@ from ccac.solve import Result, solve
 from ccac.window import WindowCheck, same_reading, window_is_trace
 
 BASE_SECTIONS = ("network", "cca", "params", "definitions")
-PROOF_SECTIONS = BASE_SECTIONS + ("lemma", "steady_state", "description")
+PROOF_SECTIONS = BASE_SECTIONS + ("lemma", "steady_state", "description", "expect")
 LEMMA_KEYS = ("name", "description", "T", "network", "cca", "params", "assume", "show", "exists")
 STEADY_KEYS = ("name", "description", "T", "start", "assume", "region", "progress")
 PROGRESS_KEYS = ("name", "when", "rank", "decrease", "bound")
@@ -87,6 +87,7 @@ class Proof:
     base: dict[str, Any]
     lemmas: list[Lemma]
     steady: SteadyState | None
+    expect: str | None = None  # the verdict this proof is known to get (documentation, tests)
     raw: dict[str, Any] = field(default_factory=dict)
 
     def resolved(self) -> dict[str, Any]:
@@ -150,7 +151,10 @@ def parse_proof(data: dict[str, Any], name: str = "proof", source: str = "<memor
     description = data.get("description", "")
     if not isinstance(description, str):
         raise CcacError("description must be a string", "description")
-    return Proof(name, source, description.strip(), base, lemmas, steady, data)
+    expect = data.get("expect")
+    if expect is not None and expect not in VERDICTS:
+        raise CcacError(f"expect must be one of {', '.join(VERDICTS)}, got {expect!r}", "expect")
+    return Proof(name, source, description.strip(), base, lemmas, steady, expect, data)
 
 
 def _strings(value: Any, where: str) -> list[str]:

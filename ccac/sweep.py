@@ -41,7 +41,7 @@ from ccac.store import Store, ccac_version, result_key, reusable, solver_version
 __all__ = ["Axis", "parse_grid", "run_point", "sweep"]
 
 MAX_AXIS = 100_000  # values one --grid option may expand to
-COLUMNS = ("answer", "validated", "seconds", "cached", "error")
+COLUMNS = ("answer", "validated", "seconds", "cached", "note")  # note: an error, or a proof's failed checks
 ORDER = {"query": ("sat", "unsat", "unknown", "error"),
          "proof": ("proved", "refuted", "vacuous", "unknown", "error")}  # other answers follow
 PROOF_KEYS = ("lemma", "steady_state")
@@ -76,7 +76,9 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
                 proof = load_proof(task["file"], list(task["overrides"]))
                 out["resolved"] = proof.resolved()
                 report = check_proof(proof, solver=task["solver"], timeout=task["timeout"])
-                out.update(answer=report.verdict, validated=report.validated, seconds=float(report.seconds))
+                failed = [f"{c.name}: {c.verdict}" for c in report.checks if c.verdict != "proved"]
+                out.update(answer=report.verdict, validated=report.validated, seconds=float(report.seconds),
+                           reason="; ".join(failed) or None)
             else:
                 from ccac.query import load_query
                 from ccac.solve import solve
@@ -366,7 +368,9 @@ def _cells(point: Point) -> tuple[str, ...]:
     r = point.result
     validated = {True: "yes", False: "NO", None: "-"}[r.get("validated")]
     return point.shown + (point.answer, validated, f"{r.get('seconds', 0.0):.3f}",
-                          "yes" if point.cached else "no", (r.get("error") or "").replace("\n", " "))
+                          "yes" if point.cached else "no",
+                          (r.get("error") or (r.get("reason") if point.answer != "unknown" else "") or "")
+                          .replace("\n", " "))
 
 
 def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
@@ -389,7 +393,7 @@ def write_out(path: Path, axes: list[Axis], header: tuple[str, ...], points: lis
         row = {a.key: a.value(i) for a, i in zip(axes, idx)}
         row.update(answer=point.answer, validated=point.result.get("validated"),
                    seconds=round(float(point.result.get("seconds", 0.0)), 4), cached=point.cached,
-                   error=point.result.get("error"))
+                   error=point.result.get("error"), reason=point.result.get("reason"))
         rows.append(row)
     path.write_text(json.dumps(rows, indent=1) + "\n")
 
@@ -594,7 +598,7 @@ def report(kind: str, axes: list[Axis], points: list[Point], indexes: list[tuple
     code = exit_code(kind, points)
     if code == 2:
         click.echo(f"error: {counts['error']} of {len(points)} points could not be run "
-                   f"(see the error column)", err=True)
+                   f"(see the note column)", err=True)
     if code:
         raise SystemExit(code)
 

@@ -31,7 +31,7 @@ slack = 0
 find = "S[T-1] - S[0] >= C * (T - 1 + D) + slack"
 expect = "sat"
 """
-COLUMNS = ["network.T", "params.slack", "answer", "validated", "seconds", "cached", "error"]
+COLUMNS = ["network.T", "params.slack", "answer", "validated", "seconds", "cached", "note"]
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def slack_file(tmp_path) -> Path:
 
 
 def rows(text: str) -> list[list[str]]:
-    """The table's data rows, split into cells (the error column may hold spaces)."""
+    """The table's data rows, split into cells (the note column may hold spaces)."""
     lines = text.split("\n\n")[0].splitlines()[2:]
     return [line.split(None, 6) for line in lines]
 
@@ -87,7 +87,8 @@ def test_rerun_reuses_the_store_and_fresh_recomputes(cli, store_dir, slack_file,
     assert [r[2] for r in rows(stdout)] == [r[2] for r in rows(first[1])]
     data = json.loads(out.read_text())
     assert data[1] == {"network.T": 5, "params.slack": 0.5, "answer": "unsat", "validated": None,
-                       "seconds": data[1]["seconds"], "cached": True, "error": None}
+                       "seconds": data[1]["seconds"], "cached": True, "error": None,
+                       "reason": None}
     code, stdout, _ = cli(*args, "--fresh")
     assert code == 0 and "0 reused from the store" in stdout
     assert all(r[5] == "no" for r in rows(stdout))
@@ -189,7 +190,7 @@ def test_a_point_with_an_invalid_value_is_an_error_row(cli, store_dir, slack_fil
     assert table["2", "0"][2] == "error" and "T = 2 is too small" in table["2", "0"][6]
     assert table["6", "0"][2] == "sat"
     assert "1 sat, 0 unsat, 0 unknown, 1 error;" in out
-    assert err.strip().endswith("1 of 2 points could not be run (see the error column)")
+    assert err.strip().endswith("1 of 2 points could not be run (see the note column)")
 
 
 def test_ranges_are_exact_decimals() -> None:

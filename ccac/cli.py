@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from ccac.bench import bench
+from ccac.bound import bound
 from ccac.sweep import sweep
 from ccac.errors import CcacError
 
@@ -228,6 +229,7 @@ def list_cmd() -> None:
 
 
 cli.add_command(bench, "bench")
+cli.add_command(bound, "bound")
 cli.add_command(sweep, "sweep")
 
 

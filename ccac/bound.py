@@ -1,0 +1,354 @@
+"""Find where a query's answer flips as one of its ``[params]`` numbers moves.
+
+    ccac bound FILE_OR_NAME --param NAME --lo X --hi Y [--tol E] [--timeout S] ...
+
+A query such as "is there a path on which utilization stays below ``util``?" is unsat for a
+small enough ``util`` and sat for a large enough one; the threshold between them is the
+performance bound the CCA guarantees on every path of the model. :func:`find_bound` brackets
+it by bisection over exact rationals:
+
+* lo and hi are probed first; they must get different decisive answers (sat / unsat).
+* The bracket [a, b] always has one decisive answer at a and the other at b. "unknown" (a
+  solver timeout) is an outcome of its own, never taken for either: an unknown point stays
+  inside the bracket and the next probe is the midpoint of the widest gap between probed
+  points, so the search probes around it. A decisive probe replaces the bracket end with the
+  same answer; unknown points left outside the new bracket are dropped.
+* The search stops when b - a <= tol, or when unknown points split the bracket into gaps all
+  <= tol (the bracket is then wider than tol, and those points are reported).
+
+What the result means: every probe is an exact fact at its value (sat: a trace of the model
+exists; unsat: none does). The two ends of the final bracket therefore always enclose at least
+one flip. That the flip is *the* threshold, i.e. the answer at a holds for every value on a's
+side and the answer at b for every value on b's side, assumes the answer is monotone in the
+parameter, which holds when the parameter only loosens or tightens the query's conditions
+(e.g. ``S[T-1] - S[0] < util * C * (T - 1)``); bisection does not check it.
+
+Solving: the formula is built once with the parameter as a solver constant p, and each probe
+solves it plus ``p == value`` in a fresh solver (so any backend works). Incremental z3
+(push/pop or check-under-assumption on one solver) was measured slower on hard probes: z3's
+incremental mode gives up the preprocessing of a one-shot check. If the parameter cannot be a
+solver constant (a product with a solver quantity, a range bound, ...), the formula is rebuilt
+with the number for each probe instead.
+
+The sat end of the bracket (the counterexample closest to the threshold) is read back exactly
+and validated independently, as :func:`ccac.solve.solve` does, against the query with the
+parameter set to that number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+import z3
+
+from ccac.backends import SOLVERS, Assignment, evaluate
+from ccac.encoding import num
+from ccac.errors import CcacError
+from ccac.params import to_fraction
+from ccac.problem import Problem, build
+from ccac.query import Query, load_query
+from ccac.solve import read_trace
+from ccac.trace import Trace
+from ccac.validate import validate
+
+__all__ = ["BoundResult", "Probe", "bound", "find_bound"]
+
+MONOTONE_CAVEAT = ("each probe is an exact answer at its value; that a's answer holds for every "
+                   "value below a, and b's above b, assumes the answer is monotone in the parameter")
+
+
+@dataclass
+class Probe:
+    """The solver's answer for the query with the parameter at one exact value."""
+
+    value: Fraction
+    answer: str  # "sat" | "unsat" | "unknown"
+    seconds: float
+    reason: str | None = None  # why the solver said unknown
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": str(self.value), "float": float(self.value), "answer": self.answer,
+                "seconds": round(self.seconds, 4), "reason": self.reason}
+
+
+@dataclass
+class BoundResult:
+    """Where the answer to ``query`` flips as ``params.<name>`` goes from ``lo`` to ``hi``.
+
+    ``bracket`` is (a, b) with a.value < b.value and different decisive answers, or None when
+    lo and hi did not give two different decisive answers. ``unknown`` lists the unknown probes
+    inside the bracket. ``trace`` is the counterexample at the bracket's sat end, checked
+    against the query with the parameter at that value (``violations`` empty when valid).
+    """
+
+    query: Query
+    name: str
+    lo: Fraction
+    hi: Fraction
+    tol: Fraction
+    probes: list[Probe]
+    bracket: tuple[Probe, Probe] | None
+    unknown: list[Probe]
+    solver: str
+    solver_version: str
+    rebuilt: str | None = None  # why the formula was rebuilt per probe (None: built once)
+    trace: Trace | None = None
+    violations: list[str] | None = None
+    boundary_query: Query | None = field(default=None, repr=False)
+
+    @property
+    def status(self) -> str:
+        """One of "flip" (bracketed), "no flip" (the same decisive answer at lo and hi) and
+        "unknown" (an endpoint was unknown)."""
+        if self.bracket is not None:
+            return "flip"
+        return "unknown" if any(p.answer == "unknown" for p in self.probes[:2]) else "no flip"
+
+    @property
+    def width(self) -> Fraction | None:
+        return None if self.bracket is None else self.bracket[1].value - self.bracket[0].value
+
+    @property
+    def validated(self) -> bool | None:
+        return None if self.violations is None else not self.violations
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "param": self.name, "lo": str(self.lo), "hi": str(self.hi), "tol": str(self.tol),
+            "status": self.status,
+            "bracket": None if self.bracket is None else [p.to_json() for p in self.bracket],
+            "unknown_inside": [p.to_json() for p in self.unknown],
+            "assumes": MONOTONE_CAVEAT,
+            "rebuilt_per_probe": self.rebuilt,
+            "probes": [p.to_json() for p in self.probes],
+            "validated": self.validated, "violations": self.violations,
+            "query": self.query.resolved(),
+            "solver": {"name": self.solver, "version": self.solver_version},
+            "trace": None if self.trace is None else self.trace.to_json(),
+        }
+
+
+class _Prober:
+    """Answers the query at any value of one parameter, building the formula once if it can."""
+
+    def __init__(self, query: Query, name: str, solver: str, timeout: float | None) -> None:
+        self.query, self.name, self.solver, self.timeout = query, name, solver, timeout
+        self.symbol = z3.Real("__bound_" + name)
+        self.rebuilt: str | None = None
+        self.version = ""
+        self.problem: Problem | None = None
+        self.formulas: list[z3.BoolRef] = []
+        try:
+            self.problem = build(dataclasses.replace(query, params={**query.params, name: self.symbol}))
+            self.formulas = self.problem.enc.formulas()
+        except CcacError as e:  # e.g. the parameter multiplies a solver quantity
+            self.rebuilt = str(e)
+
+    def at(self, value: Fraction) -> Query:
+        """The query with the parameter set to ``value``."""
+        return dataclasses.replace(self.query, params={**self.query.params, self.name: value})
+
+    def probe(self, value: Fraction) -> tuple[Probe, Problem, Assignment | None]:
+        """Solve at ``value``; return the probe and what reads its trace back (sat only)."""
+        if self.problem is None:
+            problem = build(self.at(value))
+            formulas = problem.enc.formulas()
+        else:
+            problem = dataclasses.replace(self.problem, query=self.at(value))
+            formulas = [*self.formulas, self.symbol == num(value)]
+        outcome = SOLVERS[self.solver](formulas, self.timeout)
+        self.version = outcome.version
+        return Probe(value, outcome.answer, outcome.seconds, outcome.reason), problem, outcome.assignment
+
+
+def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
+               timeout: float | None = None, solver: str = "z3",
+               log: Callable[[str], None] | None = None) -> BoundResult:
+    """Bracket the value of ``params.<name>`` in [lo, hi] where the answer flips.
+
+    ``tol`` defaults to (hi - lo) / 100; ``timeout`` bounds each probe (seconds). ``log``
+    receives one line per probe as it is answered. See the module docstring for what the
+    result claims.
+    """
+    name = name.removeprefix("params.")
+    if name not in query.params:
+        known = ", ".join(sorted(query.params)) or "none; add one with --set params.NAME=VALUE"
+        raise CcacError(f"unknown parameter {name!r} (params: {known})", "--param")
+    lo, hi = to_fraction(lo, "--lo"), to_fraction(hi, "--hi")
+    if lo >= hi:
+        raise CcacError(f"--lo must be below --hi, got {show(lo)} >= {show(hi)}")
+    tol = (hi - lo) / 100 if tol is None else to_fraction(tol, "--tol")
+    if tol <= 0:
+        raise CcacError(f"--tol must be positive, got {show(tol)}")
+    if solver not in SOLVERS:
+        raise CcacError(f"unknown solver {solver!r} (available: {', '.join(sorted(SOLVERS))})")
+    say = log or (lambda line: None)
+    prober = _Prober(query, name, solver, timeout)
+    if prober.rebuilt:
+        say(f"note: params.{name} cannot be a solver constant ({prober.rebuilt}); "
+            "rebuilding the formula for each probe")
+    probes: list[Probe] = []
+    witness: tuple[Problem, Assignment] | None = None  # always the latest sat probe
+
+    def probe(value: Fraction) -> Probe:
+        nonlocal witness
+        p, problem, assignment = prober.probe(value)
+        probes.append(p)
+        if p.answer == "sat":
+            witness = (problem, assignment or {})
+        say(probe_line(name, p))
+        return p
+
+    a, b = probe(lo), probe(hi)
+    result = BoundResult(query, name, lo, hi, tol, probes, None, [], solver, prober.version, prober.rebuilt)
+    if "unknown" not in (a.answer, b.answer) and a.answer != b.answer:
+        unknown: list[Probe] = []
+        while b.value - a.value > tol:
+            points = [a.value, *sorted(u.value for u in unknown), b.value]
+            width, left = max((y - x, x) for x, y in zip(points, points[1:]))
+            if width <= tol:
+                break
+            p = probe(left + width / 2)
+            if p.answer == "unknown":
+                unknown.append(p)
+                continue
+            if p.answer == a.answer:
+                a = p
+            else:
+                b = p
+            unknown = [u for u in unknown if a.value < u.value < b.value]
+        result.bracket, result.unknown = (a, b), sorted(unknown, key=lambda u: u.value)
+        assert witness is not None  # one end of the bracket is sat, and it was the last sat probe
+        check_boundary(result, *witness)
+    return result
+
+
+def check_boundary(result: BoundResult, problem: Problem, assignment: Assignment) -> None:
+    """Read the sat end's trace back exactly and validate it as :func:`ccac.solve.solve` does,
+    against the query with the parameter at that number (``problem.query``)."""
+    result.boundary_query = problem.query
+    result.trace = read_trace(problem, assignment)
+    memo: dict[int, Any] = {}
+    cca_pairs = [(label, evaluate(x, assignment, memo), evaluate(y, assignment, memo))
+                 for label, x, y in problem.periodic_pairs]
+    result.violations = validate(problem.query, result.trace, cca_pairs)
+
+
+def show(value: Fraction) -> str:
+    """A value exactly: its decimal expansion when finite (bisection of decimals keeps it so),
+    else p/q."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    d = value.denominator
+    twos = fives = 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return str(value)
+    digits = max(twos, fives)
+    scaled = abs(value.numerator) * 10 ** digits // value.denominator
+    whole, frac = divmod(scaled, 10 ** digits)
+    return f"{'-' if value < 0 else ''}{whole}.{frac:0{digits}d}"
+
+
+def probe_line(name: str, p: Probe) -> str:
+    why = f" ({p.reason})" if p.reason and p.answer == "unknown" else ""
+    return f"probe params.{name} = {show(p.value)}: {p.answer}{why}, {p.seconds:.2f} s"
+
+
+def result_lines(r: BoundResult) -> list[str]:
+    """The verdict, in words, with what it relies on."""
+    if r.bracket is None:
+        lo, hi = r.probes[0], r.probes[1]
+        if r.status == "unknown":
+            return [f"bound: no bracket: the answer is unknown at "
+                    f"{' and '.join(show(p.value) for p in (lo, hi) if p.answer == 'unknown')} "
+                    "(raise --timeout or move --lo / --hi)"]
+        return [f"bound: no flip in [{show(r.lo)}, {show(r.hi)}]: {lo.answer} at both ends "
+                "(if the answer is monotone in the parameter there is none inside; widen --lo / --hi)"]
+    a, b = r.bracket
+    unknown = ", ".join(show(u.value) for u in r.unknown) or "-"
+    return [f"bound: params.{r.name} flips between {show(a.value)} ({a.answer}) and "
+             f"{show(b.value)} ({b.answer}); unknown at: {unknown}",
+             f"  width {show(r.width)} ({'<=' if r.width <= r.tol else 'ABOVE'} tol {show(r.tol)}"
+             f"{'' if r.width <= r.tol else ': unknown probes split it into gaps <= tol'}); "
+             f"{len(r.probes)} probes",
+             f"  {MONOTONE_CAVEAT.replace('the parameter', f'params.{r.name}')}"]
+
+
+@click.command("bound")
+@click.argument("file_or_name")
+@click.option("--param", "name", required=True, metavar="NAME",
+              help="The [params] number to move (params.NAME works too).")
+@click.option("--lo", required=True, metavar="X", help="Low end of the search (exact: 0.1 is 1/10; 1/3 works).")
+@click.option("--hi", required=True, metavar="Y", help="High end of the search.")
+@click.option("--tol", default=None, metavar="E", help="Stop when the bracket is at most E wide [default: (hi - lo) / 100].")
+@click.option("--timeout", type=float, default=None, metavar="S", help="Give up on one probe after S seconds (answer: unknown).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a query value, e.g. network.T=15, params.util=0 (to add a parameter).")
+@click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Draw the boundary counterexample (.png, .svg or .pdf).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Write every probe, the bracket and the boundary trace as JSON.")
+def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeout: float | None,
+          overrides: tuple[str, ...], solver: str, plot_path: str | None, json_path: str | None) -> None:
+    """Find where the answer to FILE_OR_NAME flips between unsat and sat as params.NAME goes
+    from --lo to --hi, by bisection over exact values.
+
+    Prints one line per probe, then the bracket [a, b]: a decisive answer at a, the other one
+    at b, and any unknown (timed-out) probes inside it, which the search probes around. Each
+    probe is an exact fact at its value; that the bracket holds THE threshold (the answer at a
+    holds for every value on a's side, likewise b) assumes the answer is monotone in NAME.
+    The counterexample at the bracket's sat end is validated independently and printed.
+
+    Exit codes: 0 bracketed to within --tol; 1 no flip: the same answer at --lo and --hi;
+    2 bad input; 3 unknown at --lo or --hi, or unknown probes kept the bracket wider than
+    --tol; 4 the boundary counterexample failed validation.
+    """
+    from ccac.cli import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, describe_query
+    from ccac.plot import FORMATS
+
+    if plot_path is not None and Path(plot_path).suffix.lower() not in FORMATS:
+        raise CcacError(f"unsupported plot format {Path(plot_path).suffix or '(none)'!r}; "
+                        "use .png, .svg or .pdf", "--plot")
+    q = load_query(file_or_name, list(overrides))
+    click.echo(describe_query(q))
+    r = find_bound(q, name, lo, hi, tol, timeout, solver, log=click.echo)
+    click.echo(f"solver: {r.solver} {r.solver_version}; formula "
+               + ("rebuilt for each probe" if r.rebuilt else "built once, parameter as a solver constant"))
+    for line in result_lines(r):
+        click.echo(line)
+    if r.trace is not None:
+        click.echo(f"boundary counterexample (the sat probe closest to the flip): "
+                   f"params.{r.name} = {show(r.boundary_query.params[r.name])}")
+        if r.validated:
+            click.echo("validated: yes (independent exact-rational check of every model, CCA and query constraint)")
+        else:
+            click.echo("validated: NO - the solver's trace violates:", err=True)
+            for v in r.violations or []:
+                click.echo(f"  {v}", err=True)
+        click.echo(r.trace.table())
+    if json_path:
+        Path(json_path).write_text(json.dumps(r.to_json(), indent=1))
+    if plot_path and r.trace is not None:
+        from ccac.plot import plot_trace
+
+        plot_trace(r.trace, plot_path, title=f"{q.name}: params.{r.name} = "
+                                             f"{show(r.boundary_query.params[r.name])}")
+        click.echo(f"plot: {plot_path}")
+    if r.trace is not None and not r.validated:
+        sys.exit(EXIT_INVALID_TRACE)
+    if r.status == "unknown" or (r.width is not None and r.width > r.tol):
+        sys.exit(EXIT_UNKNOWN)
+    if r.status == "no flip":
+        sys.exit(EXIT_MISMATCH)

@@ -315,7 +315,7 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     2 bad input; 3 unknown at --lo or --hi, or unknown probes kept the bracket wider than
     --tol; 4 the boundary counterexample failed validation.
     """
-    from ccac.cli import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, describe_query
+    from ccac.cli import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, describe_query, echo_validation
     from ccac.plot import FORMATS
 
     if plot_path is not None and Path(plot_path).suffix.lower() not in FORMATS:
@@ -331,12 +331,7 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     if r.trace is not None:
         click.echo(f"boundary counterexample (the sat probe closest to the flip): "
                    f"params.{r.name} = {show(r.boundary_query.params[r.name])}")
-        if r.validated:
-            click.echo("validated: yes (independent exact-rational check of every model, CCA and query constraint)")
-        else:
-            click.echo("validated: NO - the solver's trace violates:", err=True)
-            for v in r.violations or []:
-                click.echo(f"  {v}", err=True)
+        echo_validation(r.validated, r.violations)
         click.echo(r.trace.table())
     if json_path:
         Path(json_path).write_text(json.dumps(r.to_json(), indent=1))

@@ -64,12 +64,7 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
                    f"(formula built in {result.build_seconds:.2f} s)")
         click.echo(statement(q, result.answer))
     if result.trace is not None:
-        if result.validated:
-            click.echo("validated: yes (independent exact-rational check of every model, CCA and query constraint)")
-        else:
-            click.echo("validated: NO - the solver's trace violates:", err=True)
-            for v in result.violations or []:
-                click.echo(f"  {v}", err=True)
+        echo_validation(result.validated, result.violations)
         if not quiet:
             click.echo(result.trace.table())
     if json_path:
@@ -89,6 +84,16 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         click.echo(f"expected: {q.expect} ({verdict})")
         if result.answer != q.expect:
             sys.exit(EXIT_MISMATCH)
+
+
+def echo_validation(validated: bool | None, violations: list[str] | None) -> None:
+    """Say whether a trace passed the independent checker; list what it violates if not."""
+    if validated:
+        click.echo("validated: yes (independent exact-rational check of every model, CCA and query constraint)")
+    else:
+        click.echo("validated: NO - the solver's trace violates:", err=True)
+        for v in violations or []:
+            click.echo(f"  {v}", err=True)
 
 
 def _check_plot_format(path: str) -> None:
@@ -206,6 +211,7 @@ def list_cmd() -> None:
     from ccac.ccas import CCAS
     from ccac.models import MODELS
     from ccac.network import NETWORK_PARAMS
+    from ccac.proof import bundled_proofs, load_proof
     from ccac.query import bundled_queries, load_query
 
     click.echo("Models ([network] compose = true/false):")
@@ -226,6 +232,10 @@ def list_cmd() -> None:
         q = load_query(str(path))
         summary = q.description.splitlines()[0] if q.description else ""
         click.echo(f"  {name:34} expect {q.expect or '-':5}  {summary}")
+    click.echo("\nBundled proofs (ccac prove NAME):")
+    for name, path in sorted(bundled_proofs().items()):
+        proof = load_proof(str(path))
+        click.echo(f"  {name:34} expect {proof.expect or '-':7}  {proof.description}")
 
 
 cli.add_command(bench, "bench")

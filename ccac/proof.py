@@ -32,7 +32,7 @@ from ccac.backends import SOLVERS
 from ccac.errors import CcacError
 from ccac.expr import compile_condition, compile_number
 from ccac.problem import build
-from ccac.query import Query, apply_overrides, parse_query, read_toml
+from ccac.query import Query, locate, parse_file, parse_query
 from ccac.solve import Result, solve
 from ccac.window import WindowCheck, same_reading, window_is_trace
 
@@ -114,19 +114,8 @@ def is_proof_file(data: dict[str, Any]) -> bool:
 
 def load_proof(file_or_name: str, overrides: list[str] | None = None) -> Proof:
     """Read a proof file (or a bundled proof by name); ``overrides`` use ``--set`` syntax."""
-    path = Path(file_or_name)
-    if not (path.suffix == ".toml" or "/" in file_or_name or path.exists()):
-        library = bundled_proofs()
-        if file_or_name not in library:
-            raise CcacError(f"no bundled proof named {file_or_name!r} (bundled: {', '.join(sorted(library))})")
-        path = library[file_or_name]
-    elif not path.is_file():
-        raise CcacError(f"no such proof file: {file_or_name}")
-    data = apply_overrides(read_toml(path), overrides or [], BASE_SECTIONS + ("steady_state",))
-    try:
-        return parse_proof(data, path.stem, str(path))
-    except CcacError as e:
-        raise e.located(str(path)) from None
+    path = locate(file_or_name, bundled_proofs(), "proof")
+    return parse_file(path, overrides, BASE_SECTIONS + ("steady_state",), parse_proof)
 
 
 def parse_proof(data: dict[str, Any], name: str = "proof", source: str = "<memory>") -> Proof:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ccac.cca import CCA
 from ccac.ccas import get_cca
@@ -91,15 +91,16 @@ def bundled_queries() -> dict[str, Path]:
     return {Path(p.name).stem: Path(str(p)) for p in root.iterdir() if p.name.endswith(".toml")}
 
 
-def locate(file_or_name: str) -> Path:
+def locate(file_or_name: str, library: dict[str, Path] | None = None, what: str = "query") -> Path:
+    """A file path, or a bare name looked up in ``library`` (the bundled queries by default)."""
     path = Path(file_or_name)
     if path.suffix == ".toml" or "/" in file_or_name or path.exists():
         if not path.is_file():
-            raise CcacError(f"no such query file: {file_or_name}")
+            raise CcacError(f"no such {what} file: {file_or_name}")
         return path
-    library = bundled_queries()
+    library = bundled_queries() if library is None else library
     if file_or_name not in library:
-        raise CcacError(f"no bundled query named {file_or_name!r} (try `ccac list`; bundled: "
+        raise CcacError(f"no bundled {what} named {file_or_name!r} (try `ccac list`; bundled: "
                         f"{', '.join(sorted(library))})")
     return library[file_or_name]
 
@@ -134,10 +135,16 @@ def apply_overrides(data: dict[str, Any], overrides: list[str],
 
 
 def load_query(file_or_name: str, overrides: list[str] | None = None) -> Query:
-    path = locate(file_or_name)
-    data = apply_overrides(read_toml(path), overrides or [])
+    return parse_file(locate(file_or_name), overrides, SECTIONS, parse_query)
+
+
+def parse_file(path: Path, overrides: list[str] | None, sections: tuple[str, ...],
+               parse: Callable[[dict[str, Any], str, str], Any]) -> Any:
+    """Read a TOML file, apply ``--set`` overrides to ``sections``, and parse it; errors name
+    the file."""
+    data = apply_overrides(read_toml(path), overrides or [], sections)
     try:
-        return parse_query(data, name=path.stem, source=str(path))
+        return parse(data, path.stem, str(path))
     except CcacError as e:
         raise e.located(str(path)) from None
 

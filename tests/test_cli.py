@@ -84,7 +84,7 @@ def test_list_shows_models_ccas_parameters_and_queries(cli) -> None:
     code, out, _ = cli("list")
     assert code == 0
     for text in ("composing", "single-box", "aimd", "pacing_gain", "const", "any", "aimd_premature_loss",
-                 "buffer", "dupacks"):
+                 "buffer", "dupacks", "const_queue_bounded", "expect proved"):
         assert text in out
 
 

@@ -200,3 +200,14 @@ def test_ranges_are_exact_decimals() -> None:
     assert parse_grid("params.x=0:1:1/3").texts == ["0", '"1/3"', '"2/3"', "1"]  # read back exactly
     axis = parse_grid('network.buffer=0.5,"inf",any,1:2')
     assert axis.texts == ["0.5", '"inf"', "any", "1", "2"] and axis.shown == ["0.5", "inf", "any", "1", "2"]
+
+
+def test_a_proof_sweep_reports_verdicts_and_failed_checks(cli, store_dir) -> None:
+    code, stdout, _ = cli("sweep", "aimd_loss_threshold", "--grid", "network.buffer=1,2", "--workers", "1")
+    assert code == 1  # a refuted proof
+    cells = rows(stdout)
+    assert [r[1] for r in cells] == ["refuted", "refuted"]
+    assert "loss just above the threshold: refuted" in " ".join(cells[0])
+    assert "no loss below the threshold: refuted" in " ".join(cells[1])
+    code, stdout, _ = cli("sweep", "const_queue_bounded", "--grid", "network.D=1,2", "--workers", "1")
+    assert code == 0 and [r[1] for r in rows(stdout)] == ["proved", "proved"]

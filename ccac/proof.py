@@ -189,7 +189,11 @@ def _parse_lemma(base: dict[str, Any], item: dict[str, Any], i: int) -> Lemma:
         raise CcacError("a lemma needs exactly one of `show` (for every trace) or `exists` (some trace)", where)
     assume = _strings(item.get("assume", []), f"{where}.assume")
     lemma = Lemma(name, str(item.get("description", "")).strip(), data, assume, show, exists)
-    build(_lemma_query(lemma, lemma.show or lemma.exists, negate=show is not None))  # compile-check now
+    try:  # compile now, so a bad expression is reported before anything is solved
+        build(_lemma_query(lemma, lemma.show or lemma.exists, negate=show is not None))
+    except CcacError as e:
+        text = str(e).replace("query.find: ", f"{'show' if show else 'exists'}: ", 1)
+        raise CcacError(text.replace("query.assume", "assume", 1), where) from None
     return lemma
 
 

@@ -1,0 +1,769 @@
+"""``etc``: Elastic Transmission Control (Han et al., USENIX ATC 2024), as a sound linear encoding.
+
+Source: ``../shared/seeds/etc-atc2024.md`` (sections cited as "3.3", "Alg. 1", ...). ETC is
+rate-based: no congestion window, a sending rate ``s`` paced out continuously, pulled up toward
+a *pulling rate* Rp by an elastic (logarithmic) multiplier, and pushed down toward the
+receiving rate r when the RTT gradient rises.
+
+The algorithm as modelled (one decision per step, the model's granularity)
+---------------------------------------------------------------------------
+R steps make one minimum RTT. The sender at step t has the ACKs of everything served by t-R.
+From step R on, in the order of Alg. 1's ``NewACK`` (update Rp, update r, maybe ``RateUpdate``):
+
+* **ACK.** ``ack[t]``: some of this flow's bytes were acknowledged during step t
+  (``S_f[t-R] > S_f[t-R-1]``). ``NewACK`` runs only then; the 10 ms timer (Alg. 1 l. 26-27)
+  only sends, it never updates the rate.
+* **RTT sample** (3.2). ``rtt[t]``: the RTT of the byte whose ACK arrives at t, in steps:
+  ``R`` plus the queueing delay of the byte served at t-R, a real number the model knows only
+  as the integer range of ``ccac.trace.delay_range`` (thesis figure 5-1B, as Copa does it):
+  ``R + lo <= rtt[t] <= R + hi`` (no upper end when the range has none). The true value lies
+  in the range, so any solver choice inside it covers it. One sample per step (the paper takes
+  the first packet of each micro-burst; at step resolution that is one per step, as Copa's).
+* **RTT gradient.** ``dRTT = rtt[t] - rtt[t - drtt_lag]`` (consecutive samples by default;
+  "what dRTT is measured between" is unspecified: ``drtt_lag`` steps, 1 .. R).
+* **Pulling-rate sample** (3.1, 3.2, 5.1), ``sample[t]``, by ``pulling``:
+  ``coarse`` (default): the receipt rate of the step's ACKed bytes,
+  ``(S_f[t-R] - S_f[t-R-k]) / k`` with k = ``burst_steps`` (1): the usual CCAC abstraction of a
+  sub-step quantity. A micro-burst of N = 8 packets lasts far less than a step, so its true
+  receipt rate is *not* determined by the step curves: this mode is not a superset of sub-step
+  behaviour (below), but it is the only mode in which the path's jitter shapes the signal.
+  ``ideal``: the paper's own model, Eq. 5 with no cross traffic: Rp = C for one flow, and
+  C/2 <= sample <= C with several (Eq. 8). ``any``: any value in (0, ``line_rate`` * C]: every
+  sub-step receipt rate up to an explicit line rate (without a cap a jittery path can release a
+  burst at an unbounded instantaneous rate). ``fallback``: no burst samples; Rp =
+  ``fallback_gain`` (1.25) x rmax on every ACK (4.3, one IACK per micro-burst).
+* **Receiving rate** ``recv[t] = (S_f[t-R] - S_f[t-R-w]) / w``, w = ``recv_window`` steps
+  (default R; "current receiving rate" is unspecified). ``rmax[t]``: the "maximum average
+  receiving rate" over ``rmax_window`` RTTs (3.1 footnote: 8). Which reading the paper keeps
+  (a windowed max; the stable stage's "updated only on a 1.1x rise"; "sampled again") is
+  unspecified, so rmax may be *any* value between the smallest and the largest reading of the
+  window: a superset of all of them (as long as the value kept is from that window; widen
+  ``rmax_window`` to cover older ones).
+* **Pulling rate** ``Rp[t]`` on an ACK, by ``filter``: ``hull`` (default): anywhere between the
+  old Rp, the new sample and rmax -- covers "latest sample", any EWMA of samples, max- and
+  min-hold, dropping an outlier (3-sigma rule, appendix F), and replacing, flooring or capping
+  by rmax ("constantly corrected by the maximum average receiving rate"); ``latest``: the new
+  sample; ``floor``: max(sample, rmax). With ``stable = true`` the stable-convergence stage
+  (3.2) may apply at any step (the solver picks the stage: the 1.1x / 8-RTT stage rule is too
+  vague to encode): Rp = min(k x rmax, Rp) with ``k`` = 1.25 (unspecified; 4.3's factor). No
+  ACK: Rp holds.
+* **RateUpdate** (Alg. 1 l. 12-19, 23) at an ACK with ``t - t_update >= RTT`` (RTT =
+  ``rtt[t]``, the latest sample; the estimator is unspecified) and not draining:
+  accelerate if ``dRTT < 0`` (Alg. 1 l. 13, 3.3; ``accel_on_equal = true`` reads 3.1's "holds
+  or decreases" as ``dRTT <= 0``) or ``force_after`` (8) RTTs passed since the last update
+  (Alg. 1) or increase (3.3's text; ``force_from``): ``s = s * log_base(Rp/s + base - 1)``
+  (Eq. 1, base e by default, 3.3 / 6.1); else decelerate if ``dRTT >= theta`` (steps, unspecified,
+  default 1/2): ``s = (s + r) / 2`` (3.4); else nothing, and t_update is kept (so the update is
+  retried at the next ACK).
+* **Drain** (3.4, Eq. 2). After a deceleration, if inflight = ``A_f[t-1] - S_f[t-R] - Ld_f[t]``
+  exceeds the BDP ``s * R`` (RTT_min taken to be R exactly), ETC sends at ``eta * s``
+  (eta = 0.3, 6.1) for ``t_d = (inflight - s*R) / ((1 - eta) * s)``: it withholds exactly
+  ``inflight - s*R`` bytes. ``drain[t]`` is what is left to withhold; each draining step
+  withholds ``min(drain, (1 - eta) * s)``, so the step where the drain ends sends the rest at
+  s (the fluid t_d, not rounded to steps). The drain's end is the new t_update: the rate holds
+  for at least an RTT after it (3.4), and no RateUpdate runs while draining.
+* **Sending.** ``rate[t]`` (the model's pacing rate) is what ETC sends in step t: s, less
+  what a drain withholds. ETC has no window; the model's ``cwnd[t]`` is set to the bytes in
+  flight after sending, ``A_f[t-1] + rate[t] - S_f[t-R] - Ld_f[t]``, so that the pacing term
+  always binds: ``A_f[t] = A_f[t-1] + rate[t]`` exactly.
+* **Losses and timeouts** change nothing (4.3: loss only changes the ACK type).
+
+The elastic update, linearly (the one non-linear term)
+------------------------------------------------------
+With x = Rp/s and g(x) = log_base(x + base - 1), the update is ``s' = s * g(Rp/s)``, the
+perspective of the concave increasing g, hence jointly concave in (s, Rp) for s > 0. The
+encoding introduces ``accel_to[t]`` (the rate an acceleration at t sets) and bounds it, for
+``s = srate[t-1]`` and ``Rp = Rp[t]``:
+
+* **above** by every tangent plane, taken at breakpoints x_j:
+  ``accel_to <= (g(x_j) - x_j g'(x_j)) * s + g'(x_j) * Rp`` (valid for all s > 0, Rp >= 0:
+  tangents of a concave function lie above it; multiply by s > 0);
+* **below** by the chord of the cell holding x: if ``x_j * s <= Rp <= x_{j+1} * s`` then
+  ``accel_to >= s * (chord of g on [x_j, x_{j+1}])(Rp/s)`` (a chord of a concave function
+  lies below it on its interval); beyond the last breakpoint by monotonicity,
+  ``Rp >= x_K * s -> accel_to >= g(x_K) * s``.
+
+Breakpoints: 0, then ``grid`` points per doubling of x from 1/8 up to ``ratio_max`` (128).
+Coefficients are computed with 60-digit decimals and rounded *outward* (upper bounds up, lower
+bounds down, to multiples of 2^-40; s and Rp are non-negative), so the enclosure contains the
+true value. In a cell [a, b] the enclosure is at most ``delta_cell * s`` wide, where
+``delta_cell`` is the gap between the two end tangents' meeting point and the chord (the gap
+of a concave piecewise-linear minus a line peaks at the kink). For base e, ``grid = 2``:
+``delta_cell / g`` <= 0.95 % on every cell up to x = 128 (the largest absolute gap,
+0.029 s, is at x near 128 where s' is about 4.9 s); ``grid = 1``: 4.0 %; ``grid = 4``: 0.23 %.
+Beyond ``ratio_max`` only monotonicity bounds s' below (raise ``ratio_max`` for huge Rp/s).
+:meth:`ETC.check` re-checks every ``accel_to`` against this documented bound, computing
+g(x) directly. Everything else is linear as it stands: the deceleration, the drain (a
+``max(0, .)`` by ``If``), products of a parameter and a variable, and counters compared with
+``force_after * rtt``.
+
+What is left to the solver (each a superset of the paper's unspecified choices)
+--------------------------------------------------------------------------------
+The RTT samples within their delay ranges (and so the sign of dRTT and the RTT used in
+``now - t_update >= RTT``), rmax within its window's readings, Rp within the filter's hull,
+the stage (stable or not) at every ACK, the micro-burst rate in ``any`` mode, and everything
+at steps before R: the history. There ``srate``, ``Rp``, ``drain``, ``since`` and the RTT
+samples are free (any real past has some value), ``ack[R]`` is free (S_f[-1] is unknown), and
+a reading reaching before step 0 is only bounded by what any past of the model implies: for
+b < 0 <= a, ``S_f[a] - S_f[b] <= S[a] - S[b] <= S[a] - C*(b - D) + W[0]`` (the lower service
+bound, with W[0] for W[b - D] as the model does) and ``>= S_f[a] - S_f[0]``; a reading wholly
+before step 0 is in ``[0, C*(k + D)/k]``. Every history constraint is therefore implied by the
+constraints of a longer run at the same place (``tests/test_etc.py`` checks
+``ccac.window.window_is_trace``; a first version bounded partial readings by
+``S_f[a] - S_f[0] + C*(D + k - a)``, which any real past satisfies but a longer run's encoding
+does not imply, and the check caught it).
+
+What is abstracted or not modelled
+----------------------------------
+* Pacing is fluid at step resolution, as for every paced CCA here: the micro-burst pacing
+  (N = 8 packets per send, Alg. 1 l. 1-11) and the 10 ms timer are sub-step; a step sends
+  exactly s (or its drain share). Runs whose per-step sending differs from s by a partial
+  micro-burst are not covered.
+* ``coarse`` pulling samples are step averages (see above); ``ideal`` is the paper's claim,
+  not a property of jittery paths. Only ``any`` covers every sub-step burst rate (given a
+  line rate), at the price of saying little.
+* The Rp filter is the ``hull`` reading; a sliding-window *mean* of several samples can leave
+  the hull of (old Rp, new sample) and is not covered (EWMA, latest, max/min-hold are).
+* RTT_min is R exactly (no min-RTT estimation; as for BBR and Copa here); one RTT sample and
+  at most one rate decision per step; the initial rate (10 packets per RTT, 6.1) is not built
+  in -- state it in a query (``srate[0][R-1] == 10 * alpha / R``).
+
+State (usable in queries, ``name[n][t]``): ``srate`` (s), ``Rp``, ``sample``, ``recv`` (r),
+``rmax``, ``rtt`` (steps), ``accel_to``, ``drain`` (bytes), ``since`` / ``since_inc`` (steps
+since the last update / acceleration, ints), ``ack`` (bool) and ``action`` (-1 history,
+0 hold, 1 accelerate, 2 decelerate, 3 draining).
+
+Steady state: a periodic trace keeps s, Rp, the counters, the drain, and the last RTT sample
+(dRTT's memory at the default lag 1); readings and the ACK flag that reach before step 0 must
+equal those of the repeating run (the trace's own curves, wrapped by one period, as BBR's
+filter); rmax's window must hold the wrapped readings. RTT samples of history steps other than
+step 0 (R >= 2) are not wrapped.
+
+A concrete reference implementation, :class:`Reference`, sharing no code with the encoding,
+runs ETC on a concrete trace in exact arithmetic (the logarithm to 60 digits); the
+conformance test feeds it generated paths and checks the encoding admits every run.
+"""
+
+from __future__ import annotations
+
+import decimal
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import z3
+
+from ccac.cca import CCA, FlowContext, FlowValues, StateVar
+from ccac.errors import CcacError
+from ccac.params import Param
+from ccac.trace import delay_range
+
+POSITIVE = dict(minimum=Fraction(0), exclusive_minimum=True)
+PULLING = ("coarse", "ideal", "any", "fallback")
+FILTERS = ("hull", "latest", "floor")
+HOLD, ACCELERATE, DECELERATE, DRAIN, HISTORY = 0, 1, 2, 3, -1
+_DIGITS = 60
+_TOLERANCE = Fraction(1, 2 ** 20)
+
+
+# ---------------------------------------------------------------------------------- the log
+class _Log:
+    """g(x) = log_base(x + base - 1) and g'(x), to 60 digits (base "e" or a rational > 1)."""
+
+    def __init__(self, base: Any) -> None:
+        self.dc = decimal.Context(prec=_DIGITS)
+        if base == "e":
+            self.b1 = self.dc.exp(decimal.Decimal(1)) - 1
+            self.lnb = decimal.Decimal(1)
+        else:
+            b = Fraction(base)
+            bd = self.dc.divide(decimal.Decimal(b.numerator), decimal.Decimal(b.denominator))
+            self.b1 = bd - 1
+            self.lnb = self.dc.ln(bd)
+
+    def dec(self, x: Fraction) -> decimal.Decimal:
+        return self.dc.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
+
+    def g(self, x: Fraction) -> decimal.Decimal:
+        return self.dc.divide(self.dc.ln(self.dec(x) + self.b1), self.lnb)
+
+    def dg(self, x: Fraction) -> decimal.Decimal:
+        return self.dc.divide(decimal.Decimal(1), (self.dec(x) + self.b1) * self.lnb)
+
+
+def _simplest(lo: Fraction, hi: Fraction) -> Fraction:
+    """The rational with the smallest denominator in [lo, hi] (continued fractions)."""
+    if lo < 0:
+        return -_simplest(-hi, -lo) if hi <= 0 else Fraction(0)
+    n = lo.numerator // lo.denominator
+    if n == lo or n + 1 <= hi:
+        return Fraction(n) if n == lo else Fraction(n + 1)
+    return n + 1 / _simplest(1 / (hi - n), 1 / (lo - n))
+
+
+def _outward(d: decimal.Decimal, up: bool) -> Fraction:
+    """A rational with a small denominator on the safe side of d (>= d when ``up``, else <= d),
+    within a relative 2^-20 of it. Small denominators keep the solver's arithmetic cheap
+    (60-digit coefficients made even satisfiable queries take minutes)."""
+    exact = Fraction(d)
+    tol = max(abs(exact), Fraction(1, 2 ** 10)) * _TOLERANCE
+    return _simplest(exact, exact + tol) if up else _simplest(exact - tol, exact)
+
+
+def _up(d: decimal.Decimal) -> Fraction:
+    return _outward(d, True)
+
+
+def _down(d: decimal.Decimal) -> Fraction:
+    return _outward(d, False)
+
+
+def breakpoints(grid: int, ratio_max: Fraction) -> list[Fraction]:
+    """0, then ``grid`` rational points per doubling of Rp/s from 1/8 up to ``ratio_max``."""
+    points = [Fraction(0)]
+    j = -3 * grid
+    while True:
+        exact = 2.0 ** (j / grid)
+        x = Fraction(2) ** (j // grid) if j % grid == 0 else Fraction(exact).limit_denominator(32)
+        if x >= ratio_max:
+            break
+        if x > points[-1]:
+            points.append(x)
+        j += 1
+    points.append(Fraction(ratio_max))
+    return points
+
+
+@dataclass(frozen=True)
+class Enclosure:
+    """Outward-rounded linear bounds on s' = s * g(Rp/s) (see the module docstring)."""
+
+    points: tuple[Fraction, ...]
+    tangents: tuple[tuple[Fraction, Fraction], ...]           # s' <= a*s + b*Rp
+    chords: tuple[tuple[Fraction, Fraction], ...]              # s' >= min(a*s + b*Rp, ..., tail*s)
+    tail: Fraction
+
+
+@lru_cache(maxsize=None)
+def enclosure(base: Any, grid: int, ratio_max: Fraction) -> Enclosure:
+    log = _Log(base)
+    pts = breakpoints(grid, ratio_max)
+    g = {x: log.g(x) for x in pts}
+    tangents = tuple((_up(g[x] - log.dec(x) * log.dg(x)), _up(log.dg(x))) for x in pts)
+    chords = []
+    for a, b in zip(pts, pts[1:]):
+        m = (g[b] - g[a]) / log.dec(b - a)
+        chords.append((_down(g[a] - m * log.dec(a)), _down(m)))
+    return Enclosure(tuple(pts), tangents, tuple(chords), _down(g[pts[-1]]))
+
+
+@lru_cache(maxsize=None)
+def cell_gaps(base: Any, grid: int, ratio_max: Fraction) -> tuple[tuple[Fraction, Fraction, Fraction], ...]:
+    """(a, b, delta) per cell: the enclosure is at most delta * s wide for Rp/s in [a, b]
+    (the two end tangents meet at x*; the gap to the chord is largest there). Rounded up."""
+    log = _Log(base)
+    out = []
+    points = breakpoints(grid, ratio_max)
+    for a, b in zip(points, points[1:]):
+        ga, gb, da, db = log.g(a), log.g(b), log.dg(a), log.dg(b)
+        xa, xb = log.dec(a), log.dec(b)
+        meet = (gb - ga + da * xa - db * xb) / (da - db)
+        tangent = ga + da * (meet - xa)
+        chord = ga + (gb - ga) / (xb - xa) * (meet - xa)
+        out.append((a, b, _up(tangent - chord)))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------- the CCA
+class ETC(CCA):
+    name = "etc"
+    summary = ("ETC: rate s pulled toward the pulling rate by s*log_base(Rp/s + base - 1), halved "
+               "toward the receiving rate on a rising RTT, then drained")
+    params = (
+        Param("base", "e", "base of the elastic log, Eq. 1 (3.3: e; A.5: e to 4); below 2 an "
+              "'acceleration' can set a negative rate", kind="number", minimum=Fraction(2), special=("e",)),
+        Param("grid", 2, "enclosure resolution: breakpoints of Rp/s per doubling (error: 1 -> 4%, "
+              "2 -> 0.95%, 4 -> 0.23% of s')", "per octave", "int", minimum=Fraction(1)),
+        Param("ratio_max", 128, "largest Rp/s the enclosure's grid covers (beyond: monotone bound only)",
+              minimum=Fraction(1)),
+        Param("pulling", "coarse", "pulling-rate samples: coarse (step receipt rate), ideal (Eq. 5: C), "
+              "any (up to line_rate*C), fallback (Rp = fallback_gain*rmax, 4.3)", kind="choice",
+              choices=PULLING),
+        Param("burst_steps", 1, "coarse samples: receipt rate over this many steps", "steps", "int",
+              minimum=Fraction(1)),
+        Param("line_rate", 2, "pulling = any: largest micro-burst receipt rate", "C", **POSITIVE),
+        Param("filter", "hull", "Rp on an ACK: hull (between old Rp, sample and rmax), latest (the "
+              "sample), floor (max(sample, rmax))", kind="choice", choices=FILTERS),
+        Param("stable", True, "the stable-convergence cap Rp = min(k*rmax, Rp) may apply (3.2; the "
+              "solver picks the stage)", kind="bool"),
+        Param("k", Fraction(5, 4), "stable-stage cap on Rp as a multiple of rmax (3.2, unspecified)",
+              **POSITIVE),
+        Param("fallback_gain", Fraction(5, 4), "pulling = fallback: Rp as a multiple of rmax (4.3)",
+              **POSITIVE),
+        Param("recv_window", None, "receiving rate r: ACKed bytes over this many steps (default R)",
+              "steps", "int", minimum=Fraction(1)),
+        Param("rmax_window", 8, "rmax: between the smallest and largest r of this many RTTs (3.1 "
+              "footnote)", "RTTs", "int", minimum=Fraction(1)),
+        Param("accel_on_equal", False, "accelerate on dRTT <= 0 (3.1) rather than dRTT < 0 (Alg. 1)",
+              kind="bool"),
+        Param("force_after", 8, "forced acceleration after this many RTTs (3.3, Alg. 1 l. 13)", "RTTs",
+              **POSITIVE),
+        Param("force_from", "update", "the forced-acceleration timer counts from the last update "
+              "(Alg. 1) or the last increase (3.3)", kind="choice", choices=("update", "increase")),
+        Param("theta", Fraction(1, 2), "decelerate when dRTT >= theta (3.4, unspecified)", "steps",
+              minimum=Fraction(0)),
+        Param("drtt_lag", 1, "dRTT = rtt[t] - rtt[t - drtt_lag] (1 .. R)", "steps", "int",
+              minimum=Fraction(1)),
+        Param("eta", Fraction(3, 10), "drain sub-rate: send eta*s while draining (3.4, 6.1)",
+              minimum=Fraction(0), exclusive_minimum=True, maximum=Fraction(1)),
+        Param("drain", True, "drain the queue after a deceleration when inflight > s*R (3.4)",
+              kind="bool"),
+    )
+    state = (
+        StateVar("srate", "ETC's sending rate s", "bytes/step"),
+        StateVar("Rp", "pulling rate", "bytes/step"),
+        StateVar("sample", "pulling-rate sample of step t (pulling mode)", "bytes/step"),
+        StateVar("recv", "receiving rate r: ACKed bytes per step over recv_window", "bytes/step"),
+        StateVar("rmax", "max average receiving rate (a reading of the last rmax_window RTTs)", "bytes/step"),
+        StateVar("rtt", "RTT sample of the ACK arriving at t", "steps"),
+        StateVar("drain", "bytes the drain still withholds after step t", "bytes"),
+        StateVar("since", "steps since the last rate update (t - t_update)", "steps", "int"),
+        StateVar("since_inc", "steps since the last acceleration", "steps", "int"),
+        StateVar("ack", "an ACK of this flow arrived in step t", "", "bool"),
+        StateVar("action", "-1 history, 0 hold, 1 accelerate, 2 decelerate, 3 draining", "", "int"),
+    )
+
+    def paced(self, params: dict[str, Any]) -> bool:
+        return True
+
+    @staticmethod
+    def recv_window(params: dict[str, Any], R: int) -> int:
+        return params["recv_window"] if params["recv_window"] is not None else R
+
+    def _validate(self, p: dict[str, Any], R: int) -> None:
+        if p["drtt_lag"] > R:
+            raise CcacError(f"drtt_lag = {p['drtt_lag']} must be at most R = {R} (the history "
+                            f"holds R RTT samples)", "cca.drtt_lag")
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
+        p, R, T, C, D = ctx.params, ctx.R, ctx.T, ctx.C, ctx.D
+        self._validate(p, R)
+        v, S, A, Ld = ctx.v, ctx.S, ctx.A, ctx.Ld
+        w = self.recv_window(p, R)
+        enc = enclosure(p["base"], p["grid"], p["ratio_max"])
+        srate, Rp, sample, recv = (ctx.series(n) for n in ("srate", "Rp", "sample", "recv"))
+        rmax, rtt, drain = (ctx.series(n) for n in ("rmax", "rtt", "drain"))
+        since, since_inc = ctx.series("since", "int"), ctx.series("since_inc", "int")
+        ack = ctx.series("ack", "bool")
+        action: list[Any] = []
+
+        def reading(x: Any, end: int, k: int) -> None:
+            """x is this flow's receipt rate over the k steps ending at service step ``end``."""
+            if end - k >= 0:
+                ctx.add(x * k == S[end] - S[end - k])
+            elif end >= 0:  # S_f[b], b < 0: at most S_f[0]; S[b] at least the lower service bound
+                ctx.add(x * k >= S[end] - S[0], x * k <= v.S[end] - C * (end - k - D) + v.W[0])
+            else:
+                ctx.add(x >= 0, x * k <= C * (D + k))
+
+        for t in range(T):
+            ctx.add(srate[t] > 0, Rp[t] >= 0, drain[t] >= 0, since[t] >= 0, since_inc[t] >= 0,
+                    rtt[t] >= R, rmax[t] >= 0)
+            reading(recv[t], t - R, w)
+            # rmax: between the smallest and the largest reading of its window.
+            window = range(t - p["rmax_window"] * R + 1, t + 1)
+            known = [recv[u] for u in window if u >= 0]
+            before = any(u < 0 for u in window)
+            ctx.add(z3.Or(*(rmax[t] >= x for x in known), before),
+                    z3.Or(*(rmax[t] <= x for x in known),
+                          *([rmax[t] * w <= C * (D + w)] if before else [])))
+            mode = p["pulling"]
+            if mode == "coarse":
+                reading(sample[t], t - R, p["burst_steps"])
+            elif mode == "ideal":
+                ctx.add(sample[t] == C if ctx.v.net.flows == 1 else z3.And(sample[t] * 2 >= C, sample[t] <= C))
+            elif mode == "any":
+                ctx.add(sample[t] > 0, sample[t] <= p["line_rate"] * C)
+            else:
+                ctx.add(sample[t] == p["fallback_gain"] * rmax[t])
+
+            if t < R:
+                action.append(z3.IntVal(HISTORY))
+                continue
+
+            # ACK and RTT sample.
+            if t - R - 1 >= 0:
+                ctx.add(ack[t] == (S[t - R] > S[t - R - 1]))
+            u = t - R
+            for kk in range(1, u + 1):
+                ctx.add(z3.Implies(z3.Not(v.served_past(u, kk)), rtt[t] >= R + kk),
+                        z3.Implies(v.served_past(u, kk), rtt[t] <= R + kk))
+
+            # Pulling rate.
+            if mode == "fallback":
+                new_rp: Any = Rp[t] == p["fallback_gain"] * rmax[t]
+            else:
+                capped = z3.And(Rp[t] == p["k"] * rmax[t]) if p["stable"] else False
+                if p["filter"] == "hull":
+                    cands = [Rp[t - 1], sample[t], rmax[t]]
+                    lows = cands + ([p["k"] * rmax[t]] if p["stable"] else [])
+                    new_rp = z3.And(z3.Or(*(Rp[t] >= x for x in lows)), z3.Or(*(Rp[t] <= x for x in cands)))
+                else:
+                    y = sample[t] if p["filter"] == "latest" else _max(sample[t], rmax[t])
+                    new_rp = z3.Or(Rp[t] == y, z3.And(capped, p["k"] * rmax[t] <= y))
+            ctx.add(z3.If(ack[t], new_rp, Rp[t] == Rp[t - 1]))
+
+            # The elastic update's enclosure, for s = srate[t-1], Rp = Rp[t].
+            # RateUpdate.
+            draining = drain[t - 1] > 0
+            elapsed = since[t - 1] + 1
+            elapsed_f = elapsed if p["force_from"] == "update" else since_inc[t - 1] + 1
+            drtt = rtt[t] - rtt[t - p["drtt_lag"]]
+            falling = drtt <= 0 if p["accel_on_equal"] else drtt < 0
+            go = z3.Or(falling, elapsed_f >= p["force_after"] * rtt[t])
+            eligible = z3.And(ack[t], z3.Not(draining), elapsed >= rtt[t])
+            accel = z3.And(eligible, go)
+            decel = z3.And(eligible, z3.Not(go), drtt >= p["theta"])
+            # The elastic update, only where it applies (see the module docstring): below
+            # the tangent planes, above the concave piecewise-linear interpolant of g.
+            s0, rp, up = srate[t - 1], Rp[t], srate[t]
+            bounds = [up <= a * s0 + b * rp for a, b in enc.tangents]
+            ge = [rp >= x * s0 for x in enc.points[1:]]  # ge[i]: Rp/s >= points[i+1]
+            bounds += [z3.Implies(ge[i + 1], ge[i]) for i in range(len(ge) - 1)]  # valid; helps z3
+            for i, (a, b) in enumerate(enc.chords):  # the cell [points[i], points[i+1])
+                cell = z3.And(ge[i - 1], z3.Not(ge[i])) if i > 0 else z3.Not(ge[0])
+                bounds.append(z3.Implies(cell, up >= a * s0 + b * rp))
+            bounds.append(z3.Implies(ge[-1], up >= enc.tail * s0))
+            ctx.add(z3.Implies(accel, z3.And(*bounds)))
+            inflight = A[t - 1] - S[t - R] - Ld[t]
+            excess = inflight - srate[t] * R
+            withheld = drain[t - 1] - drain[t]
+            sent = ctx.rate[t]
+            ctx.add(
+                z3.Implies(draining, z3.And(
+                    srate[t] == srate[t - 1], since[t] == 0, since_inc[t] == since_inc[t - 1] + 1,
+                    drain[t] == _max(drain[t - 1] - (1 - p["eta"]) * srate[t], 0),
+                    sent == srate[t] - withheld)),
+                z3.Implies(accel, z3.And(
+                    since[t] == 0, since_inc[t] == 0, drain[t] == 0,
+                    sent == srate[t])),
+                z3.Implies(decel, z3.And(
+                    srate[t] * 2 == srate[t - 1] + recv[t], since[t] == 0,
+                    since_inc[t] == since_inc[t - 1] + 1,
+                    drain[t] == (_max(excess, 0) if p["drain"] else 0), sent == srate[t])),
+                z3.Implies(z3.And(z3.Not(draining), z3.Not(accel), z3.Not(decel)), z3.And(
+                    srate[t] == srate[t - 1], since[t] == elapsed, since_inc[t] == since_inc[t - 1] + 1,
+                    drain[t] == 0, sent == srate[t])),
+                ctx.cwnd[t] == A[t - 1] + sent - S[t - R] - Ld[t],
+            )
+            action.append(z3.If(draining, DRAIN, z3.If(accel, ACCELERATE, z3.If(decel, DECELERATE, HOLD))))
+        return {"srate": srate, "Rp": Rp, "sample": sample, "recv": recv, "rmax": rmax, "rtt": rtt,
+                "drain": drain, "since": since, "since_inc": since_inc,
+                "ack": ack, "action": action}
+
+    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
+        """s, Rp, the counters, the drain, the last RTT sample; readings, the ACK flag and rmax
+        windows that reach before step 0 read the trace's own curves wrapped by one period."""
+        p, R, T, S, n = ctx.params, ctx.R, ctx.T, ctx.S, ctx.n
+        last = T - 1
+        pairs = [(f"{name} of flow {n}", state[name][0], state[name][last])
+                 for name in ("srate", "Rp", "since", "since_inc", "drain", "rtt")]
+
+        def served(i: int) -> Any:
+            return S[i] if i >= 0 else S[i + last] - (S[last] - S[0])
+
+        def wrapped(end: int, k: int) -> Any | None:
+            if end - k + last < 0:
+                return None
+            return (served(end) - served(end - k)) / k
+
+        w = self.recv_window(p, R)
+        recv_wrapped: dict[int, Any] = {}
+        for t in range(T):
+            if t - R - w >= 0:
+                continue
+            value = wrapped(t - R, w)
+            if value is not None:
+                pairs.append((f"recv of flow {n} at step {t} vs the wrapped curve", state["recv"][t], value))
+            if p["pulling"] == "coarse":
+                value = wrapped(t - R, p["burst_steps"])
+                if value is not None:
+                    pairs.append((f"sample of flow {n} at step {t} vs the wrapped curve", state["sample"][t], value))
+        for u in range(-p["rmax_window"] * R, 0):
+            value = wrapped(u - R, w)
+            if value is not None:
+                recv_wrapped[u] = value
+        for t in range(T):
+            window = range(t - p["rmax_window"] * R + 1, t + 1)
+            if all(u >= 0 for u in window):
+                break
+            if any(u < 0 and u not in recv_wrapped for u in window):
+                continue
+            xs = [state["recv"][u] if u >= 0 else recv_wrapped[u] for u in window]
+            r = state["rmax"][t]
+            inside = z3.And(z3.Or(*(r >= x for x in xs)), z3.Or(*(r <= x for x in xs)))
+            pairs.append((f"rmax of flow {n} at step {t} within its wrapped window (1 = yes)",
+                          z3.If(inside, z3.RealVal(1), z3.RealVal(0)), z3.RealVal(1)))
+        pairs.append((f"ack of flow {n} at step {R} vs the wrapped curve (1 = ACK)",
+                       z3.If(state["ack"][R], z3.RealVal(1), z3.RealVal(0)),
+                       z3.If(served(0) > served(-1), z3.RealVal(1), z3.RealVal(0))))
+        return pairs
+
+    # ------------------------------------------------------------------ independent check
+    def check(self, f: FlowValues) -> list[str]:
+        p, R, T, C, D = f.params, f.R, f.T, f.C, f.D
+        S, A, Ld = f.S, f.A, f.Ld
+        st = f.state
+        s, Rp, sample, recv, rmax, rtt = (st[x] for x in ("srate", "Rp", "sample", "recv", "rmax", "rtt"))
+        drain, since, since_inc, ack, action = (st[x] for x in ("drain", "since", "since_inc", "ack", "action"))
+        w = self.recv_window(p, R)
+        out: list[str] = []
+
+        def bad(t: int, msg: str) -> None:
+            out.append(f"step {t}: {msg}")
+
+        def check_reading(name: str, x: Fraction, t: int, end: int, k: int) -> None:
+            if end - k >= 0:
+                if x * k != S[end] - S[end - k]:
+                    bad(t, f"{name} {x} is not the receipt rate over steps {end - k}..{end}")
+            elif end >= 0:  # the encoding adds W[0] <= -S[0] = 0 to the upper end
+                if not S[end] - S[0] <= x * k <= f.total_S[end] - C * (end - k - D):
+                    bad(t, f"{name} {x} outside what S_f and the token line allow")
+            elif not 0 <= x * k <= C * (D + k):
+                bad(t, f"{name} {x} outside [0, C*(D+k)/k]")
+
+        for t in range(T):
+            if s[t] <= 0 or Rp[t] < 0 or drain[t] < 0 or since[t] < 0 or since_inc[t] < 0 or rtt[t] < R:
+                bad(t, "a state variable is out of its range (s > 0, Rp, drain, counters >= 0, rtt >= R)")
+            check_reading("recv", recv[t], t, t - R, w)
+            window = [u for u in range(t - p["rmax_window"] * R + 1, t + 1)]
+            readings = [recv[u] for u in window if u >= 0]
+            top = C * (D + w) / w if any(u < 0 for u in window) else max(readings)
+            low = 0 if any(u < 0 for u in window) else min(readings)
+            if not low <= rmax[t] <= max([top] + readings):
+                bad(t, f"rmax {rmax[t]} outside the readings of its window [{low}, {top}]")
+            mode = p["pulling"]
+            if mode == "coarse":
+                check_reading("sample", sample[t], t, t - R, p["burst_steps"])
+            elif mode == "ideal":
+                # Eq. 5/8: C for one flow, within [C/2, C] with cross traffic (the check cannot
+                # tell how many flows share the path, so it accepts the band).
+                if not C / 2 <= sample[t] <= C:
+                    bad(t, f"ideal pulling sample {sample[t]} is not Eq. 5's value")
+            elif mode == "any":
+                if not 0 < sample[t] <= p["line_rate"] * C:
+                    bad(t, f"pulling sample {sample[t]} outside (0, line_rate*C]")
+            elif sample[t] != p["fallback_gain"] * rmax[t]:
+                bad(t, "fallback sample is not fallback_gain * rmax")
+            if t < R:
+                if action[t] != HISTORY:
+                    bad(t, "action during the history must be -1")
+                continue
+
+            # ACK and RTT band.
+            if t - R - 1 >= 0 and ack[t] != (S[t - R] > S[t - R - 1]):
+                bad(t, f"ack flag {ack[t]} but S_f[{t - R}] vs S_f[{t - R - 1}] says otherwise")
+            lo, hi = delay_range(f.total_S, f.total_admitted, t - R)
+            if rtt[t] < R + lo or (hi is not None and rtt[t] > R + hi):
+                bad(t, f"rtt {rtt[t]} outside R + the delay range [{lo}, {hi}]")
+
+            # Pulling rate.
+            if not ack[t]:
+                if Rp[t] != Rp[t - 1]:
+                    bad(t, "Rp changed without an ACK")
+            elif mode == "fallback":
+                if Rp[t] != p["fallback_gain"] * rmax[t]:
+                    bad(t, "Rp is not fallback_gain * rmax")
+            else:
+                cap = p["k"] * rmax[t]
+                if p["filter"] == "hull":
+                    cands = [Rp[t - 1], sample[t], rmax[t]]
+                    ok = min(cands + ([cap] if p["stable"] else [])) <= Rp[t] <= max(cands)
+                else:
+                    y = sample[t] if p["filter"] == "latest" else max(sample[t], rmax[t])
+                    ok = Rp[t] == y or (p["stable"] and Rp[t] == cap and cap <= y)
+                if not ok:
+                    bad(t, f"Rp {Rp[t]} not what the {p['filter']} filter allows")
+
+            # RateUpdate.
+            draining = drain[t - 1] > 0
+            elapsed = since[t - 1] + 1
+            elapsed_f = elapsed if p["force_from"] == "update" else since_inc[t - 1] + 1
+            drtt = rtt[t] - rtt[t - p["drtt_lag"]]
+            go = (drtt <= 0 if p["accel_on_equal"] else drtt < 0) or elapsed_f >= p["force_after"] * rtt[t]
+            eligible = ack[t] and not draining and elapsed >= rtt[t]
+            sent = f.rate[t] if f.rate is not None else None
+            if draining:
+                want = (DRAIN, s[t - 1], max(drain[t - 1] - (1 - p["eta"]) * s[t - 1], Fraction(0)), 0,
+                        since_inc[t - 1] + 1)
+            elif eligible and go:
+                want = (ACCELERATE, s[t], Fraction(0), 0, 0)
+                out.extend(f"step {t}: {m}" for m in _check_elastic(p, s[t - 1], Rp[t], s[t]))
+            elif eligible and drtt >= p["theta"]:
+                new = (s[t - 1] + recv[t]) / 2
+                excess = A[t - 1] - S[t - R] - Ld[t] - new * R
+                want = (DECELERATE, new, max(excess, Fraction(0)) if p["drain"] else Fraction(0), 0,
+                        since_inc[t - 1] + 1)
+            else:
+                want = (HOLD, s[t - 1], Fraction(0), elapsed, since_inc[t - 1] + 1)
+            got = (action[t], s[t], drain[t], since[t], since_inc[t])
+            if got != want:
+                bad(t, f"ETC step (action, s, drain, since, since_inc) = {_show(got)}, rules give {_show(want)}")
+            expected_sent = s[t] - (drain[t - 1] - drain[t]) if draining else s[t]
+            if sent != expected_sent:
+                bad(t, f"sent {sent} but ETC sends {expected_sent}")
+            if f.cwnd[t] != A[t - 1] + expected_sent - S[t - R] - Ld[t]:
+                bad(t, "cwnd is not the bytes in flight after sending")
+        return out
+
+
+def _check_elastic(p: dict[str, Any], prev: Fraction, rp: Fraction, new: Fraction) -> list[str]:
+    """An accelerated rate must be within the documented error of s * g(Rp/s) (60 digits)."""
+    log = _Log(p["base"])
+    x = rp / prev
+    slack = log.dec((prev + rp) * Fraction(1, 2 ** 16))  # outward rounding of the coefficients
+    if x <= p["ratio_max"]:
+        delta = next(d for a, b, d in cell_gaps(p["base"], p["grid"], p["ratio_max"]) if a <= x <= b)
+        true = log.dec(prev) * log.g(x)
+        low, high = true - log.dec(delta * prev), true + log.dec(delta * prev)
+    else:  # beyond the grid: monotone below, the last tangent above
+        top = Fraction(p["ratio_max"])
+        low = log.dec(prev) * log.g(top)
+        high = log.dec(prev) * (log.g(top) + log.dg(top) * log.dec(x - top))
+    if low - slack <= log.dec(new) <= high + slack:
+        return []
+    return [f"accelerated to {float(new):.6g}, outside the documented enclosure "
+            f"[{float(low):.6g}, {float(high):.6g}] of s*g(Rp/s) for s = {float(prev):.6g}, Rp = {float(rp):.6g}"]
+
+
+def _max(a: Any, b: Any) -> Any:
+    return z3.If(a >= b, a, b)
+
+
+def _show(values: tuple) -> str:
+    return "(" + ", ".join(str(v) if not isinstance(v, Fraction) else f"{float(v):.6g}" for v in values) + ")"
+
+
+ALGORITHM = ETC()
+
+
+# ---------------------------------------------------------------------------------- reference
+class Reference:
+    """ETC itself, as plain step-by-step code over exact numbers: the concrete algorithm the
+    encoding over-approximates. It shares no code with :class:`ETC` (its logarithm, readings
+    and decisions are written again here), so the conformance test (tests/test_etc.py) that
+    checks the encoding admits its runs tests the superset property rather than restating it.
+
+    Feed it one call of :meth:`step` per step from the flow's first decision on (the model's
+    step R). What the path decides is an argument: the cumulative bytes ACKed by then (this
+    flow's S_f[t-R]), the RTT sample, the bytes in flight, and the micro-burst's receipt rate
+    (only read in ``any`` mode). The paper's unspecified choices are arguments too, defaulting
+    to the most literal reading: ``weight`` of the new sample in Rp (1: the latest sample),
+    ``lift``: floor Rp at rmax (the "correction"), ``stable``: apply the stable stage's cap.
+    rmax is the largest receiving rate of the last ``rmax_window`` RTTs (BBR-like).
+    ``acked_before`` is the ACK curve before the first call (oldest first; missing = 0).
+    """
+
+    def __init__(self, params: dict[str, Any], R: int, C: Fraction, *, rate: Fraction,
+                 pulling_rate: Fraction, since: int = 0, since_inc: int = 0, drain: Fraction = Fraction(0),
+                 rtts: list[Fraction] | None = None, acked_before: list[Fraction] | None = None,
+                 flows: int = 1) -> None:
+        self.p, self.R, self.C, self.flows = params, R, Fraction(C), flows
+        self.s, self.rp = Fraction(rate), Fraction(pulling_rate)
+        self.since, self.since_inc, self.drain = since, since_inc, Fraction(drain)
+        self.rtts = list(rtts or [Fraction(R)])       # RTT samples so far, oldest first
+        self.acked = list(acked_before or [])         # this flow's ACK curve, oldest first
+        self.readings: list[Fraction] = []            # receiving-rate readings so far
+
+    # -- the paper's pieces
+    def _log_gain(self, ratio: Fraction) -> Fraction:
+        """log_base(ratio + base - 1), Eq. 1, to 60 significant digits."""
+        with decimal.localcontext() as c:
+            c.prec = 60
+            if self.p["base"] == "e":
+                ln_base, shift = decimal.Decimal(1), decimal.Decimal(1).exp() - 1
+            else:
+                b = decimal.Decimal(Fraction(self.p["base"]).numerator) / Fraction(self.p["base"]).denominator
+                ln_base, shift = b.ln(), b - 1
+            x = decimal.Decimal(ratio.numerator) / ratio.denominator
+            return Fraction((x + shift).ln() / ln_base)
+
+    def _rate_over(self, steps: int) -> Fraction:
+        """ACKed bytes per step over the last ``steps`` steps (nothing was ACKed before)."""
+        now = self.acked[-1]
+        then = self.acked[-1 - steps] if len(self.acked) > steps else Fraction(0)
+        return (now - then) / steps
+
+    # -- one step
+    def step(self, acked: Fraction, rtt: Fraction, inflight: Fraction, burst_rate: Fraction | None = None,
+             weight: Fraction = Fraction(1), lift: bool = False, stable: bool = False) -> dict[str, Any]:
+        p, R, C = self.p, self.R, self.C
+        got_ack = bool(self.acked) and acked > self.acked[-1]
+        self.acked.append(Fraction(acked))
+        self.rtts.append(Fraction(rtt))
+        window = p["recv_window"] if p["recv_window"] is not None else R
+        r = self._rate_over(window)
+        self.readings.append(r)
+        rmax = max(self.readings[-p["rmax_window"] * R:])
+        if p["pulling"] == "coarse":
+            sample = self._rate_over(p["burst_steps"])
+        elif p["pulling"] == "ideal":
+            sample = C if self.flows == 1 else Fraction(burst_rate)
+        elif p["pulling"] == "any":
+            sample = Fraction(burst_rate)
+        else:
+            sample = p["fallback_gain"] * rmax
+
+        # NewACK: update Rp, update r (above), maybe RateUpdate.
+        if got_ack:
+            if p["pulling"] == "fallback":
+                self.rp = sample
+            else:
+                if p["filter"] == "latest":
+                    rp = sample
+                elif p["filter"] == "floor":
+                    rp = max(sample, rmax)
+                else:
+                    rp = self.rp + weight * (sample - self.rp)
+                    if lift:
+                        rp = max(rp, rmax)
+                if stable and p["stable"]:
+                    rp = min(p["k"] * rmax, rp)
+                self.rp = rp
+
+        old = self.s
+        sent = self.s
+        if self.drain > 0:  # draining: hold the rate, withhold what is left to drain
+            action = DRAIN
+            withhold = min(self.drain, (1 - p["eta"]) * self.s)
+            self.drain -= withhold
+            sent = self.s - withhold
+            self.since = 0
+            self.since_inc += 1
+        else:
+            elapsed, elapsed_inc = self.since + 1, self.since_inc + 1
+            timer = elapsed if p["force_from"] == "update" else elapsed_inc
+            gradient = self.rtts[-1] - self.rtts[-1 - p["drtt_lag"]]
+            falling = gradient <= 0 if p["accel_on_equal"] else gradient < 0
+            action = HOLD
+            if got_ack and elapsed >= rtt:
+                if falling or timer >= p["force_after"] * rtt:
+                    action = ACCELERATE
+                elif gradient >= p["theta"]:
+                    action = DECELERATE
+            if action == ACCELERATE:
+                self.s = old * self._log_gain(self.rp / old)
+                self.since, self.since_inc = 0, 0
+            elif action == DECELERATE:
+                self.s = (old + r) / 2
+                self.since, self.since_inc = 0, elapsed_inc
+                bdp = self.s * R
+                self.drain = inflight - bdp if p["drain"] and inflight > bdp else Fraction(0)
+            else:
+                self.since, self.since_inc = elapsed, elapsed_inc
+            sent = self.s
+        return {"srate": self.s, "Rp": self.rp, "sample": sample, "recv": r, "rmax": rmax, "rtt": Fraction(rtt),
+                "drain": self.drain, "since": self.since, "since_inc": self.since_inc, "ack": got_ack,
+                "action": action, "sent": sent}

@@ -1,0 +1,336 @@
+"""ETC (Han et al., ATC 2024): the encoding admits every run of the concrete reference
+implementation (the superset property, tested with generated paths), the elastic update's
+enclosure contains the true value with the documented error, a window of a longer run is a
+trace, solver traces pass the independent check, and the check catches corrupted traces."""
+
+from __future__ import annotations
+
+import decimal
+import math
+from fractions import Fraction
+from typing import Any
+
+import pytest
+import z3
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import answer, make_query
+
+from ccac import solve
+from ccac.backends import solve_z3
+from ccac.ccas import get_cca
+from ccac.ccas.etc import (ACCELERATE, DECELERATE, DRAIN, FILTERS, PULLING, Reference,
+                           breakpoints, cell_gaps, enclosure)
+from ccac.params import resolve
+from ccac.problem import build
+from ccac.trace import delay_range
+from ccac.validate import flow_values, validate
+from ccac.window import window_is_trace
+
+ETC = get_cca("etc")
+C = Fraction(1)
+
+
+def params(**given: Any) -> dict[str, Any]:
+    return resolve(ETC.params, {k: v for k, v in given.items() if v is not None}, "cca")
+
+
+def run(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
+        assume: list[str] | None = None, periodic: bool = False) -> Any:
+    return answer(network, {"name": "etc", **(cca or {})}, find, assume, periodic, timeout=60)
+
+
+# ------------------------------------------------------------------ the elastic update's enclosure
+def _g(x: float, base: Any) -> float:
+    b = math.e if base == "e" else float(base)
+    return math.log(x + b - 1) / math.log(b)
+
+
+@pytest.mark.parametrize("base", ["e", Fraction(3), Fraction(3, 2)])
+@pytest.mark.parametrize("grid", [1, 2])
+def test_enclosure_contains_the_true_value_and_is_as_tight_as_documented(base: Any, grid: int) -> None:
+    enc = enclosure(base, grid, Fraction(128))
+    gaps = cell_gaps(base, grid, Fraction(128))
+    for i in range(-400, 1200):
+        x = 2.0 ** (i / 100)
+        true = _g(x, base)  # per unit of s
+        upper = min(float(a) + float(b) * x for a, b in enc.tangents)
+        cell = [j for j, (lo, hi) in enumerate(zip(enc.points, enc.points[1:])) if lo <= x < hi]
+        lower = (float(enc.chords[cell[0]][0]) + float(enc.chords[cell[0]][1]) * x) if cell else float(enc.tail)
+        assert lower <= true + 1e-12 and true <= upper + 1e-12, (x, lower, true, upper)
+        if cell:
+            delta = float(gaps[cell[0]][2])
+            assert upper - lower <= delta + 1e-9
+    if base == "e":  # the documented relative errors (module docstring, ccac list)
+        worst = max(float(d) / _g(float(a), "e") for a, b, d in gaps)
+        assert worst <= {1: 0.041, 2: 0.0096}[grid]
+
+
+def test_breakpoints_are_increasing_rationals_from_zero() -> None:
+    pts = breakpoints(2, Fraction(128))
+    assert pts[0] == 0 and pts[1] == Fraction(1, 8) and pts[-1] == 128
+    assert all(a < b for a, b in zip(pts, pts[1:])) and len(pts) == 22
+
+
+# ------------------------------------------------------------------ a concrete path for the reference
+def simulate(data: Any, p: dict[str, Any], R: int, D: int, steps: int) -> dict[str, list[Any]]:
+    """A concrete run: the reference ETC as the sender, a path that follows the model's rules
+    (token line C*t - W, waste only when the arrivals are below it, service between the two
+    bounds, no loss), the path's choices and the paper's unspecified ones drawn by ``data``."""
+    pick = lambda *xs: data.draw(st.sampled_from(xs))  # noqa: E731
+    s0 = pick(Fraction(1, 100), Fraction(1, 4), Fraction(1), Fraction(3, 2))
+    rtts0 = [R + pick(Fraction(0), Fraction(1, 2), Fraction(2)) for _ in range(p["drtt_lag"])]
+    ref = Reference(p, R, C, rate=s0, pulling_rate=pick(Fraction(1, 10), Fraction(1), Fraction(2)),
+                    since=data.draw(st.integers(0, 9)), since_inc=data.draw(st.integers(0, 9)),
+                    drain=pick(Fraction(0), Fraction(0), Fraction(1, 2)), rtts=rtts0, acked_before=[Fraction(0)])
+    A: list[Fraction] = []
+    S: list[Fraction] = []
+    W: list[Fraction] = []
+    rows: list[dict[str, Any]] = []
+    for t in range(steps):
+        if t < R:  # the long run's own history: the sender just sends s0, ETC starts at step R
+            row = {"srate": s0, "Rp": ref.rp, "sample": C if p["pulling"] == "ideal" else Fraction(0),
+                   "recv": Fraction(0), "rmax": Fraction(0), "drain": ref.drain, "since": ref.since,
+                   "since_inc": ref.since_inc, "ack": False, "action": -1, "sent": s0,
+                   "rtt": rtts0[t - R] if t - R >= -len(rtts0) else Fraction(R)}
+            if p["pulling"] == "any":
+                row["sample"] = Fraction(1, 2)
+            cwnd = Fraction(1)
+        else:
+            low, high = delay_range(S, A, t - R)
+            frac = pick(Fraction(0), Fraction(1, 3), Fraction(1))
+            rtt = R + low + frac * ((high if high is not None else low + 2) - low)
+            inflight = A[t - 1] - S[t - R]
+            row = ref.step(S[t - R], rtt, inflight, burst_rate=pick(Fraction(1, 4), Fraction(1), Fraction(3, 2)),
+                           weight=pick(Fraction(0), Fraction(1, 2), Fraction(1)),
+                           lift=data.draw(st.booleans()), stable=data.draw(st.booleans()))
+            cwnd = A[t - 1] + row["sent"] - S[t - R]
+        A.append((A[-1] if A else pick(Fraction(0), Fraction(1, 2), Fraction(2))) + row["sent"])
+        if t == 0:
+            W.append(Fraction(0))
+            S.append(Fraction(0))
+        else:  # waste every token the arrivals cannot use; serve somewhere between the bounds
+            W.append(max(W[-1], C * t - A[t]))
+            lower = max(S[-1], C * (t - D) - W[max(t - D, 0)])
+            S.append(lower + pick(Fraction(0), Fraction(1, 2), Fraction(1)) * (C * t - W[t] - lower))
+        rows.append({**row, "cwnd": cwnd})
+    run = {name: [r[name] for r in rows] for name in rows[0]}
+    run.update(A=A, S=S, W=W)
+    return run
+
+
+def fix_window(run: dict[str, list[Any]], p: dict[str, Any], R: int, D: int, T: int, H: int) -> Any:
+    """The encoding over steps H .. H+T-1 of the run (its byte curves re-based), with every
+    model and ETC variable fixed to the run's values."""
+    q = make_query({"T": T, "R": R, "D": D, "buffer": "inf"},
+                   {"name": "etc", **{k: v for k, v in p.items() if v is not None}})
+    problem = build(q)
+    v, state = problem.vars, problem.states[0]
+    S0, shift_W = run["S"][H], C * H - run["S"][H]
+    fixed = []
+    for t in range(T):
+        u = H + t
+        fixed += [v.A_f[0][t] == run["A"][u] - S0, v.S_f[0][t] == run["S"][u] - S0, v.L_f[0][t] == 0,
+                  v.Ld_f[0][t] == 0, v.W[t] == run["W"][u] - shift_W, v.cwnd[0][t] == run["cwnd"][u],
+                  v.rate[0][t] == run["sent"][u], v.timeout[0][t] == False]  # noqa: E712
+        for name in ("srate", "Rp", "sample", "recv", "rmax", "rtt", "drain", "since", "since_inc"):
+            fixed.append(state[name][t] == run[name][u])
+        if t >= R:  # the encoding labels its history steps -1
+            fixed.append(state["action"][t] == run["action"][u])
+        fixed.append(state["ack"][t] == run["ack"][u])
+    return problem, fixed
+
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(st.data())
+def test_the_encoding_admits_every_run_of_the_reference(data: Any) -> None:
+    """The superset property, tested: generated paths, the reference ETC on them, a window of
+    the run re-based as its own trace, every variable fixed: the encoding must be sat."""
+    R = data.draw(st.sampled_from([1, 2]))
+    D = data.draw(st.sampled_from([0, 1, 2]))
+    T = data.draw(st.integers(R + D + 1, 7))
+    H = data.draw(st.integers(0, 10))
+    draw = lambda *xs: data.draw(st.sampled_from(xs))  # noqa: E731
+    p = params(pulling=draw(*PULLING), filter=draw(*FILTERS), stable=draw(True, False),
+               accel_on_equal=draw(True, False), force_after=draw(1, 2, 8),
+               force_from=draw("update", "increase"), theta=draw(0, Fraction(1, 2), 1),
+               drtt_lag=data.draw(st.integers(1, R)), drain=draw(True, False), base=draw("e", 3, 2),
+               grid=draw(1, 2), recv_window=draw(None, 1, 2), rmax_window=draw(1, 8), burst_steps=draw(1, 2),
+               eta=draw(Fraction(3, 10), Fraction(1, 2)))
+    run_ = simulate(data, p, R, D, H + T)
+    problem, fixed = fix_window(run_, p, R, D, T, H)
+    outcome = solve_z3(problem.enc.formulas() + fixed, 60)
+    if outcome.answer != "sat":  # name the constraints the run violates
+        solver = z3.Solver()
+        for i, c in enumerate(fixed):
+            solver.assert_and_track(c, f"fixed{i}")
+        solver.add(problem.enc.formulas())
+        assert solver.check() != z3.sat
+        core = [fixed[int(str(c)[5:])] for c in solver.unsat_core()]
+        pytest.fail(f"the encoding rejects a run of the reference: {core[:8]} "
+                    f"(window at {H}, R = {R}, D = {D}, actions {run_['action'][H:]}, p = {p})")
+
+
+def test_the_check_accepts_every_run_of_the_reference() -> None:
+    """The independent check and the reference agree on a hand-made run with every action."""
+    p = params(force_after=2, accel_on_equal=False, theta=Fraction(1, 2))
+    ref = Reference(p, 1, C, rate=Fraction(1, 2), pulling_rate=Fraction(1), since=3, rtts=[Fraction(1)],
+                    acked_before=[Fraction(0)])
+    acked, actions = Fraction(0), []
+    for rtt, inflight in [(1, 1), (Fraction(3, 4), 1), (Fraction(3, 2), 4), (2, 3), (2, 2), (2, 1), (2, 1)]:
+        acked += Fraction(1, 2)
+        actions.append(ref.step(acked, Fraction(rtt), Fraction(inflight))["action"])
+    assert {ACCELERATE, DECELERATE, DRAIN} <= set(actions), actions
+
+
+# ------------------------------------------------------------------ windows of a longer run
+@pytest.mark.parametrize("network, cca", [
+    ({"T": 7, "R": 1, "D": 1}, {}),
+    ({"T": 7, "R": 2, "D": 1}, {"pulling": "any", "filter": "latest", "drtt_lag": 2}),
+    ({"T": 6, "R": 1, "D": 2}, {"pulling": "fallback", "force_from": "increase", "recv_window": 2}),
+    ({"T": 7, "R": 2, "D": 2}, {"burst_steps": 2, "recv_window": 3, "filter": "floor"}),
+])
+def test_a_window_of_a_longer_run_is_a_trace(network: dict[str, Any], cca: dict[str, Any]) -> None:
+    """Every history constraint is implied by any real past, so steady-state proofs stay sound."""
+    short = build(make_query(network, {"name": "etc", "rmax_window": 2, **cca}))
+    long = build(make_query({**network, "T": network["T"] + 4}, {"name": "etc", "rmax_window": 2, **cca}))
+    check = window_is_trace(short, long, 1, solve_z3, 120)
+    assert check.outcome.answer == "unsat", check.culprits[:5]
+    check = window_is_trace(short, long, 4, solve_z3, 120)
+    assert check.outcome.answer == "unsat", check.culprits[:5]
+
+
+# ------------------------------------------------------------------ solver traces validate
+@pytest.mark.parametrize("network, cca", [
+    ({"T": 8}, {}),
+    ({"T": 8, "R": 2}, {"filter": "floor", "accel_on_equal": True}),
+    ({"T": 7, "D": 0}, {"pulling": "ideal", "filter": "latest", "stable": False}),
+    ({"T": 7, "flows": 2}, {"pulling": "any"}),
+    ({"T": 7, "buffer": 1}, {"pulling": "fallback", "base": 3, "grid": 1}),
+])
+def test_solver_traces_pass_the_independent_check(network: dict[str, Any], cca: dict[str, Any]) -> None:
+    find = "any(action[0][t] == 1 for t in range(R, T))"
+    result = run(network, cca, find)
+    assert result.answer == "sat" and result.validated
+
+
+def test_every_action_appears_in_a_validated_trace() -> None:
+    find = " and ".join(f"any(action[0][t] == {a} for t in range(R, T))" for a in (ACCELERATE, DECELERATE, DRAIN))
+    result = run({"T": 8}, {"force_after": 2}, find)
+    assert result.answer == "sat" and result.validated
+
+
+def _trace(network: dict[str, Any] | None = None, cca: dict[str, Any] | None = None, find: str | None = None):
+    q = make_query(network or {"T": 7}, {"name": "etc", **(cca or {})}, find)
+    result = solve(q, timeout=60)
+    assert result.answer == "sat" and result.validated
+    return q, result.trace
+
+
+def _problems(q: Any, trace: Any) -> list[str]:
+    return ETC.check(flow_values(trace, 0, q.flows[0].params))
+
+
+def test_check_catches_an_acceleration_outside_the_enclosure() -> None:
+    q, trace = _trace(find="any(action[0][t] == 1 and Rp[0][t] > 2 * srate[0][t-1] for t in range(R, T))")
+    actions, s = trace.flow("action", 0), trace.flow("srate", 0)
+    t = next(t for t in range(1, 7) if actions[t] == ACCELERATE)
+    s[t] = s[t] * Fraction(105, 100)
+    assert any(f"step {t}: accelerated to" in m for m in _problems(q, trace))
+    assert validate(q, trace)
+
+
+def test_check_catches_a_wrong_deceleration_drain_and_pulling_rate() -> None:
+    q, trace = _trace(cca={"force_after": 2},
+                      find="any(action[0][t] == 2 for t in range(R, T - 1)) and any(ack[0][t] for t in range(R, T))")
+    actions = trace.flow("action", 0)
+    t = next(t for t in range(1, 6) if actions[t] == DECELERATE)
+    trace.flow("srate", 0)[t] += Fraction(1, 7)
+    assert any(f"step {t}: ETC step" in m for m in _problems(q, trace))
+    q, trace = _trace(find="any(action[0][t] == 3 for t in range(R, T))")
+    t = next(t for t in range(1, 7) if trace.flow("action", 0)[t] == DRAIN)
+    trace.flow("rate", 0)[t] += Fraction(1, 7)
+    assert any(f"step {t}: sent" in m for m in _problems(q, trace))
+    q, trace = _trace(cca={"filter": "latest", "stable": False}, find="all(ack[0][t] for t in range(R, T))")
+    trace.flow("Rp", 0)[3] += 1
+    assert any("step 3: Rp" in m for m in _problems(q, trace))
+
+
+def test_check_passes_an_untouched_trace() -> None:
+    q, trace = _trace({"T": 7, "R": 2})
+    assert _problems(q, trace) == []
+
+
+# ------------------------------------------------------------------ semantics
+def test_no_rate_change_without_an_ack_or_within_an_rtt() -> None:
+    change = "srate[0][t] != srate[0][t-1]"
+    assert run({"T": 7}, find=f"any({change} and not ack[0][t] for t in range(R, T))").answer == "unsat"
+    assert run({"T": 7}, find=f"any({change} and since[0][t-1] + 1 < rtt[0][t] for t in range(R, T))").answer == "unsat"
+    assert run({"T": 7}, find=f"any({change} and action[0][t] == 0 for t in range(R, T))").answer == "unsat"
+
+
+def test_acceleration_moves_toward_the_pulling_rate_and_deceleration_halves_the_gap() -> None:
+    # Base e: s <= Rp gives s <= s' <= Rp (section 1.5 of the notes, checked here in the encoding).
+    up = "action[0][t] == 1 and srate[0][t-1] <= Rp[0][t]"
+    assert run({"T": 7}, find=f"any({up} and (srate[0][t] < srate[0][t-1] * 0.9999 or srate[0][t] > Rp[0][t] * 1.0001) "
+                              "for t in range(R, T))").answer == "unsat"
+    down = "action[0][t] == 2 and 2 * srate[0][t] != srate[0][t-1] + recv[0][t]"
+    assert run({"T": 7}, find=f"any({down} for t in range(R, T))").answer == "unsat"
+    # A deceleration can raise the rate (r > s), as the notes predict (Q12) ...
+    raise_ = "any(action[0][t] == 2 and srate[0][t] > srate[0][t-1] for t in range(R, T))"
+    assert run({"T": 7, "D": 1}, find=raise_).answer == "sat"
+
+
+def test_forced_acceleration_after_eight_rtts_with_a_flat_rtt() -> None:
+    """With every RTT sample equal (dRTT = 0) only the 8-RTT timer accelerates (Alg. 1)."""
+    flat = ["all(rtt[0][t] == R for t in range(T))", "drain[0][R-1] == 0"]
+    accel = "any(action[0][t] == 1 for t in range(R, T))"
+    # Without updates, step t is t + since[0][0] steps after the last one: 8 first at step 7.
+    assert run({"T": 8, "D": 0}, find=accel, assume=flat + ["since[0][0] == 0"]).answer == "unsat"
+    assert run({"T": 8, "D": 0}, find=accel, assume=flat + ["since[0][0] == 1"]).answer == "sat"
+    # ... and accel_on_equal (section 3.1's reading) accelerates at every ACK instead.
+    assert run({"T": 7, "D": 0}, {"accel_on_equal": True}, find="action[0][2] == 1",
+               assume=flat + ["since[0][0] == 0"]).answer == "sat"
+
+
+def test_drain_withholds_exactly_the_excess_over_the_bdp() -> None:
+    """After a deceleration with inflight above s*R, the drain sends eta*s until it has held
+    back inflight - s*R bytes in all."""
+    find = ("action[0][2] == 2 and A_f[0][1] - S_f[0][1] - Ld_f[0][2] - srate[0][2] * R == 3 * srate[0][2] "
+            "and all(action[0][t] == 3 for t in range(3, T))")
+    result = run({"T": 8, "R": 1, "D": 1}, find=find)
+    assert result.answer == "sat" and result.validated
+    s, sent = result.trace.flow("srate", 0)[2], result.trace.flow("rate", 0)
+    assert [sent[t] for t in range(3, 8)] == [Fraction(3, 10) * s] * 4 + [s - (3 * s - 4 * Fraction(7, 10) * s)]
+    assert run({"T": 8}, find=find.replace("== 3 * srate", "== 2 * srate")).answer == "unsat"
+
+
+def test_pulling_rate_above_the_link_needs_jitter_in_coarse_mode() -> None:
+    above = "any(Rp[0][t] > C for t in range(R, T))"
+    assume = ["Rp[0][R-1] <= C"]
+    assert run({"T": 6, "D": 0}, find=above, assume=assume).answer == "unsat"
+    assert run({"T": 6, "D": 1}, find=above, assume=assume).answer == "sat"
+    # Ideal samples are C, but the rmax correction (hull filter) lets jitter through; the
+    # latest-sample filter does not. The fallback's 1.25 x rmax exceeds C even without jitter.
+    assert run({"T": 6, "D": 1}, {"pulling": "ideal", "filter": "latest"}, find=above, assume=assume).answer == "unsat"
+    assert run({"T": 6, "D": 1}, {"pulling": "ideal"}, find=above, assume=assume).answer == "sat"
+    assert run({"T": 6, "D": 0}, {"pulling": "fallback"}, find=above, assume=assume).answer == "sat"
+
+
+def test_bad_lag_is_rejected() -> None:
+    from ccac.errors import CcacError
+
+    with pytest.raises(CcacError, match="drtt_lag"):
+        build(make_query({"T": 6, "R": 1}, {"name": "etc", "drtt_lag": 2}))
+
+
+def test_decimal_context_is_left_alone() -> None:
+    before = decimal.getcontext().prec
+    enclosure("e", 3, Fraction(64))
+    Reference(params(), 1, C, rate=Fraction(1), pulling_rate=Fraction(2), acked_before=[Fraction(0)]).step(
+        Fraction(1), Fraction(1), Fraction(1))
+    assert decimal.getcontext().prec == before

@@ -481,8 +481,9 @@ def scale_interval(k: Fraction, iv: tuple[Fraction | None, Fraction | None]) -> 
 WAIT_CHOICES = ("base", "band")
 
 
-def gradient_params(eps: Fraction, pairs: int | None = None) -> tuple[Param, ...]:
-    """Rate-control parameters shared by Vivace and Proteus (Vivace table 1 and section 5)."""
+def gradient_params(eps: Fraction, step_seconds: bool = False) -> tuple[Param, ...]:
+    """Rate-control parameters shared by Vivace and Proteus (Vivace table 1 and section 5);
+    ``step_seconds`` only where an RTT deviation (in seconds) enters the utility."""
     return (
         Param("t", Fraction(9, 10), "utility exponent: x^t rewards throughput (0 < t < 1)", **POSITIVE,
               maximum=Fraction(1)),
@@ -505,7 +506,7 @@ def gradient_params(eps: Fraction, pairs: int | None = None) -> tuple[Param, ...
         Param("wait", "base", "rate while waiting for the last probe's fate: base = the central rate "
               "(as the public PCC code); band = anything between the probe rates", kind="choice",
               choices=WAIT_CHOICES),
-    ) + scale_params() + grid_params()
+    ) + scale_params(step_seconds) + grid_params()
 
 
 def amplifier(tau: int) -> Fraction:
@@ -674,7 +675,9 @@ class GradientPCC:
                     else:
                         ctx.add(reg[i][j][t] == z3.If(here, rtt[t], reg[i][j][t - 1]))
                 if t == 0:
-                    ctx.add(lost[i][t] >= 0)
+                    # history; on a path that never loses bytes (infinite buffer, eta = 0) nothing
+                    # was lost before the trace either
+                    ctx.add(lost[i][t] == 0 if (v.buffer is None and v.net.eta == 0) else lost[i][t] >= 0)
                 else:
                     dl = ctx.L[t] - ctx.L[t - 1]
                     ctx.add(lost[i][t] == z3.If(phase[t] == i, z3.If(pos[t] == 0, dl, lost[i][t - 1] + dl),
@@ -735,11 +738,11 @@ class GradientPCC:
                 zero_s: Any = False
                 if tol is not None:
                     e_lo, e_hi = rms_bounds_terms([linear(row, ys) for row in residual_rows(M)])
-                    ctx.add(z3.Implies(tol[i][t], absolute(g) * M < e_hi),
-                            z3.Implies(z3.Not(tol[i][t]), absolute(g) * M >= e_lo))
+                    ctx.add(z3.Implies(decide, z3.And(z3.Implies(tol[i][t], absolute(g) * M < e_hi),
+                                                      z3.Implies(z3.Not(tol[i][t]), absolute(g) * M >= e_lo))))
                     zero_g, zero_s = tol[i][t], tol[i][t]
                 if trend_g is not None:
-                    ctx.add(z3.Implies(trend_s[i][t], trend_g[i][t]))
+                    ctx.add(z3.Implies(decide, z3.Implies(trend_s[i][t], trend_g[i][t])))
                     zero_g, zero_s = z3.Or(zero_g, trend_g[i][t]), z3.Or(zero_s, trend_s[i][t])
                 ge = z3.If(zero_g, 0, g) if zero_g is not False else g
                 if var.flt > 0:
@@ -750,7 +753,7 @@ class GradientPCC:
                 if sigma is not None:
                     d_lo, d_hi = rms_bounds_terms([linear(row, ys) for row in deviation_rows(M)])
                     inside = z3.And(sigma[i][t] >= d_lo, sigma[i][t] <= d_hi)
-                    ctx.add(inside if zero_s is False else z3.If(zero_s, sigma[i][t] == 0, inside))
+                    ctx.add(z3.Implies(decide, inside if zero_s is False else z3.If(zero_s, sigma[i][t] == 0, inside)))
                     s_eff.append(sigma[i][t])
 
             # ---- per pair: du and gamma (both enclosed, tied by sign)
@@ -913,7 +916,8 @@ class GradientPCC:
         cK = p["c"] * scale
         tau_cap, k_cap = int(p["tau_cap"]), int(p["k_cap"])
         st = f.state
-        base, phase, pos, order = st["base"], st["phase"], st["pos"], st["order"]
+        base, phase, pos = st["base"], st["phase"], st["pos"]
+        order = [int(o) for o in st["order"]]
         rtt, rtt_min, event, dirn = st["rtt"], st["rtt_min"], st["event"], st["dir"]
         tau, kk, gu = st["tau"], st["omega_k"], st["gamma_used"]
         du = [st[dn] for dn, _ in self.pair_names(K)]
@@ -1000,7 +1004,8 @@ class GradientPCC:
     def _check_decision(self, f: Any, t: int, var: Variant, M: int, W: int, eps: Fraction, t_exp: Fraction,
                         scale: Fraction, cK: Fraction, tau_cap: int, k_cap: int) -> list[str]:
         p, st, K = f.params, f.state, var.pairs
-        base, phase, order, event, dirn = st["base"], st["phase"], st["order"], st["event"], st["dir"]
+        base, phase, event, dirn = st["base"], st["phase"], st["event"], st["dir"]
+        order = [int(o) for o in st["order"]]
         tau, kk, gu = st["tau"], st["omega_k"], st["gamma_used"]
         du = [st[dn] for dn, _ in self.pair_names(K)]
         gam = [st[gn] for _, gn in self.pair_names(K)]

@@ -174,11 +174,11 @@ class Admitter:
     """The encoding of one configuration, built once; ``admits(run)`` fixes a run's values
     (every model variable and the named state series) and asks whether it is a trace."""
 
-    def __init__(self, cfg: PathConfig, cca: dict[str, Any], state: list[str]):
+    def __init__(self, cfg: PathConfig, cca: dict[str, Any], state: list[str], internal: list[str] = ()):
         network = {"T": cfg.T, "R": cfg.R, "D": cfg.D, "C": cfg.C, "alpha": cfg.alpha, "dupacks": cfg.dupacks,
                    "buffer": "inf" if cfg.buffer is None else cfg.buffer / (cfg.C * cfg.R), "eta": cfg.eta,
                    "rto": cfg.rto}
-        self.cfg, self.state = cfg, state
+        self.cfg, self.state, self.internal = cfg, state, list(internal)
         self.problem = build(parse_query({"network": network, "cca": cca, "query": {}}))
         self.solver = z3.Solver()
         self.solver.add(*self.problem.enc.formulas())
@@ -213,6 +213,11 @@ class Admitter:
             fix("Lnc_f", run.Lnc)
         for name in self.state:
             fix(name, run.state[name])
+        for name in self.internal:  # the encoding's own per-step series (e.g. MI registers)
+            for t in range(cfg.T):
+                value = run.state[name][t]
+                var = z3.Real(f"{name}_0_{t}")
+                out.append((f"{name}[{t}]", var == z3.RealVal(str(Fraction(value)))))
         return out
 
     def admits(self, run: Run, timeout: float = 60) -> str:
@@ -464,6 +469,16 @@ class GradientRef(Sender):
         for k in range(cfg.pairs):
             st[names[k]].append(self.du[k])
             st[names[cfg.pairs + k]].append(self.gam[k])
+        for i in range(self.W):  # the MI registers (the encoding's pcc_y*/pcc_lost* series)
+            st.setdefault(f"pcc_lost{i}", []).append(self.lost[i])
+            for j in range(cfg.M):
+                st.setdefault(f"pcc_y{i}_{j}", []).append(self.ys[i][j])
+
+
+def register_names(pairs: int, M: int) -> list[str]:
+    """The encoding's internal MI-register series of the Vivace/Proteus engine."""
+    return [f"pcc_lost{i}" for i in range(2 * pairs)] + \
+        [f"pcc_y{i}_{j}" for i in range(2 * pairs) for j in range(M)]
 
 
 def cfg_R(run: Run) -> int:

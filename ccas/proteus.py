@@ -1,0 +1,107 @@
+"""PCC Proteus (Meng et al., SIGCOMM 2020): what Proteus-P, -S and -H share (no ``ALGORITHM``:
+the three modes are the modules ``proteus_p``, ``proteus_s`` and ``proteus_h``).
+
+What is modelled (paper section in brackets)
+--------------------------------------------
+* Utilities [4.1, 4.3, 4.4]: Proteus-P ``u_P = x^t - b*x*max(0, dRTT/dt) - c*x*L`` (Vivace's
+  utility with negative RTT gradients ignored), Proteus-S ``u_S = u_P - d*x*sigma(RTT)`` with
+  sigma the population standard deviation of the MI's RTT samples in seconds, Proteus-H
+  ``u_H = u_P`` if ``x < threshold`` else ``u_S``, evaluated per MI at that MI's rate.
+  Defaults t = 0.9, b = 900, c = 11.35 [4.1, 6], d = 1500 per second [6].
+* Rate control [3, 4.3: "we adopt the rate control algorithm from PCC Vivace"]: Vivace's
+  gradient step (confidence amplifier, dynamic change boundary, MI timeout; ``ccas/vivace.py``)
+  with MIs of one min RTT, and the majority rule [5]: each round tries 3 pairs
+  r(1+eps)/r(1-eps), each in a solver-chosen order, and moves in the majority direction.
+* Noise tolerance [5], where the paper specifies it: the per-MI regression-error tolerance (if
+  |gradient| < RMS regression residual / MI duration, gradient and deviation count as 0; with
+  M = 2 samples the residual is always 0, so it needs MIs of 3+ steps), and the trending
+  tolerance (may zero the gradient, and then the deviation).
+
+Readings of what the paper leaves open (parameters or solver choices)
+---------------------------------------------------------------------
+* The magnitude of a majority move: the paper says only "based on the majority decision"; the
+  gradient applied is any value between the smallest and the largest gradient of the pairs in
+  the majority (covers their mean, median, or any one of them).
+* eps: Proteus does not restate it; Vivace's 0.05 is the default (``eps``).
+* Vivace's fixed gradient filter flt: section 5 replaces it by the tolerances above ("a fixed
+  threshold is ineffective"), so ``flt`` defaults to 0 (set 0.01 for Vivace's filter).
+* Trending tolerance [5]: its condition compares the trending gradient and deviation (a
+  regression over the last k = 6 MIs) with their exponentially weighted averages and
+  deviations (G1 = 2, G2 = 4). Those averages depend on the whole history before the trace,
+  so in a finite window the condition is unknown: ``trending = "free"`` (default) lets the
+  solver zero each MI's gradient (and, nested, its deviation) or not -- a superset of every
+  history. ``trending = "off"`` models a variant without it.
+* Ties, the wait rate, timer and counters: as in ``ccas/vivace.py``.
+
+What is abstracted: as for Vivace (``ccas/pcc.py``): one RTT sample per step in its band,
+x^t / x^(t-1) enclosed on the rate grid, x*H and loss/x enclosed per bin with sign splits,
+and sigma and the regression error bounded between norms: ``max(||d||_1/sqrt(M), ||d||_inf)
+<= sqrt(M)*sigma <= min(||d||_1, sqrt(M)*||d||_inf)`` (exact for M = 2: |y2 - y1|/2).
+
+Not modelled: the per-ACK RTT filter [5] (it drops samples after an ACK-interval burst; the
+model has no per-ACK timing: a run in which it fires is covered only if its remaining samples
+give a gradient and deviation the band allows), the cross-layer threshold policy of
+Proteus-H [4.4] (the threshold is a fixed parameter; a policy that changes it is a sequence of
+such windows), slow start, and Vivace's double check (replaced by the majority rule).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ccac.cca import CCA, FlowContext, FlowValues
+from ccac.params import Param
+from ccac.ccas.pcc import GradientPCC, Variant, gradient_params
+
+PAIRS = 3  # section 5: "try each pair of sending rates three times", majority decision
+MODES = {
+    "P": "PCC Proteus-P (primary): Vivace's utility ignoring negative RTT gradients, majority of 3 probe pairs",
+    "S": "PCC Proteus-S (scavenger): Proteus-P's utility minus d*x*RTT deviation, majority of 3 probe pairs",
+    "H": "PCC Proteus-H (hybrid): Proteus-P below a rate threshold, Proteus-S at or above it",
+}
+
+
+class Proteus(GradientPCC, CCA):
+    """One Proteus mode; the modules proteus_p/s/h each instantiate one."""
+
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.name = f"proteus-{mode.lower()}"
+        self.summary = MODES[mode]
+        own = [
+            Param("flt", Fraction(0), "fixed RTT-gradient filter (Vivace's; Proteus replaces it, "
+                  "section 5)", "s/s", minimum=Fraction(0)),
+            Param("regression_tolerance", True, "|gradient| < regression error zeroes gradient and "
+                  "deviation (needs MIs of 3+ steps to matter)", kind="bool"),
+            Param("trending", "free", "trending tolerance: free = may zero an MI's gradient (and then "
+                  "its deviation), as its history-dependent condition allows; off = never",
+                  kind="choice", choices=("free", "off")),
+        ]
+        if mode in ("S", "H"):
+            own.append(Param("d", 1500, "RTT-deviation coefficient: d * x * sigma, sigma in seconds",
+                             "1/s", minimum=Fraction(0)))
+        if mode == "H":
+            own.append(Param("threshold", Fraction(1, 2), "rates below it use Proteus-P's utility, "
+                             "rates at or above it Proteus-S's", "C", minimum=Fraction(0)))
+        self.params = tuple(own) + gradient_params(Fraction(1, 20), step_seconds=mode in ("S", "H"))
+        self.state = GradientPCC.pcc_state(self, PAIRS, False)
+
+    def paced(self, params: dict[str, Any]) -> bool:
+        return True
+
+    def variant(self, p: dict[str, Any], C: Fraction) -> Variant:
+        return Variant(pairs=PAIRS, b=p["b"], flt=p["flt"], positive_only=True,
+                       dev_coeff=p["d"] if self.mode in ("S", "H") else Fraction(0),
+                       threshold=p["threshold"] * C if self.mode == "H" else None,
+                       regression_tolerance=bool(p["regression_tolerance"]), trending=p["trending"],
+                       double_check=False)
+
+    def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
+        return self.encode_gradient(ctx)
+
+    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
+        return self.periodic_gradient(ctx, state)
+
+    def check(self, f: FlowValues) -> list[str]:
+        return self.check_gradient(f)

@@ -1,0 +1,113 @@
+"""PCC Proteus (P, S, H): the encodings admit every run of the reference implementation (the
+superset property, with the majority rule, the regression-error and trending tolerances and the
+RTT deviation), solver traces pass the independent check, the utilities differ where the paper
+says they do, and windows of longer runs are traces."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction as F
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import answer, make_query
+from test_pcc_reference import Admitter, GradientConfig, GradientRef, PathConfig, register_names, simulate
+
+from ccac.backends import solve_z3
+from ccac.ccas import get_cca
+from ccac.problem import build
+from ccac.validate import flow_values
+from ccac.window import window_is_trace
+
+STATE = ["base", "phase", "pos", "order", "rtt", "event", "dir", "tau", "omega_k", "gamma_used",
+         "du1", "du2", "du3", "gamma1", "gamma2", "gamma3"]
+CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
+    "p": (PathConfig(T=9, R=2, D=1), {"name": "proteus-p"}),
+    "s": (PathConfig(T=9, R=2, D=1, eta=F(1, 10), buffer=F(2)), {"name": "proteus-s"}),
+    "s-R3": (PathConfig(T=10, R=3, D=1), {"name": "proteus-s"}),   # regression tolerance active
+    "h": (PathConfig(T=9, R=2, D=1), {"name": "proteus-h", "threshold": F(1, 2)}),
+}
+_ADMITTERS: dict[str, Admitter] = {}
+
+
+def reference_run(key: str, rng: random.Random) -> Any:
+    cfg, cca = CONFIGS[key]
+    mode = cca["name"][-1]
+    g = GradientConfig(M=cfg.R, pairs=3, double_check=False, positive_only=True, flt=F(0),
+                       d=F(1500) if mode in "sh" else F(0),
+                       threshold=cca["threshold"] * cfg.C if mode == "h" else None,
+                       regression_tolerance=True, trending=True, timeout_steps=4 * cfg.R)
+    ref = GradientRef(g, cfg.C)
+    jitter = (lambda t: F(rng.randint(0, 4), 4) * cfg.D)
+    loss = (lambda t, sent: sent * cfg.eta * F(rng.randint(0, 8), 4)) if cfg.eta > 0 else None
+    return simulate(cfg, ref, rng, jitter=jitter, loss=loss, initial_queue=F(rng.randint(0, 8), 4))
+
+
+@pytest.mark.parametrize("key", sorted(CONFIGS))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rng=st.randoms(use_true_random=False))
+def test_encoding_admits_every_reference_run(key: str, rng: random.Random) -> None:
+    """Every model variable, the reference's state (decisions, exact per-pair utility differences
+    and gradients) and its MI registers (its concrete history) fixed: still satisfiable."""
+    if key not in _ADMITTERS:
+        cfg, cca = CONFIGS[key]
+        _ADMITTERS[key] = Admitter(cfg, cca, STATE, register_names(3, cfg.R))
+    run = reference_run(key, rng)
+    assert _ADMITTERS[key].admits(run) == "sat", _ADMITTERS[key].why_not(run)[:20]
+
+
+def test_reference_runs_reach_majority_decisions() -> None:
+    events = [e for seed in range(30) for e in reference_run("h", random.Random(seed)).state["event"][1:]]
+    assert events.count(1) >= 5
+
+
+# ------------------------------------------------------------------ traces validate
+def run(cca: dict[str, Any], network: dict[str, Any] | None = None, find: str | None = None,
+        assume: list[str] | None = None) -> Any:
+    return answer(network or {"T": 9, "R": 2}, cca, find, assume, timeout=120)
+
+
+@pytest.mark.parametrize("name", ["proteus-p", "proteus-s", "proteus-h"])
+def test_solver_traces_with_decisions_pass_the_independent_check(name: str) -> None:
+    result = run({"name": name}, find="any(event[0][t] == 1 and base[0][t] != base[0][t-1] for t in range(1, T))")
+    assert result.answer == "sat" and result.validated
+    q = make_query({"T": 9, "R": 2}, {"name": name})
+    values = flow_values(result.trace, 0, q.flows[0].params)
+    t = next(t for t, e in enumerate(values.state["event"]) if e == 1 and t > 0)
+    values.state["gamma_used"][t] = values.state["gamma_used"][t] * 3 + 1
+    assert any(f"step {t}:" in p for p in get_cca(name).check(values))
+
+
+# ------------------------------------------------------------------ semantics
+# pairs 2 and 3 of the deciding round lie inside the trace; pair 1 (before it) favoured an increase
+GUARD = "phase[0][0] == 2 and pos[0][0] == 0"
+PACED = "all(A_f[0][t] - A_f[0][t-1] == rate[0][t] for t in range(1, R))"
+
+
+def test_primary_ignores_a_draining_queue_that_vivace_penalizes() -> None:
+    """Proteus 4.1: negative RTT gradients are ignored. D = 0, probes below C, no loss."""
+    find = (f"{GUARD} and any(event[0][t] == 1 and du1[0][t] > 0 and base[0][t] < base[0][t-1] "
+            "and 1.05 * base[0][t-1] <= C for t in range(1, T))")
+    net = {"T": 10, "R": 2, "D": 0}
+    assert run({"name": "proteus-p"}, net, find, [PACED]).answer == "unsat"
+
+
+def test_only_the_scavenger_pays_for_rtt_deviation() -> None:
+    """Never-rising RTT samples: no positive gradient, only deviation. P never decreases, S can;
+    H behaves as P below its threshold and as S above it."""
+    assume = [PACED, "all(rtt[0][t] <= rtt[0][t-1] for t in range(1, T))"]
+    down = f"{GUARD} and any(event[0][t] == 1 and du1[0][t] > 0 and base[0][t] < base[0][t-1] and {{cond}} for t in range(1, T))"
+    net = {"T": 10, "R": 2, "D": 1}
+    assert run({"name": "proteus-p"}, net, down.format(cond="True"), assume).answer == "unsat"
+    assert run({"name": "proteus-s"}, net, down.format(cond="True"), assume).answer == "sat"
+    h = {"name": "proteus-h", "threshold": 0.5}
+    assert run(h, net, down.format(cond="base[0][t-1] <= 0.45 * C"), assume).answer == "unsat"
+
+
+def test_windows_of_longer_runs_are_traces() -> None:
+    net = {"T": 6, "R": 2, "D": 1, "buffer": 1}
+    short = build(make_query(net, {"name": "proteus-h"}))
+    long = build(make_query({**net, "T": 9}, {"name": "proteus-h"}))
+    assert window_is_trace(short, long, 3, solve_z3, 300).outcome.answer == "unsat"

@@ -76,7 +76,9 @@ def test_solver_traces_with_decisions_pass_the_independent_check(name: str) -> N
     q = make_query({"T": 9, "R": 2}, {"name": name})
     values = flow_values(result.trace, 0, q.flows[0].params)
     t = next(t for t, e in enumerate(values.state["event"]) if e == 1 and t > 0)
-    values.state["gamma_used"][t] = values.state["gamma_used"][t] * 3 + 1
+    # above every pair's gradient, hence outside the majority range the checker accepts
+    gradients = [values.state[g][t] for _, g in get_cca(name).pair_names(3)]
+    values.state["gamma_used"][t] = max(gradients) + 1
     assert any(f"step {t}:" in p for p in get_cca(name).check(values))
 
 

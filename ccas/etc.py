@@ -71,31 +71,39 @@ From step R on, in the order of Alg. 1's ``NewACK`` (update Rp, update r, maybe 
 The elastic update, linearly (the one non-linear term)
 ------------------------------------------------------
 With x = Rp/s and g(x) = log_base(x + base - 1), the update is ``s' = s * g(Rp/s)``, the
-perspective of the concave increasing g, hence jointly concave in (s, Rp) for s > 0. The
-encoding introduces ``accel_to[t]`` (the rate an acceleration at t sets) and bounds it, for
-``s = srate[t-1]`` and ``Rp = Rp[t]``:
+perspective of the concave increasing g, hence jointly concave in (s, Rp) for s > 0. At a step
+that accelerates, with ``s = srate[t-1]``, ``Rp = Rp[t]`` and ``s' = srate[t]``:
 
-* **above** by every tangent plane, taken at breakpoints x_j:
-  ``accel_to <= (g(x_j) - x_j g'(x_j)) * s + g'(x_j) * Rp`` (valid for all s > 0, Rp >= 0:
-  tangents of a concave function lie above it; multiply by s > 0);
-* **below** by the chord of the cell holding x: if ``x_j * s <= Rp <= x_{j+1} * s`` then
-  ``accel_to >= s * (chord of g on [x_j, x_{j+1}])(Rp/s)`` (a chord of a concave function
-  lies below it on its interval); beyond the last breakpoint by monotonicity,
-  ``Rp >= x_K * s -> accel_to >= g(x_K) * s``.
+* **above**: every tangent plane, at every breakpoint x_j:
+  ``s' <= (g(x_j) - x_j g'(x_j)) * s + g'(x_j) * Rp`` (a tangent of a concave function lies
+  above it everywhere; multiply by s > 0);
+* **below**: the chord of the cell holding x: ``x_j * s <= Rp < x_{j+1} * s ->
+  s' >= s * chord_j(Rp/s)`` (a chord lies below a concave function on its interval), and
+  past the last breakpoint monotonicity, ``Rp >= x_K * s -> s' >= g(x_K) * s``. The cell
+  guards are the atoms ``Rp >= x_j * s``, with the (valid) implications
+  ``Rp >= x_{j+1} s -> Rp >= x_j s`` stated too so that the SAT layer sees their order.
 
-Breakpoints: 0, then ``grid`` points per doubling of x from 1/8 up to ``ratio_max`` (128).
-Coefficients are computed with 60-digit decimals and rounded *outward* (upper bounds up, lower
-bounds down, to multiples of 2^-40; s and Rp are non-negative), so the enclosure contains the
-true value. In a cell [a, b] the enclosure is at most ``delta_cell * s`` wide, where
-``delta_cell`` is the gap between the two end tangents' meeting point and the chord (the gap
-of a concave piecewise-linear minus a line peaks at the kink). For base e, ``grid = 2``:
-``delta_cell / g`` <= 0.95 % on every cell up to x = 128 (the largest absolute gap,
-0.029 s, is at x near 128 where s' is about 4.9 s); ``grid = 1``: 4.0 %; ``grid = 4``: 0.23 %.
-Beyond ``ratio_max`` only monotonicity bounds s' below (raise ``ratio_max`` for huge Rp/s).
-:meth:`ETC.check` re-checks every ``accel_to`` against this documented bound, computing
-g(x) directly. Everything else is linear as it stands: the deceleration, the drain (a
-``max(0, .)`` by ``If``), products of a parameter and a variable, and counters compared with
+Breakpoints (a partition of [0, inf)): 0, then ``grid`` rational points per doubling of x
+from 1/8 up to ``ratio_max`` (128). Coefficients are computed with 60-digit decimals and
+rounded *outward* (upper bounds up, lower bounds down, to the simplest rational within a
+relative 2^-20; s and Rp are non-negative), so the enclosure contains the true value. In a
+cell [a, b] the enclosure is at most ``delta_cell * s`` wide, where ``delta_cell`` is the gap
+between the two end tangents' meeting point and the chord (a concave piecewise-linear
+function minus a line peaks at its kink). For base e, ``grid = 2``: ``delta_cell / g`` <=
+0.95 % on every cell up to x = 128 (the largest absolute gap, 0.029 s, is near x = 128 where
+s' is about 4.9 s); ``grid = 1``: 4.0 %; ``grid = 4``: 0.23 %. Beyond ``ratio_max`` only
+monotonicity bounds s' below (raise ``ratio_max`` for huge Rp/s). :meth:`ETC.check` re-checks
+every acceleration against this documented bound, computing g(x) directly to 60 digits.
+Everything else is linear as it stands: the deceleration, the drain (a ``max(0, .)`` by
+``If``), products of a parameter and a variable, and counters compared with
 ``force_after * rtt``.
+
+Solver cost, measured (z3 5.4): 60-digit coefficients (2^-40 denominators) made even
+"find any trace" take minutes at T = 10, small-denominator coefficients seconds; stating the
+enclosure only under the acceleration condition (rather than for a helper variable at every
+step) and the ordered cell guards each cut the start-up proof (etc_startup_85) by about 10x.
+A base below 2 is rejected: there g(0) < 0 and an "acceleration" with Rp/s < 2 - base sets a
+negative rate (the conformance test found it at base 3/2).
 
 What is left to the solver (each a superset of the paper's unspecified choices)
 --------------------------------------------------------------------------------
@@ -129,7 +137,7 @@ What is abstracted or not modelled
   in -- state it in a query (``srate[0][R-1] == 10 * alpha / R``).
 
 State (usable in queries, ``name[n][t]``): ``srate`` (s), ``Rp``, ``sample``, ``recv`` (r),
-``rmax``, ``rtt`` (steps), ``accel_to``, ``drain`` (bytes), ``since`` / ``since_inc`` (steps
+``rmax``, ``rtt`` (steps), ``drain`` (bytes), ``since`` / ``since_inc`` (steps
 since the last update / acceleration, ints), ``ack`` (bool) and ``action`` (-1 history,
 0 hold, 1 accelerate, 2 decelerate, 3 draining).
 
@@ -647,6 +655,61 @@ def _show(values: tuple) -> str:
 
 
 ALGORITHM = ETC()
+
+
+# ---------------------------------------------------------------------------------- plotting
+def plot_state(trace: Any, path: Any = None, flow: int = 0) -> Any:
+    """ETC's state in a trace, per step: the rates (s, what was sent, Rp, the pulling sample,
+    r, rmax, and C), the RTT samples inside the delay ranges the model allows, and the action
+    with the drain. ``ccac --plot`` draws only cwnd, rate and delay (the engine has no hook for
+    a CCA's own state yet); this is the ETC-specific companion figure. Returns the Figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    T, R, C = trace.T, trace.network.R, float(trace.network.C)
+    t = list(range(T))
+    series = {name: trace.flow(name, flow) for name, _ in _PLOTTED}
+    fig = Figure(figsize=(10, 7), layout="constrained")
+    FigureCanvasAgg(fig)
+    rates, rtts, acts = fig.subplots(3, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1.6, 1.4]})
+    for name, style in _PLOTTED:
+        values = series[name]
+        if values is not None and name != "rtt":
+            rates.plot(t, [float(x) for x in values], label=name, **style)
+    rates.plot(t, [float(x) for x in trace.flow("rate", flow)], label="sent (model rate)", color="black",
+               lw=1, ls=":", marker=".")
+    rates.axhline(C, color="gray", lw=1, ls="--", label="C")
+    rates.set_ylabel("bytes / step")
+    rates.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    for i in range(R, T):
+        lo, hi = trace.delay_range(i - R)
+        top = R + (hi if hi is not None else lo + 2)
+        rtts.bar(i, top - (R + lo), bottom=R + lo, width=0.5, color="teal", alpha=0.35,
+                 hatch=None if hi is not None else "//")
+    rtts.plot(t, [float(x) for x in series["rtt"]], color="teal", marker="o", lw=1.5, label="rtt sample")
+    rtts.set_ylabel("RTT (steps)")
+    rtts.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    names = {HISTORY: "history", HOLD: "hold", ACCELERATE: "accelerate", DECELERATE: "decelerate", DRAIN: "drain"}
+    action = trace.flow("action", flow)
+    acts.plot(t, [int(a) for a in action], color="tab:purple", marker="o", lw=0.8, label="action")
+    acts.set_yticks(list(names), [names[k] for k in names], fontsize=7)
+    twin = acts.twinx()
+    twin.bar(t, [float(x) for x in trace.flow("drain", flow)], width=0.4, color="tab:orange", alpha=0.4,
+             label="drain left (bytes)")
+    twin.set_ylabel("drain (bytes)", fontsize=8)
+    acts.set_xlabel("time t (steps)")
+    fig.suptitle(f"ETC state, flow {flow}", fontsize=12, fontweight="bold")
+    if path is not None:
+        fig.savefig(path, dpi=130)
+    return fig
+
+
+_PLOTTED = (("srate", dict(color="tab:green", lw=2, marker="o")),
+            ("Rp", dict(color="tab:red", lw=1.5, marker="s")),
+            ("sample", dict(color="tab:red", lw=0, marker="x")),
+            ("recv", dict(color="tab:blue", lw=1, marker="^")),
+            ("rmax", dict(color="tab:blue", lw=1, ls="--")),
+            ("rtt", {}))
 
 
 # ---------------------------------------------------------------------------------- reference

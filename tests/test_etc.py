@@ -276,7 +276,7 @@ def test_no_rate_change_without_an_ack_or_within_an_rtt() -> None:
 def test_acceleration_moves_toward_the_pulling_rate_and_deceleration_halves_the_gap() -> None:
     # Base e: s <= Rp gives s <= s' <= Rp (section 1.5 of the notes, checked here in the encoding).
     up = "action[0][t] == 1 and srate[0][t-1] <= Rp[0][t]"
-    assert run({"T": 7}, find=f"any({up} and (srate[0][t] < srate[0][t-1] * 0.9999 or srate[0][t] > Rp[0][t] * 1.0001) "
+    assert run({"T": 5}, find=f"any({up} and (srate[0][t] < srate[0][t-1] * 0.9999 or srate[0][t] > Rp[0][t] * 1.0001) "
                               "for t in range(R, T))").answer == "unsat"
     down = "action[0][t] == 2 and 2 * srate[0][t] != srate[0][t-1] + recv[0][t]"
     assert run({"T": 7}, find=f"any({down} for t in range(R, T))").answer == "unsat"
@@ -319,6 +319,33 @@ def test_pulling_rate_above_the_link_needs_jitter_in_coarse_mode() -> None:
     assert run({"T": 6, "D": 1}, {"pulling": "ideal", "filter": "latest"}, find=above, assume=assume).answer == "unsat"
     assert run({"T": 6, "D": 1}, {"pulling": "ideal"}, find=above, assume=assume).answer == "sat"
     assert run({"T": 6, "D": 0}, {"pulling": "fallback"}, find=above, assume=assume).answer == "sat"
+
+
+def test_startup_needs_section_3_1s_acceleration_rule() -> None:
+    """etc_startup_85 is unsat (library); with Alg. 1's dRTT < 0 only the 8-RTT timer fires."""
+    from ccac.query import load_query
+
+    q = load_query("etc_startup_85")
+    q.flows[0].params["accel_on_equal"] = False
+    result = solve(q, timeout=60)
+    assert result.answer == "sat" and result.validated
+
+
+@pytest.mark.parametrize("network", [{"T": 9, "R": 1, "D": 1}, {"T": 9, "R": 2, "D": 1}])
+def test_periodic_traces_repeat_the_state(network: dict[str, Any]) -> None:
+    result = run(network, find="S[T-1] - S[0] >= C * (T - 1) / 2", periodic=True)
+    assert result.answer == "sat" and result.validated
+    for name in ("srate", "Rp", "since", "since_inc", "drain"):
+        values = result.trace.flow(name, 0)
+        assert values[0] == values[-1], name
+
+
+def test_state_plot(tmp_path) -> None:
+    from ccac.ccas.etc import plot_state
+
+    q, trace = _trace({"T": 7, "R": 2})
+    plot_state(trace, tmp_path / "etc.png")
+    assert (tmp_path / "etc.png").stat().st_size > 10_000
 
 
 def test_bad_lag_is_rejected() -> None:

@@ -158,3 +158,17 @@ def test_windows_of_longer_runs_are_traces() -> None:
     short = build(make_query(net, {"name": "vivace"}))
     long = build(make_query({**net, "T": 9}, {"name": "vivace"}))
     assert window_is_trace(short, long, 3, solve_z3, 300).outcome.answer == "unsat"
+
+
+@pytest.mark.parametrize("name, direction", [("vivace_loss_random_loss_tolerated", ">"),
+                                             ("vivace_loss_random_loss_above_tolerance", "<")])
+def test_loss_tolerance_queries_have_decisions_the_other_way(name: str, direction: str) -> None:
+    """The two unsat loss-tolerance queries mean something only if, at the same horizon, a
+    decision after an earlier one can move the rate the other way."""
+    from ccac.query import load_query
+
+    q = load_query(name)
+    q.find = (f"any(event[0][t] == 1 and base[0][t] {direction} base[0][t-1] and "
+              "any(event[0][u] == 1 or event[0][u] == 3 for u in range(1, t)) for t in range(1, T))")
+    result = solve(q, timeout=120)
+    assert result.answer == "sat" and result.validated

@@ -32,12 +32,16 @@ from ccac.params import Param
 
 @dataclass(frozen=True)
 class StateVar:
-    """A per-step state variable of a CCA, usable in queries as ``name[n][t]``."""
+    """A per-step state variable of a CCA, usable in queries as ``name[n][t]``.
+
+    ``plotted`` variables are drawn by ``ccac query --plot`` below the model's panels, one
+    panel per unit (so a CCA marks the few that explain its decisions, not its bookkeeping)."""
 
     name: str
     description: str
     unit: str = "bytes"
     kind: str = "real"  # "real", "int" or "bool"
+    plotted: bool = False
 
 
 @dataclass

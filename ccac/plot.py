@@ -5,7 +5,8 @@ the service curve ``S`` and its bounds ``C*t - W(t)`` (upper) and ``C*(t-D) - W(
 in black, plus the loss threshold ``C*t - W(t) + buffer`` when the buffer is finite. Steps where
 loss happened and timeouts fired are marked. With several flows each flow's ``A_f`` and ``S_f``
 get their own colour. Below it: ``cwnd`` per flow, the pacing rate per flow (only when some flow
-paces), and the queueing-delay range of the byte served at each step.
+paces), the queueing-delay range of the byte served at each step, and the CCA state variables
+each CCA marks ``plotted`` (one panel per unit, e.g. ETC's rates, Copa's delay estimates).
 
 Values exist only at the integer steps t = 0 .. T-1; the lines just join the samples (markers).
 Everything is drawn on a bare :class:`~matplotlib.figure.Figure` with an Agg canvas, so it works
@@ -23,6 +24,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, MultipleLocator
 
+from ccac.ccas import get_cca
+from ccac.cca import StateVar
 from ccac.errors import CcacError
 from ccac.trace import Trace
 
@@ -30,6 +33,7 @@ FORMATS = (".png", ".svg", ".pdf")
 ARRIVAL, ADMITTED, SERVICE, BOUND = "tab:blue", "#7fb2e0", "tab:red", "black"
 FLOW_COLOURS = ("tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:gray")
 FLOW_MARKERS = ("o", "s", "^", "v", "D", "P", "X")
+STATE_COLOURS = ("tab:cyan", "tab:orange", "tab:olive", "tab:purple", "tab:brown", "tab:pink", "tab:gray")
 LOSS, TIMEOUT, DELAY = "crimson", "darkorange", "teal"
 MARK = dict(marker="o", markersize=3)
 
@@ -40,8 +44,9 @@ def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "") ->
         raise CcacError(f"unsupported plot format {Path(path).suffix or '(no extension)'!r} for "
                         f"{str(path)!r}; use .png, .svg or .pdf")
     paced = [n for n in range(trace.flows) if _flow(trace, "rate", n) is not None]
-    kinds = ["cumulative", "cwnd"] + (["rate"] if paced else []) + ["delay"]
-    heights = {"cumulative": 3.2, "cwnd": 1.3, "rate": 1.3, "delay": 1.5}
+    states = _state_groups(trace)
+    kinds = ["cumulative", "cwnd"] + (["rate"] if paced else []) + ["delay"] + list(states)
+    heights = {"cumulative": 3.2, "cwnd": 1.3, "rate": 1.3, "delay": 1.5} | {unit: 1.3 for unit in states}
     fig = Figure(figsize=(10, 1.2 + sum(heights[k] for k in kinds)), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(kinds), 1, sharex=True,
@@ -53,6 +58,8 @@ def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "") ->
     if paced:
         _per_flow(panels["rate"], trace, "rate", paced, "pacing rate\n(bytes/step)")
     _delay(panels["delay"], trace)
+    for unit, variables in states.items():
+        _state(panels[unit], trace, unit, variables)
     _time_axes(list(axes), trace)
 
     fig.suptitle(title or "CCAC trace", fontsize=12, fontweight="bold")
@@ -121,6 +128,32 @@ def _per_flow(ax: Axes, trace: Trace, name: str, flows: Sequence[int], ylabel: s
                        facecolor="none", edgecolor=TIMEOUT, linewidth=1.8, zorder=5)
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+
+
+def _state_groups(trace: Trace) -> dict[str, list[tuple[int, StateVar]]]:
+    """The (flow, variable) pairs to draw, grouped into one panel per unit (keyed ``state:unit``)."""
+    groups: dict[str, list[tuple[int, StateVar]]] = {}
+    for n, name in enumerate(trace.ccas):
+        for var in get_cca(name).state:
+            if var.plotted and var.kind != "bool" and _flow(trace, var.name, n) is not None:
+                groups.setdefault(f"state:{var.unit}", []).append((n, var))
+    return groups
+
+
+def _state(ax: Axes, trace: Trace, key: str, variables: list[tuple[int, StateVar]]) -> None:
+    """A CCA's own state, one line per (flow, variable): colour per variable, marker per flow."""
+    t, unit = list(range(trace.T)), key.removeprefix("state:")
+    names = list(dict.fromkeys(var.name for _, var in variables))
+    for n, var in variables:
+        values = [float("nan") if v is None else float(v) for v in _flow(trace, var.name, n) or []]
+        label = var.name if trace.flows == 1 else f"{var.name} flow {n}"
+        ax.plot(t, values, color=STATE_COLOURS[names.index(var.name) % len(STATE_COLOURS)],
+                marker=FLOW_MARKERS[n % len(FLOW_MARKERS)], markersize=3, lw=1.3,
+                ls=("-", "--", ":", "-.")[n % 4], label=label)
+    if unit == "bytes/step":
+        ax.axhline(float(trace.network.C), color=BOUND, lw=0.8, ls="--", label="C link rate")
+    ax.set_ylabel(f"CCA state\n({unit})" if unit else "CCA state")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
 
 

@@ -111,7 +111,8 @@ class BBR(CCA):
               "(needs T-1 to be a multiple of cycle*R)", kind="bool"),
     )
     state = (
-        StateVar("bw", "bandwidth estimate: max delivery-rate sample over the filter window", "bytes/step"),
+        StateVar("bw", "bandwidth estimate: max delivery-rate sample over the filter window", "bytes/step",
+                 plotted=True),
         StateVar("phase", "RTT of the probing cycle (0 = probe, 1 = drain, others cruise)", "", kind="int"),
         StateVar("cycle_pos", "step of the probing cycle, 0 .. cycle*R-1 (phase = cycle_pos // R)",
                  "steps", kind="int"),

@@ -133,8 +133,8 @@ class Copa(CCA):
               minimum=Fraction(0), exclusive_minimum=True),
     )
     state = (
-        StateVar("dq_lo", "lower end of the standing queueing delay the sender can infer", "steps"),
-        StateVar("dq_hi", "upper end of the standing queueing delay (T = unbounded)", "steps"),
+        StateVar("dq_lo", "lower end of the standing queueing delay the sender can infer", "steps", plotted=True),
+        StateVar("dq_hi", "upper end of the standing queueing delay (T = unbounded)", "steps", plotted=True),
     )
 
     def paced(self, params: dict[str, Any]) -> bool:

@@ -329,17 +329,17 @@ class ETC(CCA):
               kind="bool"),
     )
     state = (
-        StateVar("srate", "ETC's sending rate s", "bytes/step"),
-        StateVar("Rp", "pulling rate", "bytes/step"),
+        StateVar("srate", "ETC's sending rate s", "bytes/step", plotted=True),
+        StateVar("Rp", "pulling rate", "bytes/step", plotted=True),
         StateVar("sample", "pulling-rate sample of step t (pulling mode)", "bytes/step"),
-        StateVar("recv", "receiving rate r: ACKed bytes per step over recv_window", "bytes/step"),
-        StateVar("rmax", "max average receiving rate (a reading of the last rmax_window RTTs)", "bytes/step"),
-        StateVar("rtt", "RTT sample of the ACK arriving at t", "steps"),
-        StateVar("drain", "bytes the drain still withholds after step t", "bytes"),
+        StateVar("recv", "receiving rate r: ACKed bytes per step over recv_window", "bytes/step", plotted=True),
+        StateVar("rmax", "max average receiving rate (a reading of the last rmax_window RTTs)", "bytes/step", plotted=True),
+        StateVar("rtt", "RTT sample of the ACK arriving at t", "steps", plotted=True),
+        StateVar("drain", "bytes the drain still withholds after step t", "bytes", plotted=True),
         StateVar("since", "steps since the last rate update (t - t_update)", "steps", "int"),
         StateVar("since_inc", "steps since the last acceleration", "steps", "int"),
         StateVar("ack", "an ACK of this flow arrived in step t", "", "bool"),
-        StateVar("action", "-1 history, 0 hold, 1 accelerate, 2 decelerate, 3 draining", "", "int"),
+        StateVar("action", "-1 history, 0 hold, 1 accelerate, 2 decelerate, 3 draining", "", "int", plotted=True),
     )
 
     def paced(self, params: dict[str, Any]) -> bool:
@@ -655,61 +655,6 @@ def _show(values: tuple) -> str:
 
 
 ALGORITHM = ETC()
-
-
-# ---------------------------------------------------------------------------------- plotting
-def plot_state(trace: Any, path: Any = None, flow: int = 0) -> Any:
-    """ETC's state in a trace, per step: the rates (s, what was sent, Rp, the pulling sample,
-    r, rmax, and C), the RTT samples inside the delay ranges the model allows, and the action
-    with the drain. ``ccac --plot`` draws only cwnd, rate and delay (the engine has no hook for
-    a CCA's own state yet); this is the ETC-specific companion figure. Returns the Figure."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    T, R, C = trace.T, trace.network.R, float(trace.network.C)
-    t = list(range(T))
-    series = {name: trace.flow(name, flow) for name, _ in _PLOTTED}
-    fig = Figure(figsize=(10, 7), layout="constrained")
-    FigureCanvasAgg(fig)
-    rates, rtts, acts = fig.subplots(3, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1.6, 1.4]})
-    for name, style in _PLOTTED:
-        values = series[name]
-        if values is not None and name != "rtt":
-            rates.plot(t, [float(x) for x in values], label=name, **style)
-    rates.plot(t, [float(x) for x in trace.flow("rate", flow)], label="sent (model rate)", color="black",
-               lw=1, ls=":", marker=".")
-    rates.axhline(C, color="gray", lw=1, ls="--", label="C")
-    rates.set_ylabel("bytes / step")
-    rates.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    for i in range(R, T):
-        lo, hi = trace.delay_range(i - R)
-        top = R + (hi if hi is not None else lo + 2)
-        rtts.bar(i, top - (R + lo), bottom=R + lo, width=0.5, color="teal", alpha=0.35,
-                 hatch=None if hi is not None else "//")
-    rtts.plot(t, [float(x) for x in series["rtt"]], color="teal", marker="o", lw=1.5, label="rtt sample")
-    rtts.set_ylabel("RTT (steps)")
-    rtts.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    names = {HISTORY: "history", HOLD: "hold", ACCELERATE: "accelerate", DECELERATE: "decelerate", DRAIN: "drain"}
-    action = trace.flow("action", flow)
-    acts.plot(t, [int(a) for a in action], color="tab:purple", marker="o", lw=0.8, label="action")
-    acts.set_yticks(list(names), [names[k] for k in names], fontsize=7)
-    twin = acts.twinx()
-    twin.bar(t, [float(x) for x in trace.flow("drain", flow)], width=0.4, color="tab:orange", alpha=0.4,
-             label="drain left (bytes)")
-    twin.set_ylabel("drain (bytes)", fontsize=8)
-    acts.set_xlabel("time t (steps)")
-    fig.suptitle(f"ETC state, flow {flow}", fontsize=12, fontweight="bold")
-    if path is not None:
-        fig.savefig(path, dpi=130)
-    return fig
-
-
-_PLOTTED = (("srate", dict(color="tab:green", lw=2, marker="o")),
-            ("Rp", dict(color="tab:red", lw=1.5, marker="s")),
-            ("sample", dict(color="tab:red", lw=0, marker="x")),
-            ("recv", dict(color="tab:blue", lw=1, marker="^")),
-            ("rmax", dict(color="tab:blue", lw=1, ls="--")),
-            ("rtt", {}))
 
 
 # ---------------------------------------------------------------------------------- reference

@@ -556,11 +556,13 @@ class GradientPCC:
         "gamma_used": ("utility gradient applied at a rate decision (0 elsewhere)", "utility/Mbps", "real"),
     }
 
+    PLOTTED = ("base", "rtt", "gamma_used")   # the rate, what it reacts to, and the step taken
+
     def pcc_state(self, pairs: int, double_check: bool) -> tuple:
         from ccac.cca import StateVar
 
         names = ["base", "phase", "pos", "order", "rtt", "rtt_min", "event", "dir", "tau", "omega_k", "gamma_used"]
-        out = [StateVar(n, self.STATE_DOC[n][0], self.STATE_DOC[n][1], self.STATE_DOC[n][2]) for n in names]
+        out = [StateVar(n, *self.STATE_DOC[n], plotted=n in self.PLOTTED) for n in names]
         for k in range(pairs):
             suffix = "" if pairs == 1 else str(k + 1)
             out.append(StateVar(f"du{suffix}", f"pair {k + 1}: u(r(1+eps)) - u(r(1-eps)) at a decision (0 elsewhere)",

@@ -340,14 +340,6 @@ def test_periodic_traces_repeat_the_state(network: dict[str, Any]) -> None:
         assert values[0] == values[-1], name
 
 
-def test_state_plot(tmp_path) -> None:
-    from ccac.ccas.etc import plot_state
-
-    q, trace = _trace({"T": 7, "R": 2})
-    plot_state(trace, tmp_path / "etc.png")
-    assert (tmp_path / "etc.png").stat().st_size > 10_000
-
-
 def test_bad_lag_is_rejected() -> None:
     from ccac.errors import CcacError
 

@@ -120,3 +120,23 @@ def test_no_pyplot_state_leak(lossy):
     before = plt.get_fignums()
     plot_trace(lossy.trace)
     assert plt.get_fignums() == before
+
+
+def test_cca_state_is_drawn_one_panel_per_unit(lossy):
+    """ETC marks its rates, RTT sample, drain and action as plotted: one panel per unit, with the
+    exact values of the trace; AIMD marks none, so its figure has no state panel."""
+    r = solve(parse_query({"network": {"T": 6, "R": 2}, "cca": {"name": "etc"}, "query": {}}))
+    assert r.answer == "sat"
+    fig = plot_trace(r.trace)
+    panels = {ax.get_ylabel(): ax for ax in fig.axes if ax.get_ylabel().startswith("CCA state")}
+    assert set(panels) == {"CCA state\n(bytes/step)", "CCA state\n(steps)", "CCA state\n(bytes)", "CCA state"}
+    lines = {line.get_label(): line for line in panels["CCA state\n(bytes/step)"].get_lines()}
+    assert {"srate", "Rp", "recv", "rmax", "C link rate"} <= set(lines)
+    assert list(lines["srate"].get_ydata()) == [float(v) for v in r.trace.flow("srate", 0)]
+    assert not any(ax.get_ylabel().startswith("CCA state") for ax in plot_trace(lossy.trace).axes)
+
+
+def test_state_of_every_flow_is_drawn():
+    r = solve(parse_query({"network": {"T": 5, "flows": 2}, "cca": {"name": "copa"}, "query": {}}))
+    assert r.answer == "sat"
+    assert {"dq_lo flow 0", "dq_lo flow 1", "dq_hi flow 0", "dq_hi flow 1"} <= set(labels(plot_trace(r.trace)))

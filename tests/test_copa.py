@@ -86,7 +86,8 @@ def test_check_catches_a_move_the_delay_does_not_allow() -> None:
 def test_check_catches_corrupted_delay_bounds_and_rate() -> None:
     q, trace = _trace()
     trace.symbols.series["dq_lo"].values[0][4] += 1
-    trace.symbols.series["rate"].values[0][5] *= 100
+    # above pacing_gain (2) x cwnd / RTT for every RTT >= R = 1, whatever trace the solver chose
+    trace.symbols.series["rate"].values[0][5] = 3 * trace.symbols.series["cwnd"].values[0][5] + 1
     problems = COPA.check(flow_values(trace, 0, q.flows[0].params))
     assert any("step 4: dq_lo" in p for p in problems), problems
     assert any("step 5: pacing rate" in p for p in problems), problems

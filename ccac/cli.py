@@ -122,14 +122,17 @@ def describe_query(q: Any) -> str:
                  f"buffer={buffer}, {net.flows} flow(s)")
     for n, f in enumerate(q.flows):
         params = ", ".join(f"{k}={_show(v)}" for k, v in f.params.items())
-        lines.append(f"cca[{n}]: {f.cca.name}" + (f" ({params})" if params else ""))
+        path = net.paths[n] if net.paths else None
+        own = f"; its path: own jitter box D={path.D}, eta={_show(path.eta)}, R={path.R}" if path else ""
+        lines.append(f"cca[{n}]: {f.cca.name}" + (f" ({params})" if params else "") + own)
     return "\n".join(lines)
 
 
 def statement(q: Any, answer: str) -> str:
     """What exactly was checked, with its quantifiers."""
     net = q.network
-    scope = (f"traces of the {net.model_name} model over steps 0..{net.T - 1} (steps 0..{net.R - 1} are "
+    history = max(net.path(n).R for n in range(net.flows))
+    scope = (f"traces of the {net.model_name} model over steps 0..{net.T - 1} (steps 0..{history - 1} are "
              f"free history; any initial state)")
     conds = [f"assume {a}" for a in q.assume] + ([f"find {q.find}"] if q.find else [])
     if q.periodic:

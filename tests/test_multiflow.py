@@ -1,0 +1,162 @@
+"""Many flows with different paths: ``[[flow]]`` tables (each flow's CCA, its own jitter box D,
+eta and R), the per-flow jitter box's encoding and independent check, and the errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ccac import parse_query, solve
+from ccac.errors import CcacError
+from ccac.problem import build
+from ccac.validate import validate
+
+# Flow 1's sender sends less than its window allows given what the bottleneck served for it:
+# only possible if it has not seen those ACKs yet (its own jitter box), or sees them later (R).
+HELD_BACK = "any(A_f[1][t] < S_f[1][t-1] + Ld_f[1][t] + cwnd[1][t] for t in range(2, T))"
+
+
+def flows_query(flows: list[dict[str, Any]], find: str | None = None, network: dict[str, Any] | None = None,
+                cca: dict[str, Any] | None = None, assume: list[str] | None = None) -> Any:
+    data: dict[str, Any] = {"network": {"T": 7, "R": 1, "D": 0, **(network or {})}, "flow": flows,
+                            "query": {"assume": assume or []}}
+    if cca is not None:
+        data["cca"] = cca
+    if find is not None:
+        data["query"]["find"] = find
+    return parse_query(data)
+
+
+def solved(query: Any) -> Any:
+    result = solve(query, timeout=60)
+    if result.answer == "sat":
+        assert result.validated, result.violations
+    return result
+
+
+CONST = {"name": "const"}
+
+
+# ---------------------------------------------------------------------- the jitter box
+def test_own_jitter_box_allows_what_no_box_cannot() -> None:
+    with_box = flows_query([CONST, {**CONST, "D": 2}], HELD_BACK)
+    assert solved(with_box).answer == "sat"
+    assert solved(flows_query([CONST, {**CONST, "D": 0}], HELD_BACK)).answer == "unsat"
+
+
+@pytest.mark.parametrize("find", [
+    "any(So_f[1][t] > S_f[1][t] for t in range(T))",                  # no ACK before service
+    "any(So_f[1][t] < S_f[1][t-2] for t in range(2, T))",             # held at most D = 2 steps
+    "any(So_f[1][t] < So_f[1][t-1] for t in range(1, T))",            # in order
+    "any(So_f[0][t] != S_f[0][t] for t in range(T))",                 # no box: sees S_f itself
+])
+def test_box_rules_are_enforced(find: str) -> None:
+    assert solved(flows_query([CONST, {**CONST, "D": 2}], find)).answer == "unsat"
+
+
+def test_box_may_hold_exactly_d_steps() -> None:
+    find = "any(So_f[1][t] == S_f[1][t-2] and S_f[1][t] > S_f[1][t-1] > S_f[1][t-2] for t in range(2, T))"
+    assert solved(flows_query([CONST, {**CONST, "D": 2}], find)).answer == "sat"
+
+
+def test_all_boxes_zero_is_exactly_the_shared_model() -> None:
+    """[[flow]] tables with D = 0 and the network's R and eta build the very same constraints as
+    [cca] + flows = N."""
+    network = {"T": 6, "R": 1, "D": 1, "buffer": 1, "eta": 0.1}
+    tables = build(flows_query([{"name": "aimd"}, {"name": "aimd", "D": 0}], "L[T-1] > L[0]", network))
+    shared = build(parse_query({"network": {**network, "flows": 2}, "cca": {"name": "aimd"},
+                                "query": {"find": "L[T-1] > L[0]"}}))
+    assert [(g, c.sexpr()) for g, c in tables.enc.constraints] == \
+        [(g, c.sexpr()) for g, c in shared.enc.constraints]
+
+
+def test_delay_based_cca_reads_the_delay_through_its_box() -> None:
+    """Copa behind a box: its encoding reads its own delay (FlowContext), its check agrees."""
+    copa = {"name": "copa", "pacing": False}
+    find = "any(dq_lo[1][t] >= 2 for t in range(T)) and all(dq_hi[0][t] <= 1 for t in range(2, T))"
+    result = solved(flows_query([copa, {**copa, "D": 2}], find, {"T": 8}))
+    assert result.answer == "sat"
+    # Without the box both flows read the same bottleneck delay: impossible.
+    assert solved(flows_query([copa, copa], find, {"T": 8})).answer == "unsat"
+
+
+# ---------------------------------------------------------------------- mixed CCAs, eta, R
+def test_mixed_ccas_validate() -> None:
+    query = flows_query([{"name": "aimd"}, {"name": "const", "cwnd": 0.5, "D": 1}],
+                        "L[T-1] > L[0] and cwnd[0][T-1] > cwnd[0][1]", {"buffer": 1, "T": 8})
+    result = solved(query)
+    assert result.answer == "sat"
+    assert [f.cca.name for f in query.flows] == ["aimd", "const"]
+
+
+def test_per_flow_rtt() -> None:
+    assert solved(flows_query([CONST, {**CONST, "R": 2}], HELD_BACK)).answer == "sat"
+    assert solved(flows_query([CONST, {**CONST, "R": 1}], HELD_BACK)).answer == "unsat"
+
+
+def test_per_flow_eta() -> None:
+    flows = [CONST, {**CONST, "eta": 0.5}]
+    assert solved(flows_query(flows, "Lnc_f[1][T-1] > Lnc_f[1][0]")).answer == "sat"
+    assert solved(flows_query(flows, "Lnc_f[0][T-1] > Lnc_f[0][0]")).answer == "unsat"
+
+
+def test_flows_without_a_name_run_the_cca_table() -> None:
+    query = flows_query([{}, {"D": 1}], cca={"name": "const", "cwnd": 2})
+    assert [(f.cca.name, f.params["cwnd"]) for f in query.flows] == [("const", 2), ("const", 2)]
+    assert [p.D for p in query.network.paths] == [0, 1]
+
+
+# ---------------------------------------------------------------------- the validator
+def test_validator_catches_a_corrupted_box() -> None:
+    query = flows_query([CONST, {**CONST, "D": 2}], HELD_BACK)
+    result = solved(query)
+    assert validate(query, result.trace) == []
+    observed = result.trace.symbols.series["So_f"].values[1]
+    served = result.trace.symbols.series["S_f"].values[1]
+    observed[-1] = served[-1] + 1  # the box delivers an ACK for a byte never served
+    assert any("not yet served" in p for p in validate(query, result.trace))
+    observed[-1] = served[-4] - 1  # ... or holds one longer than D = 2 steps
+    assert any("longer than D = 2" in p for p in validate(query, result.trace))
+
+
+# ---------------------------------------------------------------------- input errors
+@pytest.mark.parametrize("flows, network, cca, message", [
+    ([CONST, {**CONST, "jitter": 2}], {}, None, "flow[1]: unknown parameter 'jitter'"),
+    ([CONST, {"jitter": 2}], {}, CONST, "flow[1]: unknown key 'jitter'"),
+    ([CONST, {**CONST, "D": -1}], {}, None, "flow[1].D: must be >= 0"),
+    ([CONST, {**CONST, "eta": 2}], {}, None, "flow[1].eta: must be <= 1"),
+    ([CONST, {**CONST, "R": 0}], {}, None, "flow[1].R: must be >= 1"),
+    ([CONST, {**CONST, "D": 1.5}], {}, None, "flow[1].D: expected a whole number"),
+    ([CONST, CONST], {"flows": 3}, None, "network.flows: network.flows = 3 but there are 2 [[flow]]"),
+    ([CONST, {}], {}, None, "flow[1]: no CCA"),
+    ([CONST, {"cwnd": 2}], {}, CONST, "flow[1]: unknown key 'cwnd'"),
+    ([CONST, {**CONST, "D": 6}], {}, None, "flow[1]: T = 7 is too small for this flow"),
+    ([], {}, None, "flow: flows are written [[flow]]"),
+])
+def test_bad_flow_tables_are_clear_errors(flows: list, network: dict, cca: Any, message: str) -> None:
+    with pytest.raises(CcacError) as e:
+        flows_query(flows, network=network, cca=cca)
+    assert message in str(e.value)
+
+
+def test_cli_flow_override_and_errors(cli, tmp_path) -> None:
+    path = tmp_path / "two.toml"
+    path.write_text('[network]\nT = 7\nD = 0\n[cca]\nname = "const"\n[[flow]]\n[[flow]]\n'
+                    f'[query]\nfind = "{HELD_BACK}"\n')
+    assert cli("query", str(path), "-q")[0] == 0 and "unsat" in cli("query", str(path))[1]
+    code, out, _ = cli("query", str(path), "--set", "flow.1.D=2")
+    assert code == 0 and "sat: counterexample" in out and "own jitter box D=2" in out
+    code, _, err = cli("query", str(path), "--set", "flow.2.D=2")
+    assert code == 2 and "2 [[flow]] tables" in err and "Traceback" not in err
+    code, _, err = cli("query", str(path), "--set", "flow.1.D=-3")
+    assert code == 2 and "flow[1].D: must be >= 0" in err
+
+
+def test_proof_files_take_flow_tables() -> None:
+    from ccac.proof import check_proof, parse_proof
+
+    proof = parse_proof({"network": {"T": 7, "D": 0}, "flow": [CONST, {**CONST, "D": 2}],
+                         "lemma": [{"name": "box", "show": "all(So_f[1][t] <= S_f[1][t] for t in range(T))"},
+                                   {"name": "lag", "exists": "any(So_f[1][t] < S_f[1][t] for t in range(T))"}]})
+    assert check_proof(proof).verdict == "proved"

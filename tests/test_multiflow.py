@@ -160,3 +160,45 @@ def test_proof_files_take_flow_tables() -> None:
                          "lemma": [{"name": "box", "show": "all(So_f[1][t] <= S_f[1][t] for t in range(T))"},
                                    {"name": "lag", "exists": "any(So_f[1][t] < S_f[1][t] for t in range(T))"}]})
     assert check_proof(proof).verdict == "proved"
+
+
+# ---------------------------------------------------------------------- query helpers
+def test_throughput_ratio_sfair_utilization_semantics() -> None:
+    """Each helper means its definition: checked against the curves on a solved trace, and by
+    the solver (a helper and its expansion never disagree)."""
+    query = flows_query([CONST, {**CONST, "D": 2}], "ratio(0, 1, 2, 6) >= 3", {"T": 8})
+    result = solved(query)
+    assert result.answer == "sat"
+    S_f, S = result.trace.symbols.series["S_f"].values, result.trace.total("S")
+    got = [S_f[n][6] - S_f[n][2] for n in range(2)]
+    assert got[1] > 0 and got[0] >= 3 * got[1]
+    pairs = [
+        ("throughput(1, 2, 6)", "(S_f[1][6] - S_f[1][2]) / 4"),
+        ("utilization(1, 7)", "(S[7] - S[1]) / (C * 6)"),
+    ]
+    for helper, expansion in pairs:
+        differ = f"{helper} != {expansion}"
+        assert solved(flows_query([CONST, {**CONST, "D": 2}], differ, {"T": 8})).answer == "unsat"
+    sfair = "sfair(2, 2, 6) != (S_f[0][6] - S_f[0][2] <= 2 * (S_f[1][6] - S_f[1][2]) and " \
+            "S_f[1][6] - S_f[1][2] <= 2 * (S_f[0][6] - S_f[0][2]))"
+    assert solved(flows_query([CONST, {**CONST, "D": 2}], sfair, {"T": 8})).answer == "unsat"
+    ratio = "(ratio(0, 1, 2, 6) >= 3) != (S_f[1][6] > S_f[1][2] and S_f[0][6] - S_f[0][2] >= 3 * (S_f[1][6] - S_f[1][2]))"
+    assert solved(flows_query([CONST, {**CONST, "D": 2}], ratio, {"T": 8})).answer == "unsat"
+    assert S[7] >= S[1]
+
+
+@pytest.mark.parametrize("find, message", [
+    ("ratio(0, 1, 2, 6) + 1 > 3", "non-linear: ratio(...) can only be compared"),
+    ("ratio(0, 1, 2, 6) >= alpha", "non-linear: ratio(...) can only be compared"),
+    ("ratio(0, 1, 2, 6) >= ratio(1, 0, 2, 6)", "non-linear: ratio(...) can only be compared"),
+    ("throughput(0, 2, 6) * throughput(1, 2, 6) > 1", "non-linear: product of two solver quantities"),
+    ("throughput(0, 6, 2) > 1", "the window must have t1 < t2"),
+    ("throughput(2, 1, 6) > 1", "index 2 out of range 0..1"),
+    ("throughput(0, 1) > 1", "throughput takes 3 arguments: throughput(n, t1, t2)"),
+    ("sfair(0.5, 1, 6)", "sfair's factor s must be a number >= 1"),
+    ("utilization(1, 9) > 0", "index 9 out of range"),
+])
+def test_helper_errors(find: str, message: str) -> None:
+    with pytest.raises(CcacError) as e:
+        build(flows_query([CONST, CONST], find, {"T": 8}))
+    assert message in str(e.value) and "query.find" in str(e.value)

@@ -308,7 +308,8 @@ class _Compiler:
     # ------------------------------------------------------------------ functions
     def visit_Call(self, node: ast.Call, env: dict[str, int]) -> Value:
         if not isinstance(node.func, ast.Name) or node.keywords:
-            raise self.fail(node, f"only {', '.join(FUNCTIONS)} can be called")
+            raise self.fail(node, f"only any, all, sum, min, max, abs and implies, and the flow "
+                                  f"helpers {', '.join(HELPERS)}, can be called")
         name = node.func.id
         if name in HELPERS:
             return self.flow_helper(node, name, env)
@@ -326,7 +327,8 @@ class _Compiler:
             self.need_number(node.args[0], v)
             return abs(v) if not is_symbolic(v) else z3.If(v >= 0, v, -v)
         if name not in ("any", "all", "sum", "min", "max"):
-            raise self.fail(node, f"unknown function `{name}` (use {', '.join(FUNCTIONS)})")
+            raise self.fail(node, f"unknown function `{name}` (use any, all, sum, min, max, abs, "
+                                  f"implies, {', '.join(HELPERS)})")
         items = list(self.arguments(node, env))
         if name in ("any", "all"):
             for item_node, v in items:
@@ -467,7 +469,6 @@ HELPERS: dict[str, tuple[str, ...]] = {
     "throughput": ("n", "t1", "t2"), "ratio": ("n", "m", "t1", "t2"),
     "sfair": ("s", "t1", "t2"), "utilization": ("t1", "t2"),
 }
-FUNCTIONS = ("any", "all", "sum", "min", "max", "abs", "implies", *HELPERS)
 
 
 def _per_step(amount: Value, steps: Value) -> Value:

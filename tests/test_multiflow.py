@@ -202,3 +202,38 @@ def test_helper_errors(find: str, message: str) -> None:
     with pytest.raises(CcacError) as e:
         build(flows_query([CONST, CONST], find, {"T": 8}))
     assert message in str(e.value) and "query.find" in str(e.value)
+
+
+# ---------------------------------------------------------------------- plots and traces
+def test_plot_draws_each_flow_with_its_box_and_the_shared_curves(tmp_path) -> None:
+    result = solved(flows_query([{"name": "aimd"}, {**CONST, "D": 2}], HELD_BACK, {"buffer": 1}))
+    path = tmp_path / "two.png"
+    fig = result.plot(path)
+    assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 10_000
+    lines = [line.get_label() for ax in fig.axes for line in ax.get_lines()]
+    assert "$S$ service" in lines and "$Ct - W(t)$ service upper bound" in lines
+    assert "$S^o_{1}$ flow 1 ACKs seen (own box D = 2)" in lines
+    assert not any(label.startswith("$S^o_{0}$") for label in lines)  # flow 0 has no box
+    colours = {line.get_label(): line.get_color() for ax in fig.axes for line in ax.get_lines()}
+    assert colours["$A_{0}$ flow 0 arrivals"] != colours["$A_{1}$ flow 1 arrivals"]
+    assert colours["$S^o_{1}$ flow 1 ACKs seen (own box D = 2)"] == colours["$A_{1}$ flow 1 arrivals"]
+    legends = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert "flow 0 (aimd)" in legends and "flow 1 (const)" in legends and "link rate C" in legends
+    assert "flow 1: its sender's delay range (queue + own box)" in legends
+    assert any("flow 1: const, own box D = 2, eta = 0, R = 1" in t.get_text() for t in fig.texts)
+
+
+def test_traces_carry_each_flows_path(tmp_path) -> None:
+    import csv
+    import json
+
+    result = solved(flows_query([CONST, {**CONST, "D": 2, "eta": 0.25, "R": 2}], HELD_BACK))
+    data = result.trace.to_json()
+    assert data["paths"][1] == {"D": {"exact": "2", "float": 2.0}, "eta": {"exact": "1/4", "float": 0.25},
+                                "R": {"exact": "2", "float": 2.0}}
+    assert len(data["series"]["So_f"]) == 2
+    result.trace.write_csv(tmp_path / "t.csv")
+    rows = list(csv.DictReader((tmp_path / "t.csv").open()))
+    assert rows[0]["D_own[1]"] == "2" and rows[0]["eta[1]"] == "1/4" and rows[0]["R[1]"] == "2"
+    assert "So_f[1]" in rows[0]
+    json.dumps(data)

@@ -213,7 +213,7 @@ def list_cmd() -> None:
     """Show the models, the CCAs with their parameters, and the bundled queries."""
     from ccac.ccas import CCAS
     from ccac.models import MODELS
-    from ccac.network import NETWORK_PARAMS
+    from ccac.network import FLOW_PATH_PARAMS, NETWORK_PARAMS
     from ccac.proof import bundled_proofs, load_proof
     from ccac.query import bundled_queries, load_query
 
@@ -222,6 +222,9 @@ def list_cmd() -> None:
         click.echo(f"  {m.name:12} {m.summary}")
     click.echo("\nNetwork parameters ([network]):")
     for p in NETWORK_PARAMS:
+        click.echo(f"  {p.name:11} default {p.describe_default():6} {p.unit:16} {p.description}")
+    click.echo("\nPer-flow paths ([[flow]] tables: name = CCA and its parameters, default [cca]; and):")
+    for p in FLOW_PATH_PARAMS:
         click.echo(f"  {p.name:11} default {p.describe_default():6} {p.unit:16} {p.description}")
     click.echo("\nCCAs ([cca] name = ...):")
     for cca in CCAS.values():

@@ -321,7 +321,15 @@ class PathServer(ABC):
         detected lost (Ld_f[t]), never un-sends, and a paced
         sender adds at most `rate` bytes per step:
             A_f[t] = min(max(S_f[t-R] + Ld_f[t] + cwnd[t], A_f[t-1]), A_f[t-1] + rate[t]).
-        The first R steps are history: arrivals there are free."""
+        The first R steps are history: arrivals there are free.
+
+        Flows may have different minimum RTTs R_n: every flow's curves are indexed by the time
+        its bytes reach the bottleneck, so flow n's sender acts at that time minus its forward
+        propagation delay and sees the ACK of a byte served at s at s + R_n in the same clock.
+        How R_n splits into forward and return delay does not matter, because a CCA's rules do
+        not depend on the absolute time, only on what it has observed; so the constraints are
+        the single-RTT ones with R_n in place of R (also for loss detection and timeouts).
+        R_n is a whole number of steps, like R."""
         net = v.net
         for n in range(net.flows):
             R = net.path(n).R

@@ -140,6 +140,17 @@ def test_bad_flow_tables_are_clear_errors(flows: list, network: dict, cca: Any, 
     assert message in str(e.value)
 
 
+def test_sweep_over_a_flows_box(cli, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CCAC_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "two.toml"
+    path.write_text('[network]\nT = 7\nD = 0\n[cca]\nname = "const"\n[[flow]]\n[[flow]]\n'
+                    f'[query]\nfind = "{HELD_BACK}"\n')
+    code, out, err = cli("sweep", str(path), "--grid", "flow.1.D=0,2", "--workers", "1")
+    assert code == 0, err
+    answers = [line.split()[:2] for line in out.splitlines()[2:4]]
+    assert answers == [["0", "unsat"], ["2", "sat"]]
+
+
 def test_cli_flow_override_and_errors(cli, tmp_path) -> None:
     path = tmp_path / "two.toml"
     path.write_text('[network]\nT = 7\nD = 0\n[cca]\nname = "const"\n[[flow]]\n[[flow]]\n'

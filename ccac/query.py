@@ -152,7 +152,8 @@ def _flow_table(data: dict[str, Any], name: str, key: str) -> dict[str, Any]:
         raise CcacError(f"--set for a flow is flow.N.KEY (N = its index from 0), got {key!r}")
     if not isinstance(flows, list) or not int(index) < len(flows) or not isinstance(flows[int(index)], dict):
         count = len(flows) if isinstance(flows, list) else 0
-        raise CcacError(f"--set {key}: the file has {count} [[flow]] tables (indices 0..{count - 1})")
+        has = f"{count} [[flow]] tables (indices 0..{count - 1})" if count else "no [[flow]] tables"
+        raise CcacError(f"--set {key}: the file has {has}")
     data["flow"] = [dict(f) if isinstance(f, dict) else f for f in flows]
     return data["flow"][int(index)]
 

@@ -44,12 +44,42 @@ class StateVar:
     plotted: bool = False
 
 
+class FlowView:
+    """The model's variables as flow n's sender sees them, for a flow with its own jitter box.
+
+    Everything is the shared model's (:class:`PathVars`) except the delay reading
+    :meth:`served_past`, which is this flow's own (:meth:`PathVars.observed_past`: the queueing
+    delay plus the box's), so a delay-based CCA reads the delay its sender experiences without
+    knowing about boxes.
+    """
+
+    def __init__(self, v: PathVars, n: int) -> None:
+        self._v, self._n = v, n
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._v, name)
+
+    def served_past(self, t: int, k: int) -> Cond:
+        return self._v.observed_past(self._n, t, k)
+
+
+def flow_view(v: PathVars, n: int) -> PathVars:
+    """The variables flow n's CCA gets: the model's, or a :class:`FlowView` if it has a box."""
+    return v if v.net.path(n).D == 0 else FlowView(v, n)  # type: ignore[return-value]
+
+
 @dataclass
 class FlowContext:
-    """What a CCA's encoder gets for flow ``n``: the model variables and a place to add to."""
+    """What a CCA's encoder gets for flow ``n``: the model variables and a place to add to.
+
+    Everything here is what flow n's sender observes: ``S`` is the service its ACKs report
+    (through its own jitter box, if it has one), ``R`` its minimum RTT, ``D`` the jitter its
+    feedback may carry (the shared path's plus its own box's), and ``v.served_past`` its own
+    delay reading. CCAs therefore need no change to run on flows with different paths.
+    """
 
     enc: Encoding
-    v: PathVars
+    v: PathVars  # for a flow with its own box, a FlowView (use :func:`flow_view`)
     n: int
     params: dict[str, Any]
     cca_name: str
@@ -60,11 +90,11 @@ class FlowContext:
 
     @property
     def R(self) -> int:
-        return self.v.net.R
+        return self.v.net.path(self.n).R
 
     @property
     def D(self) -> int:
-        return self.v.net.D
+        return self.v.net.D + self.v.net.path(self.n).D
 
     @property
     def C(self) -> Fraction:
@@ -91,7 +121,8 @@ class FlowContext:
 
     @property
     def S(self) -> list[z3.ArithRef]:
-        return self.v.S_f[self.n]
+        """The service of this flow as its sender observes it (after its own box, if any)."""
+        return self.v.So_f[self.n]
 
     @property
     def L(self) -> list[z3.ArithRef]:
@@ -142,6 +173,18 @@ class FlowValues:
     state: dict[str, list[Any]]
     total_S: list[Fraction] = field(default_factory=list)
     total_admitted: list[Fraction] = field(default_factory=list)
+    delay_S: list[Fraction] = field(default_factory=list)
+    delay_admitted: list[Fraction] = field(default_factory=list)
+
+    def delay_range(self, s: int) -> tuple[int, int | None]:
+        """The queueing-delay range this flow's sender reads at service step s (the shared
+        reading, or the flow's own through its jitter box; see ``PathVars.observed_past``).
+        Without ``delay_S`` the shared curves are read."""
+        from ccac.trace import delay_range
+
+        if self.delay_S:
+            return delay_range(self.delay_S, self.delay_admitted, s)
+        return delay_range(self.total_S, self.total_admitted, s)
 
 
 class CCA(ABC):

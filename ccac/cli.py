@@ -122,14 +122,17 @@ def describe_query(q: Any) -> str:
                  f"buffer={buffer}, {net.flows} flow(s)")
     for n, f in enumerate(q.flows):
         params = ", ".join(f"{k}={_show(v)}" for k, v in f.params.items())
-        lines.append(f"cca[{n}]: {f.cca.name}" + (f" ({params})" if params else ""))
+        path = net.paths[n] if net.paths else None
+        own = f"; its path: own jitter box D={path.D}, eta={_show(path.eta)}, R={path.R}" if path else ""
+        lines.append(f"cca[{n}]: {f.cca.name}" + (f" ({params})" if params else "") + own)
     return "\n".join(lines)
 
 
 def statement(q: Any, answer: str) -> str:
     """What exactly was checked, with its quantifiers."""
     net = q.network
-    scope = (f"traces of the {net.model_name} model over steps 0..{net.T - 1} (steps 0..{net.R - 1} are "
+    history = max(net.path(n).R for n in range(net.flows))
+    scope = (f"traces of the {net.model_name} model over steps 0..{net.T - 1} (steps 0..{history - 1} are "
              f"free history; any initial state)")
     conds = [f"assume {a}" for a in q.assume] + ([f"find {q.find}"] if q.find else [])
     if q.periodic:
@@ -210,7 +213,7 @@ def list_cmd() -> None:
     """Show the models, the CCAs with their parameters, and the bundled queries."""
     from ccac.ccas import CCAS
     from ccac.models import MODELS
-    from ccac.network import NETWORK_PARAMS
+    from ccac.network import FLOW_PATH_PARAMS, NETWORK_PARAMS
     from ccac.proof import bundled_proofs, load_proof
     from ccac.query import bundled_queries, load_query
 
@@ -219,6 +222,9 @@ def list_cmd() -> None:
         click.echo(f"  {m.name:12} {m.summary}")
     click.echo("\nNetwork parameters ([network]):")
     for p in NETWORK_PARAMS:
+        click.echo(f"  {p.name:11} default {p.describe_default():6} {p.unit:16} {p.description}")
+    click.echo("\nPer-flow paths ([[flow]] tables: name = CCA and its parameters, default [cca]; and):")
+    for p in FLOW_PATH_PARAMS:
         click.echo(f"  {p.name:11} default {p.describe_default():6} {p.unit:16} {p.description}")
     click.echo("\nCCAs ([cca] name = ...):")
     for cca in CCAS.values():

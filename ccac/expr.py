@@ -17,6 +17,15 @@ constant index counts from the end; an index that depends on a loop variable mus
 range), ``+ - * / // % **`` (the last three on known numbers only), comparisons (chains too),
 ``and or not``, ``a if c else b``, and the functions ``any all sum min max abs implies`` over
 generator expressions ``... for t in range(a, b) if cond``.
+
+Multi-flow helpers (all linear; windows are steps ``t1 < t2`` known before solving):
+``throughput(n, t1, t2)`` is flow n's bytes served at the bottleneck per step over the window,
+(S_f[n][t2] - S_f[n][t1]) / (t2 - t1); ``utilization(t1, t2)`` is (S[t2] - S[t1]) / (C (t2 - t1));
+``sfair(s, t1, t2)`` holds when every flow's service over the window is at most s times every
+other's; ``ratio(n, m, t1, t2)`` is flow n's over flow m's service in the window, usable only
+compared with a number c known before solving, and compiled without division: ``ratio OP c``
+means ``den > 0 and num OP c * den`` (num, den the two flows' bytes served in the window), so a
+ratio comparison is false when flow m got nothing.
 """
 
 from __future__ import annotations
@@ -71,6 +80,8 @@ def compile_number(source: str, symbols: Symbols, where: str) -> Value:
     value = _Compiler(source, symbols, where).run()
     if _is_bool(value):
         raise CcacError(f"expression is a condition, not a number: `{source.strip()}`", where)
+    if isinstance(value, _Ratio):
+        raise CcacError(f"{_RATIO_USE}: `{source.strip()}`", where)
     return value
 
 
@@ -245,6 +256,8 @@ class _Compiler:
         return _conjoin(parts)
 
     def compare(self, node: ast.AST, op: ast.cmpop, a: Value, b: Value) -> Value:
+        if isinstance(a, _Ratio) or isinstance(b, _Ratio):
+            return self.compare_ratio(node, op, a, b)
         if _is_bool(a) or _is_bool(b):
             if not (_is_bool(a) and _is_bool(b)) or not isinstance(op, (ast.Eq, ast.NotEq)):
                 raise self.fail(node, "conditions can only be compared with == or !=")
@@ -265,10 +278,25 @@ class _Compiler:
             raise self.fail(node, "unsupported comparison (use < <= > >= == !=)")
         return table[type(op)](a, b)
 
+    def compare_ratio(self, node: ast.AST, op: ast.cmpop, a: Value, b: Value) -> Value:
+        """``ratio(...) OP c`` (either side) as ``den > 0 and num OP c * den``: linear, since c is
+        known before solving, and multiplying by a positive denominator keeps the direction."""
+        ratio, c = (a, b) if isinstance(a, _Ratio) else (b, a)
+        if isinstance(c, (_Ratio, Series, _FlowRow)) or _is_bool(c) or is_symbolic(c):
+            raise self.fail(node, _RATIO_USE)
+        if ratio is b:  # c OP ratio: flip to ratio OP' c
+            flipped = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+            op = flipped.get(type(op), type(op))()
+        scaled = c * ratio.den
+        return _conjoin([self.compare(node, ast.Gt(), ratio.den, 0),
+                         self.compare(node, op, ratio.num, scaled)])
+
     def visit_IfExp(self, node: ast.IfExp, env: dict[str, int]) -> Value:
         cond = self.visit(node.test, env)
         self.need_bool(node.test, cond)
         a, b = self.visit(node.body, env), self.visit(node.orelse, env)
+        if isinstance(a, _Ratio) or isinstance(b, _Ratio):
+            raise self.fail(node, _RATIO_USE)
         if isinstance(cond, bool):
             return a if cond else b
         if _is_bool(a) != _is_bool(b):
@@ -280,8 +308,11 @@ class _Compiler:
     # ------------------------------------------------------------------ functions
     def visit_Call(self, node: ast.Call, env: dict[str, int]) -> Value:
         if not isinstance(node.func, ast.Name) or node.keywords:
-            raise self.fail(node, "only any, all, sum, min, max, abs and implies can be called")
+            raise self.fail(node, f"only any, all, sum, min, max, abs and implies, and the flow "
+                                  f"helpers {', '.join(HELPERS)}, can be called")
         name = node.func.id
+        if name in HELPERS:
+            return self.flow_helper(node, name, env)
         if name == "implies":
             if len(node.args) != 2:
                 raise self.fail(node, "implies takes two conditions: implies(a, b)")
@@ -296,7 +327,8 @@ class _Compiler:
             self.need_number(node.args[0], v)
             return abs(v) if not is_symbolic(v) else z3.If(v >= 0, v, -v)
         if name not in ("any", "all", "sum", "min", "max"):
-            raise self.fail(node, f"unknown function `{name}` (use any, all, sum, min, max, abs, implies)")
+            raise self.fail(node, f"unknown function `{name}` (use any, all, sum, min, max, abs, "
+                                  f"implies, {', '.join(HELPERS)})")
         items = list(self.arguments(node, env))
         if name in ("any", "all"):
             for item_node, v in items:
@@ -315,6 +347,43 @@ class _Compiler:
         for v in values[1:]:
             result = pick(result, v)
         return result
+
+    # ------------------------------------------------------------------ multi-flow helpers
+    def flow_helper(self, node: ast.Call, name: str, env: dict[str, int]) -> Value:
+        """throughput, ratio, sfair and utilization (see the module docstring)."""
+        if len(node.args) != len(HELPERS[name]):
+            raise self.fail(node, f"{name} takes {len(HELPERS[name])} arguments: {name}({', '.join(HELPERS[name])})")
+        args = dict(zip(HELPERS[name], node.args))
+        t1, t2 = self.window(node, args["t1"], args["t2"], env)
+        if name == "utilization":
+            served = self.symbols.series["S"].values
+            return _per_step(served[t2] - served[t1], self.symbols.constants["C"] * (t2 - t1))
+        if name == "sfair":
+            s = self.visit(args["s"], env)
+            if is_symbolic(s) or _is_bool(s) or isinstance(s, (Series, _FlowRow, _Ratio)) or s < 1:
+                raise self.fail(args["s"], "sfair's factor s must be a number >= 1 known before solving")
+            got = [self.served_in(f, t1, t2) for f in range(len(self.symbols.series["S_f"].values))]
+            return _conjoin([as_real(a) <= as_real(s * b) if is_symbolic(a) or is_symbolic(b) else a <= s * b
+                             for i, a in enumerate(got) for j, b in enumerate(got) if i != j])
+        n = self.flow_index(args["n"], env)
+        if name == "throughput":
+            return _per_step(self.served_in(n, t1, t2), t2 - t1)
+        return _Ratio(self.served_in(n, t1, t2), self.served_in(self.flow_index(args["m"], env), t1, t2))
+
+    def served_in(self, n: int, t1: int, t2: int) -> Value:
+        """Bytes of flow n served at the bottleneck in the window (t1, t2]."""
+        row = self.symbols.series["S_f"].values[n]
+        return row[t2] - row[t1]
+
+    def flow_index(self, node: ast.AST, env: dict[str, int]) -> int:
+        return self.index(node, env, len(self.symbols.series["S_f"].values))
+
+    def window(self, node: ast.AST, a: ast.AST, b: ast.AST, env: dict[str, int]) -> tuple[int, int]:
+        length = len(self.symbols.series["S"].values)
+        t1, t2 = self.index(a, env, length), self.index(b, env, length)
+        if t1 >= t2:
+            raise self.fail(node, f"the window must have t1 < t2, got t1 = {t1}, t2 = {t2}")
+        return t1, t2
 
     def arguments(self, node: ast.Call, env: dict[str, int]) -> Iterator[tuple[ast.AST, Value]]:
         if len(node.args) == 1 and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp)):
@@ -370,6 +439,8 @@ class _Compiler:
             raise self.fail(node, "expected a condition (true/false), got a number")
 
     def need_number(self, node: ast.AST, v: Value) -> None:
+        if isinstance(v, _Ratio):
+            raise self.fail(node, _RATIO_USE)
         if isinstance(v, (Series, _FlowRow)):
             raise self.fail(node, "a series needs an index, e.g. A[t] or cwnd[n][t]")
         if _is_bool(v):
@@ -382,6 +453,27 @@ class _FlowRow:
 
     values: list[Any]
     label: str
+
+
+@dataclass
+class _Ratio:
+    """``ratio(n, m, t1, t2)``: kept as numerator and denominator until it is compared."""
+
+    num: Value
+    den: Value
+
+
+_RATIO_USE = ("non-linear: ratio(...) can only be compared with a number known before solving, "
+              "e.g. ratio(0, 1, t1, t2) >= 10 (compiled as den > 0 and num >= 10 * den)")
+HELPERS: dict[str, tuple[str, ...]] = {
+    "throughput": ("n", "t1", "t2"), "ratio": ("n", "m", "t1", "t2"),
+    "sfair": ("s", "t1", "t2"), "utilization": ("t1", "t2"),
+}
+
+
+def _per_step(amount: Value, steps: Value) -> Value:
+    """``amount / steps`` for a known positive ``steps``."""
+    return amount / num(steps) if is_symbolic(amount) else Fraction(amount) / Fraction(steps)
 
 
 def _as_z3_bool(v: Value) -> z3.BoolRef:

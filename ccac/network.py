@@ -8,7 +8,7 @@ and ``dupacks`` are left to the solver when not given, which quantifies over the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
 
@@ -43,9 +43,38 @@ NETWORK_PARAMS: tuple[Param, ...] = (
 )
 
 
+# Keys of a ``[[flow]]`` table that describe the flow's own part of the path (thesis figure 7-1).
+FLOW_PATH_PARAMS: tuple[Param, ...] = (
+    Param("D", 0, "the flow's own jitter box: its feedback (ACKs) may be held up to D steps after "
+          "the shared bottleneck served it, on top of [network] D", "steps", "int", minimum=ZERO),
+    Param("eta", None, "bound on the flow's non-congestive loss rate (default: [network] eta)", "",
+          minimum=ZERO, maximum=Fraction(1)),
+    Param("R", None, "the flow's minimum RTT (default: [network] R)", "steps", "int", minimum=Fraction(1)),
+)
+
+
+@dataclass(frozen=True)
+class FlowPath:
+    """One flow's own part of the path: what differs between flows sharing the bottleneck.
+
+    ``D`` bounds the flow's own jitter box (thesis figure 7-1): the sender sees the ACK of a
+    byte between 0 and D steps after the shared bottleneck served it, in order, while other
+    flows' boxes delay theirs independently. ``eta`` bounds its non-congestive loss rate and
+    ``R`` is its minimum RTT in steps.
+    """
+
+    D: int
+    eta: Fraction
+    R: int
+
+
 @dataclass(frozen=True)
 class Network:
-    """Validated path parameters. ``buffer`` is ``"inf"``, ``"any"`` or a Fraction (BDP units)."""
+    """Validated path parameters. ``buffer`` is ``"inf"``, ``"any"`` or a Fraction (BDP units).
+
+    ``paths`` holds each flow's own part of the path when the query gives ``[[flow]]`` tables;
+    empty means every flow has the network's R and eta and no jitter box of its own.
+    """
 
     T: int
     R: int
@@ -60,6 +89,21 @@ class Network:
     dupacks: Fraction | None
     eta: Fraction
     rto: int
+    paths: tuple[FlowPath, ...] = field(default=())
+
+    def path(self, n: int) -> FlowPath:
+        """Flow n's own part of the path (the network's defaults without ``[[flow]]``)."""
+        return self.paths[n] if self.paths else FlowPath(0, self.eta, self.R)
+
+    @property
+    def boxes(self) -> bool:
+        """Whether some flow has its own jitter box (D > 0 in its ``[[flow]]`` table)."""
+        return any(p.D > 0 for p in self.paths)
+
+    @property
+    def lossy(self) -> bool:
+        """Whether some flow may lose bytes non-congestively (eta > 0)."""
+        return any(self.path(n).eta > 0 for n in range(self.flows))
 
     @property
     def model_name(self) -> str:
@@ -104,3 +148,16 @@ def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
     if net.compose and net.epsilon != 0:
         raise CcacError("epsilon applies only to the single-box model (compose = false)", where)
     return net
+
+
+def parse_flow_path(net: Network, given: Mapping[str, Any], where: str) -> FlowPath:
+    """Read a ``[[flow]]`` table's path keys (D, eta, R); eta and R default to the network's."""
+    values = resolve(FLOW_PATH_PARAMS, given, where)
+    path = FlowPath(D=values["D"], eta=net.eta if values["eta"] is None else values["eta"],
+                    R=net.R if values["R"] is None else values["R"])
+    first_free = path.R + net.D + path.D + 1
+    if net.T < first_free:
+        raise CcacError(
+            f"T = {net.T} is too small for this flow: its first R + D + its own D = {first_free - 1} "
+            f"steps are history its CCA did not choose, so T must be at least {first_free}", where)
+    return path

@@ -4,9 +4,13 @@ The top panel is a time-sequence graph: cumulative arrivals ``A`` and admitted b
 the service curve ``S`` and its bounds ``C*t - W(t)`` (upper) and ``C*(t-D) - W(t-D)`` (lower)
 in black, plus the loss threshold ``C*t - W(t) + buffer`` when the buffer is finite. Steps where
 loss happened and timeouts fired are marked. With several flows each flow's ``A_f`` and ``S_f``
-get their own colour. Below it: ``cwnd`` per flow, the pacing rate per flow (only when some flow
-paces), the queueing-delay range of the byte served at each step, and the CCA state variables
-each CCA marks ``plotted`` (one panel per unit, e.g. ETC's rates, Copa's delay estimates).
+get their own colour, and a flow with its own jitter box (``[[flow]]`` D > 0) also its observed
+curve ``So_f`` (the ACKs its sender has seen). Below it: with several flows, the bytes each flow
+got served per step, stacked against the link rate (who gets the link); ``cwnd`` per flow, the
+pacing rate per flow (only when some flow paces), the queueing-delay range of the byte served
+at each step, with each boxed flow's own range (queueing plus its box) in its colour, and the
+CCA state variables each CCA marks ``plotted`` (one panel per unit, e.g. ETC's rates, Copa's
+delay estimates).
 
 Values exist only at the integer steps t = 0 .. T-1; the lines just join the samples (markers).
 Everything is drawn on a bare :class:`~matplotlib.figure.Figure` with an Agg canvas, so it works
@@ -27,7 +31,7 @@ from matplotlib.ticker import MaxNLocator, MultipleLocator
 from ccac.ccas import get_cca
 from ccac.cca import StateVar
 from ccac.errors import CcacError
-from ccac.trace import Trace
+from ccac.trace import Trace, delay_range
 
 FORMATS = (".png", ".svg", ".pdf")
 ARRIVAL, ADMITTED, SERVICE, BOUND = "tab:blue", "#7fb2e0", "tab:red", "black"
@@ -45,8 +49,9 @@ def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "") ->
                         f"{str(path)!r}; use .png, .svg or .pdf")
     paced = [n for n in range(trace.flows) if _flow(trace, "rate", n) is not None]
     states = _state_groups(trace)
-    kinds = ["cumulative", "cwnd"] + (["rate"] if paced else []) + ["delay"] + list(states)
-    heights = {"cumulative": 3.2, "cwnd": 1.3, "rate": 1.3, "delay": 1.5} | {unit: 1.3 for unit in states}
+    kinds = (["cumulative"] + (["share"] if trace.flows > 1 else []) + ["cwnd"]
+             + (["rate"] if paced else []) + ["delay"] + list(states))
+    heights = {"cumulative": 3.2, "share": 1.5, "cwnd": 1.3, "rate": 1.3, "delay": 1.5} | {unit: 1.3 for unit in states}
     fig = Figure(figsize=(10, 1.2 + sum(heights[k] for k in kinds)), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(kinds), 1, sharex=True,
@@ -54,6 +59,8 @@ def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "") ->
     panels = dict(zip(kinds, axes))
 
     _cumulative(panels["cumulative"], trace)
+    if "share" in panels:
+        _share(panels["share"], trace)
     _per_flow(panels["cwnd"], trace, "cwnd", range(trace.flows), "cwnd (bytes)")
     if paced:
         _per_flow(panels["rate"], trace, "rate", paced, "pacing rate\n(bytes/step)")
@@ -65,7 +72,8 @@ def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "") ->
     fig.suptitle(title or "CCAC trace", fontsize=12, fontweight="bold")
     fig.text(0.01, 0.005, _caption(trace), fontsize=8, color="dimgray", ha="left", va="bottom",
              wrap=True)
-    fig.get_layout_engine().set(h_pad=0.06, rect=(0, 0.035, 1, 0.965))
+    bottom = 0.05 if trace.network.paths else 0.035  # room for the caption's per-flow line
+    fig.get_layout_engine().set(h_pad=0.06, rect=(0, bottom, 1, 1 - bottom))
     if path is not None:
         fig.savefig(path, dpi=150)
     return fig
@@ -101,6 +109,10 @@ def _cumulative(ax: Axes, trace: Trace) -> None:
             ax.plot(t, _floats(trace.flow("A_f", n)), label=f"$A_{{{n}}}$ flow {n} arrivals", **style)
             ax.plot(t, _floats(trace.flow("S_f", n)), ls=":", label=f"$S_{{{n}}}$ flow {n} service",
                     **style)
+            box = trace.network.path(n).D
+            if box > 0:
+                ax.plot(t, _floats(trace.flow("So_f", n)), ls="--",
+                        label=f"$S^o_{{{n}}}$ flow {n} ACKs seen (own box D = {box})", **style)
 
     losses = [i for i in t[1:] if L[i] > L[i - 1]]
     if losses:  # on the admitted curve: loss happens where it touches the loss threshold
@@ -114,6 +126,21 @@ def _cumulative(ax: Axes, trace: Trace) -> None:
                    facecolor="none", edgecolor=TIMEOUT, linewidth=1.8, zorder=6,
                    label="timeout" + ("" if trace.flows == 1 else " (on that flow's $A_f$)"))
     ax.set_ylabel("cumulative bytes")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+
+
+def _share(ax: Axes, trace: Trace) -> None:
+    """Bytes each flow got served at the bottleneck in each step, stacked, against the link rate."""
+    t = list(range(1, trace.T))
+    bottom = [0.0] * len(t)
+    for n in range(trace.flows):
+        S = _floats(trace.flow("S_f", n))
+        got = [S[i] - S[i - 1] for i in t]
+        ax.bar(t, got, bottom=bottom, width=0.6, color=_flow_style(trace, n)["color"], alpha=0.8,
+               label=f"flow {n} ({trace.ccas[n]})")
+        bottom = [b + g for b, g in zip(bottom, got)]
+    ax.axhline(float(trace.network.C), color=BOUND, lw=1, ls="--", label="link rate C")
+    ax.set_ylabel("served per step\n(bytes)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
 
 
@@ -174,6 +201,13 @@ def _delay(ax: Axes, trace: Trace) -> None:
                hatch="///", linewidth=1, label="at least lo (no upper end in trace)")
         ax.scatter([i for i, _ in opened], [top] * len(opened), marker="^", s=45,
                    color=DELAY, clip_on=False, zorder=5)
+    boxed = [n for n in range(trace.flows) if trace.network.path(n).D > 0]
+    for k, n in enumerate(boxed):  # each boxed flow's own reading, beside the shared one
+        own = [delay_range(trace.flow("So_f", n), _admitted_f(trace, n), i) for i in range(trace.T)]
+        shown = [(i, lo, min(hi, top) if hi is not None else top) for i, (lo, hi) in enumerate(own)]
+        ax.bar([i + 0.3 + 0.15 * k for i, _, _ in shown], [hi - lo for _, lo, hi in shown],
+               bottom=[lo for _, lo, _ in shown], width=0.12, color=_flow_style(trace, n)["color"],
+               alpha=0.8, label=f"flow {n}: its sender's delay range (queue + own box)")
     ax.set_ylim(0 if min(lo for lo, _ in ranges) >= 0 else None, top + 0.6)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
     ax.set_ylabel("queueing delay\n(steps)")
@@ -207,9 +241,12 @@ def _caption(trace: Trace) -> str:
              f"buffer = {'inf' if buffer is None else _num(buffer) + ' B'}",
              f"alpha = {_num(trace.constant('alpha'))} B", f"dupacks = {_num(trace.constant('dupacks'))} B",
              f"flows = {trace.flows} ({', '.join(dict.fromkeys(trace.ccas))})"]
+    own = [f"flow {n}: {trace.ccas[n]}, own box D = {p.D}, eta = {_num(p.eta)}, R = {p.R}"
+           for n, p in enumerate(trace.network.paths)]
     return ("Values exist only at integer steps t = 0..T-1 (markers); lines merely join them. "
             "Bytes (B) are scaled so the link serves C bytes per step.\n"
-            + ",  ".join(p.replace(" ", "\u00a0") for p in parts))
+            + ",  ".join(p.replace(" ", "\u00a0") for p in parts)
+            + ("\n" + ";  ".join(own) if own else ""))
 
 
 def _flow_style(trace: Trace, n: int) -> dict[str, Any]:
@@ -221,6 +258,10 @@ def _flow_style(trace: Trace, n: int) -> dict[str, Any]:
 
 def _steps(name: str, n: int) -> str:
     return f"{name} = {n} step{'' if n == 1 else 's'}"
+
+
+def _admitted_f(trace: Trace, n: int) -> list[Fraction]:
+    return [a - l for a, l in zip(trace.flow("A_f", n), trace.flow("L_f", n))]
 
 
 def _flow(trace: Trace, name: str, n: int) -> list[Any] | None:

@@ -14,7 +14,7 @@ from ccac.encoding import Encoding
 from ccac.errors import CcacError
 from ccac.expr import Series, Symbols, compile_condition
 from ccac.models import MODELS, FlowSetup, PathVars
-from ccac.cca import FlowContext
+from ccac.cca import FlowContext, flow_view
 from ccac.query import Query
 
 # Expression name -> (PathVars attribute, description), for per-flow series.
@@ -24,6 +24,8 @@ FLOW_SERIES: dict[str, tuple[str, str]] = {
     "L_f": ("L_f", "cumulative bytes of flow n lost"),
     "Ld_f": ("Ld_f", "cumulative losses of flow n detected by its sender"),
     "Lnc_f": ("Lnc_f", "cumulative non-congestive losses of flow n (when eta > 0)"),
+    "So_f": ("So_f", "cumulative bytes of flow n whose ACKs its sender has seen (through its own "
+                     "jitter box; when some [[flow]] has D > 0)"),
     "cwnd": ("cwnd", "congestion window of flow n"),
     "rate": ("rate", "pacing rate of flow n (paced CCAs only)"),
     "timeout": ("timeout", "true when flow n's sender times out at step t"),
@@ -71,7 +73,11 @@ def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
     for name, (attr, _) in FLOW_SERIES.items():
         rows = getattr(v, attr)
         if rows is None:
-            sym.unavailable[name] = "there is no non-congestive loss (network.eta = 0)"
+            sym.unavailable[name] = "there is no non-congestive loss (eta = 0 for every flow)"
+            continue
+        if name == "So_f" and not net.boxes:
+            sym.unavailable[name] = ("no flow has a jitter box of its own ([[flow]] D > 0): "
+                                     "every sender observes S_f")
             continue
         missing = {n: f"flow {n}'s CCA ({query.flows[n].cca.name}) does not pace"
                    for n, row in enumerate(rows) if row is None}
@@ -107,7 +113,7 @@ def build(query: Query) -> Problem:
     states: list[dict[str, list[Any]]] = []
     periodic: list[tuple[str, Any, Any]] = model.periodic(v)
     for n, flow in enumerate(query.flows):
-        ctx = FlowContext(enc, v, n, flow.params, flow.cca.name)
+        ctx = FlowContext(enc, flow_view(v, n), n, flow.params, flow.cca.name)
         state = flow.cca.encode(ctx)
         states.append(state)
         periodic += flow.cca.periodic_state(ctx, state)

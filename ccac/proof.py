@@ -36,7 +36,7 @@ from ccac.query import Query, locate, parse_file, parse_query
 from ccac.solve import Result, solve
 from ccac.window import WindowCheck, same_reading, window_is_trace
 
-BASE_SECTIONS = ("network", "cca", "params", "definitions")
+BASE_SECTIONS = ("network", "cca", "flow", "params", "definitions")
 PROOF_SECTIONS = BASE_SECTIONS + ("lemma", "steady_state", "description", "expect")
 LEMMA_KEYS = ("name", "description", "T", "network", "cca", "params", "assume", "show", "exists")
 STEADY_KEYS = ("name", "description", "T", "start", "assume", "region", "progress")

@@ -6,6 +6,10 @@ A query is a TOML file::
     T = 10
     [cca]              # the algorithm every flow runs, and its parameters
     name = "aimd"
+    [[flow]]           # or: one table per flow, each with its own CCA and path (optional)
+    name = "const"     # its CCA (default: [cca]) and that CCA's parameters
+    D = 2              # its own jitter box (default 0), non-congestive loss rate eta and
+                       # minimum RTT R (defaults: [network])
     [params]           # named numbers the expressions may use
     util = 0.1
     [definitions]      # named expressions; one using t is per step: queue[T-1]
@@ -25,7 +29,7 @@ A bare name (no ``/`` and no ``.toml``) refers to the bundled library in ``ccac.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -34,10 +38,10 @@ from typing import Any, Callable
 from ccac.cca import CCA
 from ccac.ccas import get_cca
 from ccac.errors import CcacError
-from ccac.network import Network, parse_network
+from ccac.network import FLOW_PATH_PARAMS, Network, parse_flow_path, parse_network
 from ccac.params import resolve, to_fraction
 
-SECTIONS = ("network", "cca", "params", "definitions", "query")
+SECTIONS = ("network", "cca", "flow", "params", "definitions", "query")
 QUERY_KEYS = ("description", "assume", "find", "periodic", "expect", "horizons")
 ANSWERS = ("sat", "unsat")
 
@@ -72,6 +76,8 @@ class Query:
             "name": self.name,
             "network": {k: _plain(v) for k, v in self.network.as_dict().items()},
             "cca": [{"name": f.cca.name, **{k: _plain(v) for k, v in f.params.items()}} for f in self.flows],
+            **({"paths": [{k: _plain(v) for k, v in vars(p).items()} for p in self.network.paths]}
+               if self.network.paths else {}),
             "params": {k: _plain(v) for k, v in self.params.items()},
             "definitions": dict(self.definitions),
             "query": {"assume": list(self.assume), "find": self.find, "periodic": self.periodic,
@@ -130,8 +136,26 @@ def apply_overrides(data: dict[str, Any], overrides: list[str],
             value = tomllib.loads(f"v = {text.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             value = text.strip()
-        data.setdefault(section, {})[name] = value
+        if section == "flow":
+            _flow_table(data, name, key)[name.partition(".")[2]] = value
+        else:
+            data.setdefault(section, {})[name] = value
     return data
+
+
+def _flow_table(data: dict[str, Any], name: str, key: str) -> dict[str, Any]:
+    """The ``[[flow]]`` table a ``flow.N.KEY`` override refers to (copied, so the file's data
+    is left alone)."""
+    index, _, field_name = name.partition(".")
+    flows = data.get("flow")
+    if not index.isdigit() or not field_name:
+        raise CcacError(f"--set for a flow is flow.N.KEY (N = its index from 0), got {key!r}")
+    if not isinstance(flows, list) or not int(index) < len(flows) or not isinstance(flows[int(index)], dict):
+        count = len(flows) if isinstance(flows, list) else 0
+        has = f"{count} [[flow]] tables (indices 0..{count - 1})" if count else "no [[flow]] tables"
+        raise CcacError(f"--set {key}: the file has {has}")
+    data["flow"] = [dict(f) if isinstance(f, dict) else f for f in flows]
+    return data["flow"][int(index)]
 
 
 def load_query(file_or_name: str, overrides: list[str] | None = None) -> Query:
@@ -154,10 +178,13 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
     if unknown:
         raise CcacError(f"unknown section [{unknown[0]}] (sections: {', '.join(SECTIONS)})")
     for section in SECTIONS:
-        if section in data and not isinstance(data[section], dict):
+        if section != "flow" and section in data and not isinstance(data[section], dict):
             raise CcacError(f"[{section}] must be a table")
     network = parse_network(data.get("network", {}))
-    flows = [parse_cca(data.get("cca"), "cca")] * network.flows
+    if "flow" in data:
+        network, flows = parse_flows(data["flow"], data.get("cca"), data.get("network", {}), network)
+    else:
+        flows = [parse_cca(data.get("cca"), "cca")] * network.flows
     params = {k: to_fraction(v, f"params.{k}") for k, v in data.get("params", {}).items()}
     definitions = parse_definitions(data.get("definitions", {}))
     q = data.get("query", {})
@@ -202,6 +229,36 @@ def parse_definitions(table: dict[str, Any]) -> dict[str, str]:
             raise CcacError("a definition must be an expression string", f"definitions.{name}")
         out[name] = text
     return out
+
+
+def parse_flows(tables: Any, default_cca: Any, given_network: dict[str, Any],
+                network: Network) -> tuple[Network, list[FlowCCA]]:
+    """``[[flow]]``: one table per flow with its CCA (``name`` and that CCA's parameters; without
+    a name, the ``[cca]`` table's) and its own path keys (D, eta, R). Returns the network with
+    ``flows`` and ``paths`` set from the tables."""
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise CcacError("flows are written [[flow]] (an array of tables, one per flow)", "flow")
+    if "flows" in given_network and network.flows != len(tables):
+        raise CcacError(f"network.flows = {network.flows} but there are {len(tables)} [[flow]] tables "
+                        f"(leave flows out: the tables say how many)", "network.flows")
+    network = replace(network, flows=len(tables))
+    path_keys = {p.name for p in FLOW_PATH_PARAMS}
+    flows, paths = [], []
+    for i, table in enumerate(tables):
+        where = f"flow[{i}]"
+        cca_keys = {k: v for k, v in table.items() if k not in path_keys}
+        if "name" in cca_keys:
+            flows.append(parse_cca(cca_keys, where))
+        elif cca_keys:
+            raise CcacError(f"unknown key {sorted(cca_keys)[0]!r}: a flow table takes D, eta, R and, "
+                            f"with its CCA's name, that CCA's parameters (a flow without a name runs "
+                            f"[cca] with [cca]'s parameters)", where)
+        elif default_cca is None:
+            raise CcacError("no CCA: give this flow a name, or a [cca] table for flows without one", where)
+        else:
+            flows.append(parse_cca(default_cca, "cca"))
+        paths.append(parse_flow_path(network, {k: v for k, v in table.items() if k in path_keys}, where))
+    return replace(network, paths=tuple(paths)), flows
 
 
 def parse_cca(table: Any, where: str) -> FlowCCA:

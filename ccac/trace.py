@@ -77,8 +77,18 @@ class Trace:
 
         return pd.DataFrame([{k: _float(v) for k, v in row.items()} for row in self.rows()]).set_index("t")
 
+    def paths(self) -> list[dict[str, Any]]:
+        """Each flow's own part of the path: jitter box D, non-congestive loss rate eta, R."""
+        return [vars(self.network.path(n)) for n in range(self.flows)]
+
     def write_csv(self, path: str | Path) -> None:
+        """One row per step, exact values; with ``[[flow]]`` tables each flow's own D, eta and R
+        are repeated in columns ``D_own[n]``, ``eta[n]``, ``R[n]``."""
         rows = self.rows()
+        if self.network.paths:
+            for row in rows:
+                for n, p in enumerate(self.paths()):
+                    row.update({f"D_own[{n}]": p["D"], f"eta[{n}]": p["eta"], f"R[{n}]": p["R"]})
         with open(path, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]))
             writer.writeheader()
@@ -94,8 +104,9 @@ class Trace:
                 series[name] = [[_pair(x) for x in row] if row is not None else None for row in s.values]
         constants = {k: _pair(v) for k, v in self.symbols.constants.items()}
         delay = [dict(zip(("min", "max"), self.delay_range(t))) for t in range(self.T)]
+        paths = [{k: _pair(v) for k, v in p.items()} for p in self.paths()]
         return {"T": self.T, "flows": self.flows, "ccas": self.ccas, "constants": constants,
-                "series": series, "delay": delay}
+                "paths": paths, "series": series, "delay": delay}
 
     def table(self, max_columns: int | None = None) -> str:
         """A readable per-step table (floats rounded for the eye; exact values are in JSON/CSV)."""

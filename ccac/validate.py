@@ -34,28 +34,41 @@ def validate(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, An
 
 
 def flow_values(trace: Trace, n: int, params: dict[str, Any]) -> FlowValues:
+    """Flow n's trace as its CCA sees it: the service its ACKs report (through its own box, if
+    any), its own R, the jitter its feedback may carry, and its delay reading's curves."""
     state_names = [name for name, s in trace.symbols.series.items()
                    if s.dims == 2 and name not in FLOW_SERIES]
     S, A, L = trace.total("S"), trace.total("A"), trace.total("L")
+    net, path = trace.network, trace.network.path(n)
+    admitted = [a - l for a, l in zip(A, L)]
+    observed = observed_service(trace, n)
+    own_admitted = [a - l for a, l in zip(trace.flow("A_f", n), trace.flow("L_f", n))]
     return FlowValues(
-        n=n, T=trace.T, R=trace.network.R, D=trace.network.D, C=trace.network.C,
+        n=n, T=trace.T, R=path.R, D=net.D + path.D, C=net.C,
         alpha=trace.constant("alpha"), dupacks=trace.constant("dupacks"), params=params,
-        A=trace.flow("A_f", n), S=trace.flow("S_f", n), L=trace.flow("L_f", n), Ld=trace.flow("Ld_f", n),
+        A=trace.flow("A_f", n), S=observed, L=trace.flow("L_f", n), Ld=trace.flow("Ld_f", n),
         cwnd=trace.flow("cwnd", n), rate=trace.flow("rate", n), timeout=trace.flow("timeout", n),
         state={name: trace.flow(name, n) for name in state_names if trace.flow(name, n) is not None},
-        total_S=S, total_admitted=[a - l for a, l in zip(A, L)],
+        total_S=S, total_admitted=admitted,
+        delay_S=observed if path.D > 0 else S, delay_admitted=own_admitted if path.D > 0 else admitted,
     )
+
+
+def observed_service(trace: Trace, n: int) -> list[Fraction]:
+    """What flow n's sender has seen acked: So_f through its own box, else S_f itself."""
+    return trace.flow("So_f", n) if trace.network.path(n).D > 0 else trace.flow("S_f", n)
 
 
 def check_path(tr: Trace) -> list[str]:
     net = tr.network
-    T, R, D, C, N = net.T, net.R, net.D, net.C, net.flows
+    T, D, C, N = net.T, net.D, net.C, net.flows
     W = tr.total("W")
     A = [tr.flow("A_f", n) for n in range(N)]
     S = [tr.flow("S_f", n) for n in range(N)]
     L = [tr.flow("L_f", n) for n in range(N)]
     Ld = [tr.flow("Ld_f", n) for n in range(N)]
-    Lnc = [tr.flow("Lnc_f", n) for n in range(N)] if net.eta > 0 else None
+    So = [observed_service(tr, n) for n in range(N)]
+    Lnc = [tr.flow("Lnc_f", n) for n in range(N)] if net.lossy else None
     cwnd = [tr.flow("cwnd", n) for n in range(N)]
     rate = [tr.flow("rate", n) for n in range(N)]
     timeout = [tr.flow("timeout", n) for n in range(N)]
@@ -125,13 +138,14 @@ def check_path(tr: Trace) -> list[str]:
     if Lnc is not None:
         for n in range(N):
             for t in range(T):
-                if Lnc[n][t] - Lnc[n][0] > net.eta * (A[n][t] - A[n][0]):
+                if Lnc[n][t] - Lnc[n][0] > net.path(n).eta * (A[n][t] - A[n][0]):
                     bad(t, f"flow {n}: non-congestive loss above eta of the bytes sent")
                 if t and (Lnc[n][t] < Lnc[n][t - 1] or L[n][t] - Lnc[n][t] < L[n][t - 1] - Lnc[n][t - 1]):
                     bad(t, f"flow {n}: a loss curve decreased")
     for n in range(N):
-        out += [f"flow {n}: {p}" for p in check_sender(A[n], S[n], L[n], Ld[n], cwnd[n], rate[n],
-                                                         timeout[n], dupacks, R, net.rto)]
+        out += [f"flow {n}: {p}" for p in check_box(S[n], So[n], net.path(n).D)]
+        out += [f"flow {n}: {p}" for p in check_sender(A[n], So[n], L[n], Ld[n], cwnd[n], rate[n],
+                                                         timeout[n], dupacks, net.path(n).R, net.rto)]
     if N > 1:
         for t in range(T):
             for s in range(t):
@@ -146,6 +160,24 @@ def check_path(tr: Trace) -> list[str]:
 def admitted_loss(L: list[list[Fraction]], Lnc: list[list[Fraction]] | None, t: int, N: int) -> Fraction:
     """Cumulative congestive loss over all flows at step t."""
     return sum((L[n][t] - (Lnc[n][t] if Lnc else 0) for n in range(N)), Fraction(0))
+
+
+def check_box(served: list[Fraction], observed: list[Fraction], D: int) -> list[str]:
+    """A flow's own jitter box: its sender sees a byte's ACK no earlier than the bottleneck
+    served it and at most D steps later, in order (nothing to check without a box)."""
+    out: list[str] = []
+    if D == 0:
+        return out
+    for t in range(len(served)):
+        if observed[t] > served[t]:
+            out.append(f"step {t}: the box delivered ACKs for bytes not yet served "
+                       f"({observed[t]} > S_f = {served[t]})")
+        if t and observed[t] < observed[t - 1]:
+            out.append(f"step {t}: the box's output decreased")
+        if t >= D and observed[t] < served[t - D]:
+            out.append(f"step {t}: the box held an ACK longer than D = {D} steps "
+                       f"({observed[t]} < S_f[{t - D}] = {served[t - D]})")
+    return out
 
 
 def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: list[Fraction],
@@ -217,6 +249,9 @@ def check_periodic(tr: Trace) -> list[str]:
             out.append(f"periodic: queue of flow {n} changed from {queue[0]} to {queue[1]}")
         if undetected[0] != undetected[1]:
             out.append(f"periodic: undetected loss of flow {n} changed from {undetected[0]} to {undetected[1]}")
+        in_box = [S[t] - observed_service(tr, n)[t] for t in (0, last)]
+        if in_box[0] != in_box[1]:
+            out.append(f"periodic: bytes in flow {n}'s box changed from {in_box[0]} to {in_box[1]}")
     W, A, L = tr.total("W"), tr.total("A"), tr.total("L")
     bottleneck = [A[t] - L[t] - (net.C * t - W[t]) for t in (0, last)]
     if bottleneck[0] != bottleneck[1]:

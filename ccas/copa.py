@@ -115,7 +115,6 @@ import z3
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.encoding import Cond
 from ccac.params import Param
-from ccac.trace import delay_range
 
 
 class Copa(CCA):
@@ -215,7 +214,7 @@ class Copa(CCA):
         dq_lo, dq_hi = f.state["dq_lo"], f.state["dq_hi"]
         problems: list[str] = []
         for t in range(T):
-            ranges = [delay_range(f.total_S, f.total_admitted, s) if s >= 0 else (0, None)
+            ranges = [f.delay_range(s) if s >= 0 else (0, None)
                       for s in range(t - R - standing + 1, t - R + 1)]
             lo = min(r[0] for r in ranges)
             his = [r[1] for r in ranges if r[1] is not None]

@@ -165,7 +165,6 @@ import z3
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.errors import CcacError
 from ccac.params import Param
-from ccac.trace import delay_range
 
 POSITIVE = dict(minimum=Fraction(0), exclusive_minimum=True)
 PULLING = ("coarse", "ideal", "any", "fallback")
@@ -573,7 +572,7 @@ class ETC(CCA):
             # ACK and RTT band.
             if t - R - 1 >= 0 and ack[t] != (S[t - R] > S[t - R - 1]):
                 bad(t, f"ack flag {ack[t]} but S_f[{t - R}] vs S_f[{t - R - 1}] says otherwise")
-            lo, hi = delay_range(f.total_S, f.total_admitted, t - R)
+            lo, hi = f.delay_range(t - R)
             if rtt[t] < R + lo or (hi is not None and rtt[t] > R + hi):
                 bad(t, f"rtt {rtt[t]} outside R + the delay range [{lo}, {hi}]")
 

@@ -12,6 +12,12 @@ sampled at the steps t = 0 .. T-1:
 Per flow n there are A_f, S_f, L_f, Ld_f, the CCA's cwnd and pacing rate, and a timeout flag.
 The totals A, S, L are sums over flows.
 
+Flows may differ in their own part of the path (``[[flow]]`` tables; thesis figure 7-1): flow n's
+feedback passes its own jitter box bounded by D_n after the shared bottleneck, so its sender
+observes So_f[n] (:meth:`PathServer.boxes`) instead of S_f[n]; it has its own minimum RTT R_n
+and non-congestive loss rate eta_n. A flow without a box observes S_f[n] itself, and with every
+D_n = 0 (and the network's R and eta) the constraints are exactly those of the shared model.
+
 Superset property (thesis 5): every constraint below is implied by the continuous-time model
 at the sample points, so every continuous behaviour has a discrete trace and "unsat" in the
 discrete model is a proof about the continuous one. Where a constraint relates two curves
@@ -52,6 +58,7 @@ class PathVars:
     L_f: list[list[z3.ArithRef]]
     Ld_f: list[list[z3.ArithRef]]
     Lnc_f: list[list[z3.ArithRef]] | None
+    So_f: list[list[z3.ArithRef]]  # what flow n's sender observes: S_f[n] itself without a box
     cwnd: list[list[z3.ArithRef]]
     rate: list[list[z3.ArithRef] | None]
     timeout: list[list[z3.BoolRef]]
@@ -63,6 +70,7 @@ class PathVars:
     S: list[Term] = field(default_factory=list)
     L: list[Term] = field(default_factory=list)
     _served_past: dict[tuple[int, int], Cond] = field(default_factory=dict)
+    _observed_past: dict[tuple[int, int, int], Cond] = field(default_factory=dict)
 
     def admitted_f(self, n: int, t: int) -> Term:
         """Bytes of flow n that entered the queue by step t (arrived and not dropped)."""
@@ -86,6 +94,20 @@ class PathVars:
         if key not in self._served_past:
             self._served_past[key] = self.S[t] > self.admitted(t - k)
         return self._served_past[key]
+
+    def observed_past(self, n: int, t: int, k: int) -> Cond:
+        """The delay reading of flow n's sender: :meth:`served_past` without a jitter box of its
+        own; with one, So_f[n][t] > (A_f-L_f)[n][t-k]: every byte of flow n admitted by t-k has
+        reached its sender by t. This is the same reading as the shared one, taken on the
+        flow's own curves: the last byte the sender has seen at t was admitted after t-k if
+        this holds (its delay, queueing plus box, is under k steps) and at or before t-k if
+        not, so it bounds exactly the delay this sender experiences, box included."""
+        if self.net.path(n).D == 0:
+            return self.served_past(t, k)
+        key = (n, t, k)
+        if key not in self._observed_past:
+            self._observed_past[key] = self.So_f[n][t] > self.admitted_f(n, t - k)
+        return self._observed_past[key]
 
 
 class PathServer(ABC):
@@ -122,15 +144,18 @@ class PathServer(ABC):
             net=net,
             W=[enc.step("real", "W", t, axis="W") for t in range(T)],
             A_f=per_flow("A", "A"), S_f=per_flow("S", "S"), L_f=per_flow("L", "L"),
-            Ld_f=per_flow("Ld", "L"), Lnc_f=per_flow("Lnc", "L") if net.eta > 0 else None,
+            Ld_f=per_flow("Ld", "L"), Lnc_f=per_flow("Lnc", "L") if net.lossy else None,
+            So_f=[],
             cwnd=per_flow("cwnd", None),
             rate=[[enc.step("real", "rate", t, n) for t in range(T)] if f.paced else None
                   for n, f in enumerate(flows)],
             # Before step R a timeout is history the model does not track: nothing reads it.
-            timeout=[[enc.step("bool", "timeout", t, n) if t >= net.R else z3.BoolVal(False)
+            timeout=[[enc.step("bool", "timeout", t, n) if t >= net.path(n).R else z3.BoolVal(False)
                       for t in range(T)] for n in range(N)],
             alpha=alpha, dupacks=dupacks, buffer=buffer, buffer_min=buffer_min,
         )
+        v.So_f = [[enc.step("real", "So", t, n, "S") for t in range(T)] if net.path(n).D > 0 else v.S_f[n]
+                  for n in range(N)]
         v.A = [_total(v.A_f, t) for t in range(T)]
         v.S = [_total(v.S_f, t) for t in range(T)]
         v.L = [_total(v.L_f, t) for t in range(T)]
@@ -143,6 +168,7 @@ class PathServer(ABC):
         self.service(enc, v)
         self.waste(enc, v)
         self.loss(enc, v)
+        self.boxes(enc, v)
         self.loss_detection(enc, v)
         self.sender(enc, v)
         if v.net.flows > 1:
@@ -197,7 +223,7 @@ class PathServer(ABC):
         """Congestive loss only when the bottleneck queue (A - L) - (C*t - W) exceeds the
         loss-allowed threshold at some instant of the step; the bottleneck queue never exceeds
         the loss-forced threshold. Non-congestive loss (eta > 0) is separate: cumulatively at
-        most eta of the bytes sent since the trace began (thesis 4.3)."""
+        most eta of the bytes sent since the trace began (thesis 4.3), with each flow's own eta."""
         net = v.net
         congestive = [[v.L_f[n][t] - (v.Lnc_f[n][t] if v.Lnc_f else 0) for t in range(net.T)]
                       for n in range(net.flows)]
@@ -205,7 +231,7 @@ class PathServer(ABC):
             for n in range(net.flows):
                 for t in range(net.T):
                     enc.add("model.noncongestive_loss",
-                            v.Lnc_f[n][t] - v.Lnc_f[n][0] <= net.eta * (v.A_f[n][t] - v.A_f[n][0]))
+                            v.Lnc_f[n][t] - v.Lnc_f[n][0] <= net.path(n).eta * (v.A_f[n][t] - v.A_f[n][0]))
                     if t > 0:
                         enc.add("model.noncongestive_loss",
                                 v.Lnc_f[n][t] >= v.Lnc_f[n][t - 1],
@@ -222,10 +248,38 @@ class PathServer(ABC):
                     lost_now > lost_before,
                     v.admitted(t) >= v.token_line(t - 1) + v.buffer_min))
 
+    def boxes(self, enc: Encoding, v: PathVars) -> None:
+        """Each flow's own jitter box (thesis figure 7-1): between the shared bottleneck and its
+        sender, flow n's feedback may be held up to D_n steps, in order. So_f[n], the bytes of
+        flow n whose ACKs have left the box, never decreases, never runs ahead of the
+        bottleneck (So_f[n][t] <= S_f[n][t]) and lags it by at most D_n steps
+        (So_f[n][t] >= S_f[n][t-D_n]); before step D_n the lag reaches into history, where the
+        box may still hold anything served before step 0 (only the upper bound applies).
+
+        In network terms the box is the rest of the flow's path after the bottleneck (its own
+        links, ACK path, aggregation, delayed ACKs): it cannot deliver feedback early and
+        cannot hold a byte longer than D_n. These constraints over-approximate the thesis'
+        box, which holds every byte for a delay in [0, D_n]: any such box gives a curve
+        satisfying them at the sample points (a byte served by t-D_n is out of the box by t, and
+        nothing leaves before it was served), and they allow more, e.g. which byte sits at the
+        box's head between samples is not tracked. Flows without a box have So_f = S_f."""
+        for n in range(v.net.flows):
+            D = v.net.path(n).D
+            if D == 0:
+                continue
+            S, So = v.S_f[n], v.So_f[n]
+            for t in range(v.net.T):
+                enc.add("model.box", So[t] <= S[t])
+                if t > 0:
+                    enc.add("model.box", So[t] >= So[t - 1])
+                if t >= D:
+                    enc.add("model.box", So[t] >= S[t - D])
+
     def loss_detection(self, enc: Encoding, v: PathVars) -> None:
         """When the sender learns of losses (appendix A.3) and when it times out (thesis 4.2.2).
 
-        At step t the sender has the ACKs of everything served by t-R. A loss at step s is
+        At step t the sender has the ACKs of everything served by t-R (of what its own box let
+        through by t-R, So_f, when it has one; R is the flow's own minimum RTT). A loss at step s is
         detectable once ACKs for `dupacks` bytes admitted after it have arrived:
         S_f[t-R] >= (A_f-L_f)[s] + dupacks. Detection is as early as possible: detectable losses
         are detected, undetectable ones are not. A timeout fires only when every byte in flight
@@ -235,9 +289,10 @@ class PathServer(ABC):
         every outstanding loss. Before step R the detected-loss curve is history, bounded only
         by the losses that had happened by step 0.
         """
-        net, R = v.net, v.net.R
+        net = v.net
         for n in range(net.flows):
-            A, S, L, Ld, tmo = v.A_f[n], v.S_f[n], v.L_f[n], v.Ld_f[n], v.timeout[n]
+            R = net.path(n).R
+            A, S, L, Ld, tmo = v.A_f[n], v.So_f[n], v.L_f[n], v.Ld_f[n], v.timeout[n]
             stalled_all_lost: list[Cond] = []
             for t in range(net.T):
                 if t < R:
@@ -262,20 +317,30 @@ class PathServer(ABC):
 
     def sender(self, enc: Encoding, v: PathVars) -> None:
         """ACK clocking and pacing (thesis 4.2.2): from step R on, the sender keeps cwnd bytes
-        beyond what was acked (S_f[t-R]) or detected lost (Ld_f[t]), never un-sends, and a paced
+        beyond what was acked (S_f[t-R], or So_f[t-R] through its own box, with its own R) or
+        detected lost (Ld_f[t]), never un-sends, and a paced
         sender adds at most `rate` bytes per step:
             A_f[t] = min(max(S_f[t-R] + Ld_f[t] + cwnd[t], A_f[t-1]), A_f[t-1] + rate[t]).
-        The first R steps are history: arrivals there are free."""
+        The first R steps are history: arrivals there are free.
+
+        Flows may have different minimum RTTs R_n: every flow's curves are indexed by the time
+        its bytes reach the bottleneck, so flow n's sender acts at that time minus its forward
+        propagation delay and sees the ACK of a byte served at s at s + R_n in the same clock.
+        How R_n splits into forward and return delay does not matter, because a CCA's rules do
+        not depend on the absolute time, only on what it has observed; so the constraints are
+        the single-RTT ones with R_n in place of R (also for loss detection and timeouts).
+        R_n is a whole number of steps, like R."""
         net = v.net
         for n in range(net.flows):
+            R = net.path(n).R
             for t in range(net.T):
                 enc.add("model.sender", v.cwnd[n][t] > 0)
                 rate = v.rate[n]
                 if rate is not None:
                     enc.add("model.sender", rate[t] > 0)
-                if t < net.R:
+                if t < R:
                     continue
-                window = maximum(v.S_f[n][t - net.R] + v.Ld_f[n][t] + v.cwnd[n][t], v.A_f[n][t - 1])
+                window = maximum(v.So_f[n][t - R] + v.Ld_f[n][t] + v.cwnd[n][t], v.A_f[n][t - 1])
                 target = window if rate is None else minimum(window, v.A_f[n][t - 1] + rate[t])
                 enc.add("model.sender", v.A_f[n][t] == target)
 
@@ -300,7 +365,8 @@ class PathServer(ABC):
     # ---------------------------------------------------------------- steady state
     def periodic(self, v: PathVars) -> list[tuple[str, Term, Term]]:
         """Quantities whose end value must equal their start value for a repeatable trace
-        (thesis 6.1): each flow's queue and undetected loss, and the bottleneck queue."""
+        (thesis 6.1): each flow's queue, undetected loss and (with a box) the bytes in its box,
+        and the bottleneck queue."""
         last = v.net.T - 1
         pairs: list[tuple[str, Term, Term]] = []
         for n in range(v.net.flows):
@@ -308,6 +374,8 @@ class PathServer(ABC):
             undetected = [v.L_f[n][t] - v.Ld_f[n][t] for t in (0, last)]
             pairs.append((f"queue of flow {n}", *queue))
             pairs.append((f"undetected loss of flow {n}", *undetected))
+            if v.net.path(n).D > 0:
+                pairs.append((f"bytes in flow {n}'s box", *(v.S_f[n][t] - v.So_f[n][t] for t in (0, last))))
         bottleneck = [v.admitted(t) - v.token_line(t) for t in (0, last)]
         pairs.append(("bottleneck queue", *bottleneck))
         return pairs

@@ -331,7 +331,7 @@ def test_startup_needs_section_3_1s_acceleration_rule() -> None:
     assert result.answer == "sat" and result.validated
 
 
-@pytest.mark.parametrize("network", [{"T": 9, "R": 1, "D": 1}, {"T": 9, "R": 2, "D": 1}])
+@pytest.mark.parametrize("network", [{"T": 7, "R": 1, "D": 1}, {"T": 9, "R": 2, "D": 1}])
 def test_periodic_traces_repeat_the_state(network: dict[str, Any]) -> None:
     result = run(network, find="S[T-1] - S[0] >= C * (T - 1) / 2", periodic=True)
     assert result.answer == "sat" and result.validated

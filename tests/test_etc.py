@@ -333,8 +333,10 @@ def test_startup_needs_section_3_1s_acceleration_rule() -> None:
 
 @pytest.mark.parametrize("network", [{"T": 7, "R": 1, "D": 1}, {"T": 9, "R": 2, "D": 1}])
 def test_periodic_traces_repeat_the_state(network: dict[str, Any]) -> None:
-    result = run(network, find="S[T-1] - S[0] >= C * (T - 1) / 2", periodic=True)
-    assert result.answer == "sat" and result.validated
+    # About 2 s here, but one CI run timed out at 60 s: give the search room and say why it stopped.
+    result = answer(network, {"name": "etc"}, "S[T-1] - S[0] >= C * (T - 1) / 2", None, True, timeout=240)
+    assert result.answer == "sat", result.reason
+    assert result.validated
     for name in ("srate", "Rp", "since", "since_inc", "drain"):
         values = result.trace.flow(name, 0)
         assert values[0] == values[-1], name

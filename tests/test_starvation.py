@@ -58,3 +58,18 @@ def test_copa_starvation_needs_jitter_above_twice_its_oscillation() -> None:
     (= 2 delta_max) is not enough (thesis 3.2.1), 3 is (the shipped query)."""
     result = solved("copa_starvation_unequal_jitter", "flow.1.D=2")
     assert result.answer == "unsat", result.reason
+
+
+def test_bbr_cwnd_limited_split_is_a_fixed_point_with_or_without_jitter() -> None:
+    """Thesis 8.2: without the +alpha (quanta) term, any window split of 2 BDP is a fixed point."""
+    for name, boxes in (("bbr_cwnd_limited_starvation_unequal_jitter", [0, 2]),
+                        ("bbr_cwnd_limited_starvation_equal_jitter", [0, 0])):
+        result = solved(name)
+        assert result.answer == "sat", f"{name}: {result.reason}"
+        trace = result.trace
+        assert [p["D"] for p in trace.paths()] == boxes
+        fast, slow = served(trace, 0, 0, trace.T - 1), served(trace, 1, 0, trace.T - 1)
+        assert slow > 0 and fast >= 10 * slow, name
+        for n in range(2):
+            cwnd, bw = trace.flow("cwnd", n), trace.flow("bw", n)
+            assert len(set(cwnd)) == 1 and all(c == 2 * b * trace.network.R for c, b in zip(cwnd, bw)), name

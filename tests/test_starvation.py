@@ -73,3 +73,14 @@ def test_bbr_cwnd_limited_split_is_a_fixed_point_with_or_without_jitter() -> Non
         for n in range(2):
             cwnd, bw = trace.flow("cwnd", n), trace.flow("bw", n)
             assert len(set(cwnd)) == 1 and all(c == 2 * b * trace.network.R for c, b in zip(cwnd, bw)), name
+
+
+def test_vivace_slow_flow_backs_off_behind_its_box() -> None:
+    result = solved("vivace_starved_flow_backs_off")
+    assert result.answer == "sat", result.reason
+    trace = result.trace
+    assert [p["D"] for p in trace.paths()] == [0, 2]
+    assert served(trace, 0, 0, trace.T - 1) >= 10 * served(trace, 1, 0, trace.T - 1) > 0
+    base0, base1, event1 = trace.flow("base", 0), trace.flow("base", 1), trace.flow("event", 1)
+    assert all(b >= a for a, b in zip(base0, base0[1:]))
+    assert any(event1[t] == 1 and base1[t] < base1[t - 1] for t in range(1, trace.T))

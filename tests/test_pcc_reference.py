@@ -483,3 +483,162 @@ def register_names(pairs: int, M: int) -> list[str]:
 
 def cfg_R(run: Run) -> int:
     return run.cfg.R
+
+
+# ====================================================================== Allegro
+def sigmoid(y: Fraction, alpha: Fraction) -> Fraction:
+    """1 / (1 + e^(alpha*y)) to 50 digits."""
+    z = mpmath.mpf(alpha.numerator) / alpha.denominator * mpmath.mpf(y.numerator) / y.denominator
+    return Fraction(mpmath.nstr(1 / (1 + mpmath.exp(z)), 50))
+
+
+@dataclass
+class AllegroConfig:
+    """The parameters of the reference Allegro controller (NSDI 2015, sections 2.2 and 3)."""
+
+    m_lo: int
+    m_hi: int
+    alpha: Fraction = F(100)
+    cap: Fraction = F(1, 20)
+    eps_min: Fraction = F(1, 100)
+    eps_max: Fraction = F(1, 20)
+    timeout_steps: int = 4
+    link_mbps: Fraction = F(100)
+    adjust_cap: int = 8
+
+
+class AllegroRef(Sender):
+    """PCC Allegro, exactly: MIs of random length in [m_lo, m_hi] steps; the starting state
+    doubles the rate per MI until the utility decreases (then halves it back); the decision
+    state runs two r(1+eps)/r(1-eps) pairs in random order and moves only if both agree (else
+    eps grows by eps_min up to eps_max); the rate-adjusting state sets r_n = r_(n-1)(1 + n
+    eps_min dir) until the utility drops, then returns to r_(n-1). Each experiment's rule is
+    applied once the fate of its last MI is known (the sender sends at its rate meanwhile);
+    an MI timeout may halve the rate."""
+
+    START, DECIDE, ADJUST, WAIT = 0, 1, 2, 4
+
+    def __init__(self, cfg: AllegroConfig, C: Fraction):
+        self.cfg, self.C = cfg, C
+        self.scale = cfg.link_mbps / C
+        n = -(-cfg.eps_max // cfg.eps_min)
+        self.levels = [min(k * cfg.eps_min, cfg.eps_max) for k in range(1, int(n) + 1)]
+
+    def utility(self, a: Fraction, lost: Fraction, M: int) -> Fraction:
+        """u = T Sig(L - cap) - x L with x = a/M (Mbps), L = lost/a, T = x (1 - L)."""
+        x = self.scale * a / M
+        L = lost / a if a > 0 else F(0)
+        return x * (1 - L) * sigmoid(L - self.cfg.cap, self.cfg.alpha) - x * L
+
+    def start(self, rng: random.Random, run: Run) -> None:
+        cfg = self.cfg
+        self.mode = rng.choice([self.START, self.DECIDE, self.ADJUST])
+        self.mlen = rng.randint(cfg.m_lo, cfg.m_hi)
+        last = 3 if self.mode == self.DECIDE else 0
+        self.phase = rng.choice(list(range(last + 1)) + [self.WAIT])
+        self.pos = rng.randint(0, self.mlen - 1) if self.phase < self.WAIT else rng.randint(1, cfg.timeout_steps)
+        self.base = self.C * F(rng.randint(2, 24), 16)
+        self.prev_base = self.C * F(rng.randint(2, 24), 16)
+        self.epsk = rng.randint(1, len(self.levels))
+        self.dir = rng.choice([1, -1])
+        self.n = rng.randint(0, cfg.adjust_cap + 3)
+        self.order = [rng.random() < 0.5 for _ in range(2)]
+        self.u_prev = self.scale * self.base * F(rng.randint(-8, 24), 16)
+        self.reg = [self.scale * self.base * F(rng.randint(-8, 24), 16) for _ in range(4)]
+        self.sent = self.lost = F(0)
+        self.mark: tuple[Fraction, Fraction] | None = None
+        self.event, self.util = 0, F(0)
+        run.state = {k: [] for k in ("base", "mode", "phase", "pos", "mlen", "order", "eps", "dir", "adj_n",
+                                     "event", "util", "u_prev", "prev_base")}
+
+    def factor(self) -> Fraction:
+        if self.mode != self.DECIDE or self.phase == self.WAIT:
+            return F(1)
+        high = self.order[self.phase // 2] == (self.phase % 2 == 0)
+        e = self.levels[self.epsk - 1]
+        return 1 + e if high else 1 - e
+
+    def new_experiment(self, rng: random.Random) -> None:
+        self.phase, self.pos = 0, 0
+        self.mlen = rng.randint(self.cfg.m_lo, self.cfg.m_hi)
+        self.order = [rng.random() < 0.5 for _ in range(2)]
+
+    def step(self, t: int, run: Run, rng: random.Random) -> Fraction:
+        cfg = self.cfg
+        self.event, self.util = 0, F(0)
+        if t > 0:
+            last = 3 if self.mode == self.DECIDE else 0
+            if self.phase < self.WAIT and self.pos < self.mlen - 1:
+                self.pos += 1
+            elif self.phase < last:
+                self.phase, self.pos = self.phase + 1, 0
+                self.mlen = rng.randint(cfg.m_lo, cfg.m_hi)
+            else:
+                waited = self.pos + 1 if self.phase == self.WAIT else 1
+                R = run.cfg.R
+                if t >= R:
+                    fate = run.S[t - R] >= self.mark[0] and run.Ld[t] >= self.mark[1]
+                else:
+                    fate = rng.random() < 0.5   # ACKs from before the trace: history
+                if fate:
+                    self.event = 1
+                    self.apply_rule(rng)
+                    self.new_experiment(rng)
+                elif waited >= cfg.timeout_steps and rng.random() < 0.7:
+                    self.event = 2
+                    self.base /= 2
+                    self.mode, self.epsk = self.DECIDE, 1
+                    self.new_experiment(rng)
+                else:
+                    self.phase, self.pos = self.WAIT, min(waited, cfg.timeout_steps)
+        return self.base * self.factor()
+
+    def apply_rule(self, rng: random.Random) -> None:
+        cfg = self.cfg
+        u = self.reg[0]
+        if self.mode == self.START:
+            if u < self.u_prev:
+                self.base /= 2
+                self.mode, self.epsk = self.DECIDE, 1
+            else:
+                self.u_prev, self.prev_base = u, self.base
+                self.base *= 2
+        elif self.mode == self.DECIDE:
+            plus = [self.reg[0] if self.order[0] else self.reg[1], self.reg[2] if self.order[1] else self.reg[3]]
+            minus = [self.reg[1] if self.order[0] else self.reg[0], self.reg[3] if self.order[1] else self.reg[2]]
+            e = self.levels[self.epsk - 1]
+            if all(p > m for p, m in zip(plus, minus)):
+                self.base, self.dir, self.mode, self.n = self.base * (1 + e), 1, self.ADJUST, 0
+            elif all(m > p for p, m in zip(plus, minus)):
+                self.base, self.dir, self.mode, self.n = self.base * (1 - e), -1, self.ADJUST, 0
+            else:
+                self.epsk = min(self.epsk + 1, len(self.levels))
+        else:
+            if self.n > 0 and u < self.u_prev:
+                self.base = self.prev_base
+                self.mode = self.DECIDE
+                self.epsk = rng.randint(1, len(self.levels))   # reset or kept: the paper leaves it open
+            else:
+                self.u_prev, self.prev_base = u, self.base
+                self.n += 1
+                self.base *= 1 + self.n * cfg.eps_min * self.dir
+
+    def record(self, t: int, run: Run) -> None:
+        if self.phase < self.WAIT:
+            da = run.A[t] - run.A[t - 1] if t > 0 else self.base * self.factor() * (self.pos + 1)
+            dl = run.L[t] - run.L[t - 1] if t > 0 else F(0)
+            self.sent = da if self.pos == 0 else self.sent + da
+            self.lost = dl if self.pos == 0 else self.lost + dl
+            self.mark = (run.A[t] - run.L[t], run.L[t])
+            if self.pos == self.mlen - 1:
+                self.util = self.utility(self.sent, self.lost, self.mlen)
+                self.reg[self.phase] = self.util
+        elif t == 0:
+            self.mark = (run.A[0] - run.L[0], run.L[0])
+        st = run.state
+        for name, value in (("base", self.base), ("mode", self.mode), ("phase", self.phase), ("pos", self.pos),
+                            ("mlen", self.mlen), ("order", int(self.order[0]) + 2 * int(self.order[1])),
+                            ("eps", self.levels[self.epsk - 1]), ("dir", self.dir),
+                            ("adj_n", min(self.n, self.cfg.adjust_cap)), ("event", self.event),
+                            ("util", self.util), ("u_prev", self.u_prev), ("prev_base", self.prev_base)):
+            st[name].append(value)

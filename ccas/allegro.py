@@ -1,0 +1,587 @@
+"""``allegro``: PCC Allegro (Dong et al., NSDI 2015, "PCC: Re-architecting Congestion Control").
+
+The paper calls it PCC; the name "Allegro" comes from the Vivace paper. Section numbers below
+are those of the NSDI 2015 short paper (``../shared/seeds/pcc-allegro.md``).
+
+What is modelled (paper section in brackets)
+--------------------------------------------
+* Utility [2.2, the "safe" function used in every experiment, 4.1]:
+  ``u = T * Sigmoid(L - loss_cap) - x * L`` with x the MI's sending rate in Mbps, L its loss
+  rate, ``T = x (1 - L)`` its throughput and ``Sigmoid(y) = 1 / (1 + e^(alpha*y))``;
+  ``loss_cap = 0.05`` and ``alpha = 100`` (2.2: Theorem 1 needs alpha >= max(2.2(n-1), 100);
+  the public code uses 1000: a parameter). For an MI of M steps that sent a bytes and lost l of
+  them, ``x = (a / M) * link_mbps / C`` and ``u * M = (link_mbps / C) * ((a - l) Sig(l/a -
+  loss_cap) - l)``: linear except the product ``(a - l) * Sig``, enclosed below.
+* Monitor intervals [3]: "1.7 RTTs with 0.5 RTT uniform-random variance": each MI's length is a
+  solver choice, any whole number of steps in ``[floor(mi_lo*R), ceil(mi_hi*R)]`` (at least 1),
+  chosen afresh at each MI's start (defaults mi_lo = 1.7, mi_hi = 2.2: the reading "uniform in
+  [1.7, 2.2] RTT"; set ``mi_lo = 1.2`` for the symmetric reading 1.7 +- 0.5). The sender sends
+  at one rate during an MI (paced, always backlogged, as in ``ccas/pcc.py``).
+* Starting state [3]: one MI at rate r; when its utility is known: if it is lower than the
+  previous MI's, the rate returns to r/2 ("the previous rate ... i.e., half the rate") and the
+  sender enters the decision-making state with eps = eps_min; otherwise the rate doubles.
+* Decision-making state [3]: four MIs, two pairs each of one MI at ``r(1+eps)`` and one at
+  ``r(1-eps)``, each pair in a solver-chosen order (the paper's random order). Both pairs say
+  the higher rate had the higher utility (``U_i^+ > U_i^-`` for i = 1, 2): the rate becomes
+  ``r(1+eps)``, direction +1, rate-adjusting state; both say lower: ``r(1-eps)``, direction -1;
+  otherwise the rate stays and ``eps = min(eps + eps_min, eps_max)`` (eps_min = 0.01,
+  eps_max = 0.05).
+* Rate-adjusting state [3, eq. 1]: from r_0 (the decision's new rate), each MI at
+  ``r_n = r_(n-1) (1 + n * eps_min * dir)``; when ``U(r_n) < U(r_(n-1))`` the rate returns to
+  ``r_(n-1)`` and the sender re-enters the decision-making state.
+* Waiting for fate (``ccas/pcc.py``): an MI's utility exists once the fate of all its bytes is
+  known; the sender keeps sending at the current rate until then, then applies the rule above.
+  The rest of the shared machinery (scale, pacing, the fate test) is ``ccas/pcc.py``'s.
+
+Readings of what the paper leaves open (each a parameter or a solver choice)
+---------------------------------------------------------------------------
+* The MI range (above): ``mi_lo``/``mi_hi`` in RTTs; the RTT is the min RTT R (a sender whose
+  RTT estimate includes queueing has longer MIs: raise ``mi_hi`` to cover them).
+* The first MI of the rate-adjusting state runs at r_0 itself and measures U(r_0); r_1 follows
+  (eq. 1 compares U(r_n) with U(r_(n-1)), so U(r_0) must be measured).
+* eps when the decision-making state is re-entered from the rate-adjusting state: "starts from
+  eps_min when it enters the decision making system for the first time" does not say whether it
+  is reset later, so it is a solver choice in [eps_min, eps_max] (covers both "reset" and
+  "keep"). From the starting state (the first entry) it is eps_min.
+* Ties: strict comparisons as written (``U_i^+ > U_i^-``; revert only if ``U(r_n) < U(r_(n-1))``,
+  leave the starting state only if the utility *decreases*). The enclosed utilities make every
+  near-tie a solver choice anyway.
+* The counter n of the rate-adjusting state is tracked up to ``adjust_cap``; at the cap the step
+  factor is any value at least ``1 + adjust_cap*eps_min`` (up) or in ``(0, 1 -
+  adjust_cap*eps_min]`` (down): a sound stand-in for any longer run.
+* MI timeout: Allegro's paper has none (Vivace 4.3 added it); allowing one only adds runs. Once
+  the fate of the last MI has been unknown for ``mi_timeout`` min RTTs the rate *may* be halved
+  (decision-making state, eps_min, a new experiment).
+
+What is abstracted (the encoding is a superset of the algorithm above)
+-----------------------------------------------------------------------
+* The sigmoid: the loss fraction ``l/a`` is cut into bands (``l >= lo*a and l <= hi*a``: linear):
+  the exact point ``l = 0``, bands of width ``sig_band`` up to ``sig_top``, and ``[sig_top,
+  inf)``. Sigmoid is decreasing, so in a band ``Sig(hi - cap) <= Sig <= Sig(lo - cap)``; the
+  bounds are computed to 60 digits (Python's decimal exp) and rounded outward to short
+  rationals, and the last band uses 0 as the lower bound. ``a - l`` is >= 0 in the bands below
+  1 and sign-split in the last one, so ``(a - l) Sig`` lies between ``(a - l)`` times the two
+  bounds: linear, because the bounds are constants. Bands share their end points (closed), so a
+  loss fraction on a boundary satisfies both bands' bounds, and every (a, l) lies in some band.
+  Error: in a band the sigmoid moves by at most ``alpha * sig_band / 4`` (its largest slope,
+  at the cap; :func:`sigmoid_gap` computes the actual worst gap: 0.12 at the defaults, near the
+  cap only; below 3% loss under 0.02) times the throughput term; exact (to 1e-12) without loss.
+* ``u * M`` is enclosed as one variable; with the MI length M a solver choice, ``u`` follows by one
+  case per possible M (exact).
+* The probe order, the MI lengths, the eps on re-entry, ties, timer firing and the counter past
+  its cap are solver choices; the decision is taken at step granularity (the step at which the
+  fate of the last MI becomes known).
+
+Not modelled
+------------
+The "time to send 10 data packets" lower bound on the MI [3] (the model has no packets; at the
+rates in question 1.7 RTTs is the longer one); the initial rate 2*MSS/RTT (the state at step 0
+is history: any state); per-packet loss events (bytes); retransmissions and SACK details of the
+UDT prototype; the pipelining of the prototype (it starts the next MI while the previous one's
+fate is pending: here the controller waits, sending at the current rate).
+
+Left to the solver: the history (every state variable and register at step 0), each MI's
+length, each decision round's probe order, and the free choices listed above.
+
+State (queries, trace): ``base`` (the current rate r), ``mode`` (0 starting, 1 decision making,
+2 rate adjusting), ``phase``, ``pos``, ``mlen``, ``order``, ``eps``, ``dir``, ``adj_n``,
+``event``, ``util``, ``u_prev``, ``prev_base``. Plotted: base, util, mode.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import z3
+
+from ccac.cca import CCA, FlowContext, FlowValues, StateVar
+from ccac.encoding import num
+from ccac.errors import CcacError
+from ccac.params import Param
+from ccac.ccas.pcc import POSITIVE, _round, scale_params
+
+START, DECIDE, ADJUST = 0, 1, 2
+WAIT = 4          # the phase while waiting for the fate of the experiment's last MI
+NO_EVENT, RULE, TIMEOUT = 0, 1, 2
+
+
+# ====================================================================== the sigmoid enclosure
+def sigmoid_bound(y: Fraction, alpha: Fraction, up: bool) -> Fraction:
+    """A short rational >= (up) or <= 1/(1 + e^(alpha*y)), from a 60-digit evaluation."""
+    with localcontext() as ctx:
+        ctx.prec = 60
+        z = Decimal(alpha.numerator) * Decimal(y.numerator) / (Decimal(alpha.denominator) * Decimal(y.denominator))
+        v = Fraction(1 / (1 + z.exp()))
+    margin = v / 10 ** 40 + Fraction(1, 10 ** 45)
+    return _round(v + margin if up else max(v - margin, Fraction(0)), up)
+
+
+@lru_cache(maxsize=32)
+def sigmoid_bands(alpha: Fraction, cap: Fraction, width: Fraction,
+                  top: Fraction) -> tuple[tuple[Fraction, Fraction | None, Fraction, Fraction], ...]:
+    """(lo, hi, s_lo, s_hi): for a loss fraction in [lo, hi] (hi None: unbounded),
+    s_lo <= Sigmoid(fraction - cap) <= s_hi. The first band is the point 0."""
+    if width <= 0 or top <= 0:
+        raise CcacError("sig_band and sig_top must be positive")
+    count = math.ceil(top / width)
+    if count > 400:
+        raise CcacError("the sigmoid enclosure has more than 400 bands; raise sig_band or lower sig_top")
+    zero = (Fraction(0), Fraction(0), sigmoid_bound(-cap, alpha, False), sigmoid_bound(-cap, alpha, True))
+    bands = [zero]
+    for k in range(count):
+        lo, hi = k * width, (k + 1) * width
+        bands.append((lo, hi, sigmoid_bound(hi - cap, alpha, False), sigmoid_bound(lo - cap, alpha, True)))
+    last = count * width
+    bands.append((last, None, Fraction(0), sigmoid_bound(last - cap, alpha, True)))
+    return tuple(bands)
+
+
+def sigmoid_gap(alpha: Fraction, cap: Fraction, width: Fraction, top: Fraction) -> float:
+    """The largest s_hi - s_lo over the bounded bands (the enclosure's resolution)."""
+    return max(float(hi_s - lo_s) for lo, hi, lo_s, hi_s in sigmoid_bands(alpha, cap, width, top) if hi is not None)
+
+
+def utility_interval(a: Fraction, l: Fraction, M: int, scale: Fraction,
+                     bands: tuple) -> list[tuple[Fraction, Fraction]]:
+    """For the checker: the utility intervals of an MI (one per band containing l/a)."""
+    out = []
+    for lo, hi, s_lo, s_hi in bands:
+        if not (l >= lo * a and (hi is None or l <= hi * a)):
+            continue
+        ends = [(a - l) * s_lo - l, (a - l) * s_hi - l]
+        out.append((scale * min(ends) / M, scale * max(ends) / M))
+    return out
+
+
+# ====================================================================== parameters
+def mi_range(p: dict[str, Any], R: int) -> tuple[int, int]:
+    """The MI lengths (steps) a solver may choose: [floor(mi_lo R), ceil(mi_hi R)], at least 1."""
+    lo, hi = max(1, math.floor(p["mi_lo"] * R)), max(1, math.ceil(p["mi_hi"] * R))
+    if lo > hi:
+        raise CcacError("allegro: mi_lo must not exceed mi_hi", "cca.mi_lo")
+    return lo, hi
+
+
+def eps_levels(p: dict[str, Any]) -> list[Fraction]:
+    """eps_min, 2 eps_min, ... capped at eps_max: the probing steps of the decision state."""
+    e_min, e_max = p["eps_min"], p["eps_max"]
+    if e_max < e_min:
+        raise CcacError("allegro: eps_max must be at least eps_min", "cca.eps_max")
+    n = math.ceil(e_max / e_min)
+    return [min(k * e_min, e_max) for k in range(1, n + 1)]
+
+
+class Allegro(CCA):
+    name = "allegro"
+    summary = ("PCC Allegro: starting state (double per MI), decision making over two r(1+-eps) pairs, "
+               "rate adjusting r_n = r_(n-1)(1 + n eps_min dir); sigmoid loss utility")
+    params = (
+        Param("alpha", 100, "sigmoid steepness: Sigmoid(y) = 1/(1 + e^(alpha*y)) (2.2)", **POSITIVE),
+        Param("loss_cap", Fraction(1, 20), "loss rate at which the sigmoid cuts the utility off (2.2)",
+              **POSITIVE, maximum=Fraction(1)),
+        Param("eps_min", Fraction(1, 100), "initial probing step and its increment (3)", **POSITIVE,
+              maximum=Fraction(1, 2)),
+        Param("eps_max", Fraction(1, 20), "largest probing step (3)", **POSITIVE, maximum=Fraction(1, 2)),
+        Param("mi_lo", Fraction(17, 10), "shortest MI (3: 1.7 RTTs, plus up to 0.5 RTT at random)", "RTTs",
+              **POSITIVE),
+        Param("mi_hi", Fraction(11, 5), "longest MI", "RTTs", **POSITIVE),
+        Param("mi_timeout", 4, "once the fate of an experiment's last MI has been unknown this long the "
+              "rate may be halved (not in Allegro's paper; Vivace 4.3: allowing it only adds runs)",
+              "RTTs", "int", minimum=Fraction(1)),
+        Param("adjust_cap", 8, "the rate-adjusting counter n is tracked up to this value; at it, the step "
+              "factor is any value beyond 1 +- adjust_cap*eps_min", "", "int", minimum=Fraction(1)),
+        Param("sig_band", Fraction(1, 200), "width of the loss-fraction bands of the sigmoid enclosure "
+              "(resolution: the sigmoid moves by at most alpha*sig_band/4 in a band)", **POSITIVE),
+        Param("sig_top", Fraction(3, 20), "loss fraction from which one band [sig_top, inf) is used",
+              **POSITIVE),
+    ) + scale_params(step_seconds=False)
+    state = (
+        StateVar("base", "current rate r (starting/rate-adjusting: the MI's rate; decision making: "
+                 "the central rate)", "bytes/step", plotted=True),
+        StateVar("mode", "0 starting, 1 decision making, 2 rate adjusting", "", "int", plotted=True),
+        StateVar("phase", "MI index of the experiment (decision making: 0..3; else 0), 4 while waiting "
+                 "for the last MI's fate", "", "int"),
+        StateVar("pos", "step within the MI (0..mlen-1), or steps since the last MI ended while waiting",
+                 "steps", "int"),
+        StateVar("mlen", "length of the current MI (solver-chosen in the randomized range)", "steps", "int"),
+        StateVar("order", "bit k set: decision pair k probes r(1+eps) first", "", "int"),
+        StateVar("eps", "probing step of the decision-making state", "", "real"),
+        StateVar("dir", "direction of the last decision (+1 / -1)", "", "int"),
+        StateVar("adj_n", "rate-adjusting counter n (0: the MI at r_0)", "", "int"),
+        StateVar("event", "0 none, 1 a rule applied (the experiment's utilities known), 2 MI timeout",
+                 "", "int"),
+        StateVar("util", "utility of the MI that ends at this step (0 elsewhere)", "Mbps", plotted=True),
+        StateVar("u_prev", "utility of the previous MI (starting / rate-adjusting comparisons)", "Mbps"),
+        StateVar("prev_base", "rate r_(n-1) to return to in the rate-adjusting state", "bytes/step"),
+    )
+
+    def paced(self, params: dict[str, Any]) -> bool:
+        return True
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
+        p, R, T, C, v = ctx.params, ctx.R, ctx.T, ctx.C, ctx.v
+        m_lo, m_hi = mi_range(p, R)
+        levels = eps_levels(p)
+        E = len(levels)
+        e_min = p["eps_min"]
+        ncap = int(p["adjust_cap"])
+        if ncap * e_min >= 1:
+            raise CcacError("allegro: adjust_cap * eps_min must be below 1", "cca.adjust_cap")
+        TO = int(p["mi_timeout"]) * R
+        scale = p["link_mbps"] / C
+        bands = sigmoid_bands(p["alpha"], p["loss_cap"], p["sig_band"], p["sig_top"])
+
+        base, mode = ctx.series("base"), ctx.series("mode", "int")
+        phase, pos, mlen = ctx.series("phase", "int"), ctx.series("pos", "int"), ctx.series("mlen", "int")
+        obit = [ctx.series(f"allegro_order{k}", "bool") for k in range(2)]
+        order = [z3.If(obit[0][t], 1, 0) + z3.If(obit[1][t], 2, 0) for t in range(T)]
+        epsk = ctx.series("allegro_epsk", "int")       # eps = levels[epsk - 1]
+        eps = [z3.Sum(*(z3.If(epsk[t] == k + 1, num(levels[k]), num(0)) for k in range(E))) for t in range(T)]
+        dirn, adj = ctx.series("dir", "int"), ctx.series("adj_n", "int")
+        event, util = ctx.series("event", "int"), ctx.series("util")
+        util_m = ctx.series("allegro_util_m")                      # util * MI length
+        u_prev, prev_base = ctx.series("u_prev"), ctx.series("prev_base")
+        reg = [ctx.series(f"allegro_u{i}") for i in range(4)]        # utility of decision MI i
+        acc_a, acc_l = ctx.series("allegro_sent"), ctx.series("allegro_lost")
+        mark_adm, mark_L = ctx.series("allegro_mark_adm", axis="S"), ctx.series("allegro_mark_L", axis="L")
+        fate = ctx.series("allegro_fate", "bool")
+        no_loss = v.buffer is None and not v.net.lossy
+
+        def ends(t: int) -> Any:
+            return z3.And(phase[t] < WAIT, pos[t] == mlen[t] - 1)
+
+        def probe_high(t: int, i: int) -> Any:
+            """Whether decision MI i at step t probes r(1+eps) (pair i // 2's order)."""
+            return obit[i // 2][t] if i % 2 == 0 else z3.Not(obit[i // 2][t])
+
+        def enclosure(t: int) -> list[Any]:
+            """util[t] for the MI of M steps ending at t: ``util * M`` (``util_m``) within the
+            sigmoid bands, then one case per possible M."""
+            a, l, um = acc_a[t], acc_l[t], util_m[t]
+            cases = []
+            for lo, hi, s_lo, s_hi in bands:
+                inside = z3.And(l >= lo * a, l <= hi * a) if hi is not None else l >= lo * a
+                low, high = scale * ((a - l) * s_lo - l), scale * ((a - l) * s_hi - l)
+                if hi is not None and hi <= 1:      # a - l >= 0 here
+                    cases.append(z3.Implies(inside, z3.And(um >= low, um <= high)))
+                else:                               # sign split on a - l
+                    cases.append(z3.Implies(inside, z3.If(a >= l, z3.And(um >= low, um <= high),
+                                                          z3.And(um <= low, um >= high))))
+            out = [z3.Implies(ends(t), z3.And(*cases))]
+            out += [z3.Implies(z3.And(ends(t), mlen[t] == m), util[t] * m == um) for m in range(m_lo, m_hi + 1)]
+            return out
+
+        for t in range(T):
+            # ---- domains and per-step rules
+            ctx.add(base[t] > 0, mode[t] >= START, mode[t] <= ADJUST, phase[t] >= 0, phase[t] <= WAIT,
+                    z3.Implies(mode[t] != DECIDE, z3.Or(phase[t] == 0, phase[t] == WAIT)),
+                    mlen[t] >= m_lo, mlen[t] <= m_hi,
+                    z3.Implies(phase[t] < WAIT, z3.And(pos[t] >= 0, pos[t] <= mlen[t] - 1)),
+                    z3.Implies(phase[t] == WAIT, z3.And(pos[t] >= 1, pos[t] <= TO)),
+                    epsk[t] >= 1, epsk[t] <= E, z3.Or(dirn[t] == 1, dirn[t] == -1),
+                    adj[t] >= 0, adj[t] <= ncap, event[t] >= NO_EVENT, event[t] <= TIMEOUT,
+                    prev_base[t] > 0, acc_a[t] >= 0, acc_l[t] >= 0)
+            # the rate is bilinear in base and eps: one case per eps level (and probe MI)
+            ctx.add(z3.Implies(z3.Or(mode[t] != DECIDE, phase[t] == WAIT), ctx.rate[t] == base[t]))
+            for k, e in enumerate(levels):
+                for i in range(4):
+                    ctx.add(z3.Implies(z3.And(mode[t] == DECIDE, phase[t] == i, epsk[t] == k + 1),
+                                       ctx.rate[t] == z3.If(probe_high(t, i), (1 + e) * base[t], (1 - e) * base[t])))
+            if t >= R:
+                ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - R] - ctx.Ld[t])
+            # the MI's bytes sent and lost so far (history at step 0)
+            if t == 0:
+                if no_loss:
+                    ctx.add(acc_l[t] == 0)
+            else:
+                first = pos[t] == 0
+                ctx.add(z3.Implies(phase[t] < WAIT, z3.And(
+                    acc_a[t] == z3.If(first, 0, acc_a[t - 1]) + ctx.A[t] - ctx.A[t - 1],
+                    acc_l[t] == z3.If(first, 0, acc_l[t - 1]) + ctx.L[t] - ctx.L[t - 1])))
+                ctx.add(z3.Implies(phase[t] == WAIT, z3.And(acc_a[t] == acc_a[t - 1], acc_l[t] == acc_l[t - 1])))
+            # the utility of an MI ending now, and the registers of the decision MIs
+            ctx.add(*enclosure(t), z3.Implies(z3.Not(ends(t)), util[t] == 0))
+            for i in range(4):
+                here = z3.And(ends(t), phase[t] == i)
+                if t == 0:
+                    ctx.add(z3.Implies(here, reg[i][t] == util[t]))
+                else:
+                    ctx.add(reg[i][t] == z3.If(here, util[t], reg[i][t - 1]))
+            # the end of the experiment's last MI, for the fate test
+            ctx.add(z3.Implies(phase[t] < WAIT, z3.And(mark_adm[t] == ctx.A[t] - ctx.L[t], mark_L[t] == ctx.L[t])))
+            if t == 0:
+                ctx.add(z3.Implies(phase[t] == WAIT, z3.And(mark_adm[t] <= ctx.A[t] - ctx.L[t], mark_L[t] <= ctx.L[t])))
+                continue
+            ctx.add(z3.Implies(phase[t] == WAIT, z3.And(mark_adm[t] == mark_adm[t - 1], mark_L[t] == mark_L[t - 1])))
+
+            # ---- transitions from t-1 to t
+            pp, ps = phase[t - 1], pos[t - 1]
+            keep = [base[t] == base[t - 1], mode[t] == mode[t - 1], epsk[t] == epsk[t - 1],
+                    dirn[t] == dirn[t - 1], adj[t] == adj[t - 1], u_prev[t] == u_prev[t - 1],
+                    prev_base[t] == prev_base[t - 1], *(obit[k][t] == obit[k][t - 1] for k in range(2))]
+            last_mi = z3.If(mode[t - 1] == DECIDE, 3, 0)
+            in_mi = z3.And(pp < WAIT, ps < mlen[t - 1] - 1)
+            next_mi = z3.And(pp < last_mi, ps == mlen[t - 1] - 1)
+            ready = z3.Or(pp == WAIT, z3.And(pp == last_mi, ps == mlen[t - 1] - 1))
+            ctx.add(z3.Implies(in_mi, z3.And(phase[t] == pp, pos[t] == ps + 1, mlen[t] == mlen[t - 1],
+                                              event[t] == NO_EVENT, *keep)))
+            ctx.add(z3.Implies(next_mi, z3.And(phase[t] == pp + 1, pos[t] == 0, event[t] == NO_EVENT, *keep)))
+            if t >= R:
+                ctx.add(fate[t] == z3.And(ctx.S[t - R] >= mark_adm[t - 1], ctx.Ld[t] >= mark_L[t - 1]))
+            waited = z3.If(pp == WAIT, ps + 1, 1)
+            new_experiment = [phase[t] == 0, pos[t] == 0]
+            ctx.add(z3.Implies(z3.And(ready, z3.Not(fate[t])), z3.Or(
+                z3.And(phase[t] == WAIT, pos[t] == z3.If(waited >= TO, TO, waited), mlen[t] == mlen[t - 1],
+                       event[t] == NO_EVENT, *keep),
+                z3.And(waited >= TO, event[t] == TIMEOUT, base[t] * 2 == base[t - 1], mode[t] == DECIDE,
+                       epsk[t] == 1, dirn[t] == dirn[t - 1], adj[t] == adj[t - 1], u_prev[t] == u_prev[t - 1],
+                       prev_base[t] == prev_base[t - 1], *new_experiment))))
+            decide = z3.And(ready, fate[t])
+            ctx.add(z3.Implies(decide, z3.And(event[t] == RULE, *new_experiment)))
+            r, m0 = base[t - 1], mode[t - 1]
+            u0, up_ = reg[0][t - 1], u_prev[t - 1]
+            # starting state
+            ctx.add(z3.Implies(z3.And(decide, m0 == START), z3.If(
+                u0 < up_,
+                z3.And(base[t] * 2 == r, mode[t] == DECIDE, epsk[t] == 1, dirn[t] == dirn[t - 1],
+                       adj[t] == adj[t - 1], u_prev[t] == up_, prev_base[t] == prev_base[t - 1]),
+                z3.And(base[t] == 2 * r, mode[t] == START, epsk[t] == epsk[t - 1], dirn[t] == dirn[t - 1],
+                       adj[t] == adj[t - 1], u_prev[t] == u0, prev_base[t] == r))))
+            # decision-making state: the two pairs' utilities by their order
+            plus = [z3.If(obit[k][t - 1], reg[2 * k][t - 1], reg[2 * k + 1][t - 1]) for k in range(2)]
+            minus = [z3.If(obit[k][t - 1], reg[2 * k + 1][t - 1], reg[2 * k][t - 1]) for k in range(2)]
+            go_up = z3.And(plus[0] > minus[0], plus[1] > minus[1])
+            go_down = z3.And(minus[0] > plus[0], minus[1] > plus[1])
+            for k, e in enumerate(levels):
+                ctx.add(z3.Implies(z3.And(decide, m0 == DECIDE, epsk[t - 1] == k + 1), z3.If(
+                    go_up, z3.And(base[t] == (1 + e) * r, dirn[t] == 1),
+                    z3.If(go_down, z3.And(base[t] == (1 - e) * r, dirn[t] == -1),
+                          z3.And(base[t] == r, dirn[t] == dirn[t - 1])))))
+            moved = z3.Or(go_up, go_down)
+            ctx.add(z3.Implies(z3.And(decide, m0 == DECIDE), z3.And(
+                u_prev[t] == up_, prev_base[t] == prev_base[t - 1],
+                z3.If(moved, z3.And(mode[t] == ADJUST, adj[t] == 0, epsk[t] == epsk[t - 1]),
+                      z3.And(mode[t] == DECIDE, adj[t] == adj[t - 1],
+                             epsk[t] == z3.If(epsk[t - 1] >= E, E, epsk[t - 1] + 1))))))
+            # rate-adjusting state
+            n0, d = adj[t - 1], dirn[t - 1]
+            advance = [mode[t] == ADJUST, u_prev[t] == u0, prev_base[t] == r, dirn[t] == d, epsk[t] == epsk[t - 1],
+                       adj[t] == z3.If(n0 >= ncap, ncap, n0 + 1)]
+            for n in range(1, ncap + 1):
+                f_up, f_down = 1 + n * e_min, 1 - n * e_min
+                if n < ncap:
+                    step = z3.If(d == 1, base[t] == f_up * r, base[t] == f_down * r)
+                else:
+                    step = z3.If(d == 1, base[t] >= f_up * r, base[t] <= f_down * r)
+                ctx.add(z3.Implies(z3.And(decide, m0 == ADJUST, adj[t] == n, z3.Or(n0 == 0, z3.Not(u0 < up_))),
+                                   step))
+            ctx.add(z3.Implies(z3.And(decide, m0 == ADJUST), z3.If(
+                z3.And(n0 > 0, u0 < up_),
+                z3.And(base[t] == prev_base[t - 1], mode[t] == DECIDE, dirn[t] == d, adj[t] == n0,
+                       u_prev[t] == up_, prev_base[t] == prev_base[t - 1]),
+                z3.And(*advance))))
+        state = {"base": base, "mode": mode, "phase": phase, "pos": pos, "mlen": mlen, "order": order,
+                 "eps": eps, "dir": dirn, "adj_n": adj, "event": event, "util": util, "u_prev": u_prev,
+                 "prev_base": prev_base}
+        state.update({"_reg": reg, "_epsk": epsk, "_acc_a": acc_a, "_acc_l": acc_l, "_mark_adm": mark_adm,
+                      "_mark_L": mark_L})
+        return state
+
+    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list[tuple[str, Any, Any]]:
+        """Everything the controller remembers: rate, schedule, counters, registers, marks."""
+        last, n = ctx.T - 1, ctx.n
+        pairs = [(f"{name} of flow {n}", state[name][0], state[name][last])
+                 for name in ("base", "mode", "phase", "pos", "mlen", "order", "eps", "dir", "adj_n",
+                              "u_prev", "prev_base", "_acc_a", "_acc_l")]
+        pairs += [(f"utility register {i} of flow {n}", s[0], s[last]) for i, s in enumerate(state["_reg"])]
+        adm = [ctx.A[t] - ctx.L[t] for t in (0, last)]
+        pairs.append((f"fate mark (admitted) of flow {n}", adm[0] - state["_mark_adm"][0],
+                      adm[1] - state["_mark_adm"][last]))
+        pairs.append((f"fate mark (lost) of flow {n}", ctx.L[0] - state["_mark_L"][0],
+                      ctx.L[last] - state["_mark_L"][last]))
+        return pairs
+
+    # ------------------------------------------------------------------ independent check
+    def check(self, f: FlowValues) -> list[str]:
+        """Re-check the rules on exact values, without the solver. MIs and utilities that reach
+        before the trace (history) are not checked, only what follows from them."""
+        p, R, T, C = f.params, f.R, f.T, f.C
+        m_lo, m_hi = mi_range(p, R)
+        levels = eps_levels(p)
+        e_min, ncap = p["eps_min"], int(p["adjust_cap"])
+        TO = int(p["mi_timeout"]) * R
+        scale = p["link_mbps"] / C
+        bands = sigmoid_bands(p["alpha"], p["loss_cap"], p["sig_band"], p["sig_top"])
+        st = f.state
+        base, mode, phase, pos, mlen = st["base"], st["mode"], st["phase"], st["pos"], st["mlen"]
+        order = [int(o) for o in st["order"]]
+        eps, dirn, adj, event = st["eps"], st["dir"], st["adj_n"], st["event"]
+        util, u_prev, prev_base = st["util"], st["u_prev"], st["prev_base"]
+        out: list[str] = []
+
+        def bad(t: int, msg: str) -> None:
+            out.append(f"step {t}: {msg}")
+
+        def mi_end(t: int) -> bool:
+            return phase[t] < WAIT and pos[t] == mlen[t] - 1
+
+        def mi_start(e: int) -> int | None:
+            """The first step of the MI ending at e, None if it began before the trace."""
+            s = e - pos[e]
+            return s if s >= 1 else None
+
+        def last_utility(t: int, i: int) -> Fraction | None:
+            """The utility of MI i of the experiment that ends at t-1 (None: not in the trace)."""
+            for e in range(t - 1, -1, -1):
+                if mi_end(e) and phase[e] == i:
+                    return util[e] if mi_start(e) is not None else None
+                if event[e] != NO_EVENT:      # the experiment started at e
+                    return None
+            return None
+
+        def probe_high(o: int, i: int) -> bool:
+            return bool((o >> (i // 2)) & 1) == (i % 2 == 0)
+
+        for t in range(T):
+            if mode[t] not in (START, DECIDE, ADJUST) or not 0 <= phase[t] <= WAIT or dirn[t] not in (1, -1) \
+                    or not m_lo <= mlen[t] <= m_hi or eps[t] not in levels or not 0 <= adj[t] <= ncap \
+                    or event[t] not in (NO_EVENT, RULE, TIMEOUT) or not 0 <= order[t] <= 3:
+                bad(t, "an Allegro state variable is out of its domain")
+                continue
+            if base[t] <= 0 or prev_base[t] <= 0:
+                bad(t, "a rate is not positive")
+            if mode[t] != DECIDE and phase[t] not in (0, WAIT):
+                bad(t, f"phase {phase[t]} outside the decision-making state")
+            if (phase[t] < WAIT and not 0 <= pos[t] < mlen[t]) or (phase[t] == WAIT and not 1 <= pos[t] <= TO):
+                bad(t, f"position {pos[t]} impossible in phase {phase[t]}")
+            want = base[t]
+            if mode[t] == DECIDE and phase[t] < WAIT:
+                want = base[t] * (1 + eps[t] if probe_high(order[t], phase[t]) else 1 - eps[t])
+            if f.rate[t] != want:
+                bad(t, f"rate {f.rate[t]} is not {want}")
+            if t >= R and f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - R] - f.Ld[t]:
+                bad(t, "cwnd is not the bytes in flight after this step's sends")
+            if mi_end(t):
+                s = mi_start(t)
+                if s is not None:
+                    a, l = f.A[t] - f.A[s - 1], f.L[t] - f.L[s - 1]
+                    ivs = utility_interval(a, l, mlen[t], scale, bands)
+                    if not any(lo <= util[t] <= hi for lo, hi in ivs):
+                        bad(t, f"utility {util[t]} outside the enclosure for {a} bytes sent, {l} lost "
+                               f"in {mlen[t]} steps")
+            elif util[t] != 0:
+                bad(t, "util set at a step where no MI ends")
+            if t == 0:
+                continue
+            pp, ps = phase[t - 1], pos[t - 1]
+            same = (base[t], mode[t], eps[t], dirn[t], adj[t], u_prev[t], prev_base[t]) == \
+                (base[t - 1], mode[t - 1], eps[t - 1], dirn[t - 1], adj[t - 1], u_prev[t - 1], prev_base[t - 1])
+            last_mi = 3 if mode[t - 1] == DECIDE else 0
+            if pp < WAIT and ps < mlen[t - 1] - 1:
+                if (phase[t], pos[t], mlen[t]) != (pp, ps + 1, mlen[t - 1]) or not same or \
+                        order[t] != order[t - 1] or event[t] != NO_EVENT:
+                    bad(t, "the MI should continue unchanged")
+                continue
+            if pp < last_mi:
+                if (phase[t], pos[t]) != (pp + 1, 0) or not same or order[t] != order[t - 1] or event[t] != NO_EVENT:
+                    bad(t, "the next MI of the experiment should start with the state unchanged")
+                continue
+            fate = None
+            if t >= R:
+                e = t - 1
+                while e >= 0 and phase[e] == WAIT:
+                    e -= 1
+                if e >= 0:
+                    fate = f.S[t - R] >= f.A[e] - f.L[e] and f.Ld[t] >= f.L[e]
+            waited = ps + 1 if pp == WAIT else 1
+            if event[t] == NO_EVENT:
+                if (phase[t], pos[t]) != (WAIT, min(waited, TO)) or not same or order[t] != order[t - 1]:
+                    bad(t, "should wait for the fate of the last MI with the state unchanged")
+                if fate:
+                    bad(t, "the fate of the experiment's MIs is known but the sender keeps waiting")
+                continue
+            if (phase[t], pos[t]) != (0, 0):
+                bad(t, "a rule or a timeout starts a new experiment (phase 0, position 0)")
+            if event[t] == TIMEOUT:
+                if fate or waited < TO:
+                    bad(t, "MI timeout before the timeout expired or with the fate known")
+                if base[t] * 2 != base[t - 1] or mode[t] != DECIDE or eps[t] != levels[0]:
+                    bad(t, "an MI timeout halves the rate and restarts decision making at eps_min")
+                continue
+            if fate is False:
+                bad(t, "a rule applied before the fate of the experiment's MIs was known")
+            out += [f"step {t}: {m}" for m in self._check_rule(f, t, levels, e_min, ncap, last_utility)]
+        return out
+
+    @staticmethod
+    def _check_rule(f: FlowValues, t: int, levels: list[Fraction], e_min: Fraction, ncap: int,
+                    last_utility: Any) -> list[str]:
+        st = f.state
+        base, mode, eps, dirn, adj = st["base"], st["mode"], st["eps"], st["dir"], st["adj_n"]
+        u_prev, prev_base = st["u_prev"], st["prev_base"]
+        order = [int(o) for o in st["order"]]
+        r, m0, up_ = base[t - 1], mode[t - 1], u_prev[t - 1]
+        out: list[str] = []
+        if m0 == START:
+            u = last_utility(t, 0)
+            kept = dirn[t] == dirn[t - 1] and adj[t] == adj[t - 1]
+            stop = (base[t] * 2 == r and mode[t] == DECIDE and eps[t] == levels[0] and u_prev[t] == up_
+                    and prev_base[t] == prev_base[t - 1] and kept)
+            go = (base[t] == 2 * r and mode[t] == START and prev_base[t] == r and eps[t] == eps[t - 1] and kept
+                  and (u is None or u_prev[t] == u))
+            if u is not None:
+                stop, go = stop and u < up_, go and not u < up_
+            if not (stop or go):
+                out.append(f"starting state: utility {u} vs previous {up_} does not give rate {base[t]} "
+                           f"in mode {mode[t]} (from {r})")
+        elif m0 == DECIDE:
+            us = [last_utility(t, i) for i in range(4)]
+            e = eps[t - 1]
+            o = order[t - 1]
+            moves = {1: (r * (1 + e), ADJUST), -1: (r * (1 - e), ADJUST), 0: (r, DECIDE)}
+            if all(u is not None for u in us):
+                hi = [us[0] if o & 1 else us[1], us[2] if o & 2 else us[3]]
+                lo = [us[1] if o & 1 else us[0], us[3] if o & 2 else us[2]]
+                verdict = 1 if all(h > x for h, x in zip(hi, lo)) else -1 if all(x > h for h, x in zip(hi, lo)) else 0
+                allowed = [verdict]
+            else:
+                allowed = [1, -1, 0]
+            ok = False
+            for v_ in allowed:
+                rate, m = moves[v_]
+                if base[t] != rate or mode[t] != m:
+                    continue
+                if v_ != 0:
+                    ok = dirn[t] == v_ and adj[t] == 0 and eps[t] == e
+                else:
+                    ok = eps[t] == levels[min(levels.index(e) + 1, len(levels) - 1)] and dirn[t] == dirn[t - 1]
+                if ok:
+                    break
+            if not ok:
+                out.append(f"decision making: utilities {us} (order {o}, eps {e}) do not give rate {base[t]} "
+                           f"in mode {mode[t]} (from {r})")
+        else:
+            u = last_utility(t, 0)
+            n0, d = adj[t - 1], dirn[t - 1]
+            revert = (n0 > 0 and base[t] == prev_base[t - 1] and mode[t] == DECIDE and dirn[t] == d
+                      and adj[t] == n0 and u_prev[t] == up_)
+            n1 = min(n0 + 1, ncap)
+            factor = 1 + n1 * e_min * d
+            moved = base[t] == factor * r if n1 < ncap else (base[t] >= factor * r if d == 1 else base[t] <= factor * r)
+            advance = (mode[t] == ADJUST and adj[t] == n1 and moved and prev_base[t] == r and dirn[t] == d
+                       and eps[t] == eps[t - 1] and (u is None or u_prev[t] == u))
+            if u is not None:
+                worse = n0 > 0 and u < up_
+                revert, advance = revert and worse, advance and not worse
+            if not (revert or advance):
+                out.append(f"rate adjusting: utility {u} vs previous {up_} (n = {n0}) does not give rate "
+                           f"{base[t]} in mode {mode[t]} (from {r})")
+        return out
+
+
+ALGORITHM = Allegro()

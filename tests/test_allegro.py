@@ -1,0 +1,198 @@
+"""PCC Allegro: the encoding admits every run of the reference implementation (the superset
+property, tested with hypothesis), solver traces pass the independent check and the check
+catches corrupted ones, the decision state moves only when both pairs agree, and windows of
+longer runs are traces."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction as F
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import answer, make_query
+from test_pcc_reference import Admitter, AllegroConfig, AllegroRef, PathConfig, simulate
+
+from ccac import solve
+from ccac.backends import solve_z3
+from ccac.ccas import get_cca
+from ccac.ccas.allegro import sigmoid_bands, sigmoid_gap
+from ccac.problem import build
+from ccac.validate import flow_values
+from ccac.window import window_is_trace
+
+ALLEGRO = get_cca("allegro")
+STATE = ["base", "mode", "phase", "pos", "mlen", "order", "eps", "dir", "adj_n", "event", "util",
+         "u_prev", "prev_base"]
+# (path, MI range in steps): R = 1 gives MIs of 1..3 steps, R = 2 of 3..5
+CONFIGS: dict[str, tuple[PathConfig, tuple[int, int]]] = {
+    "clean-R1": (PathConfig(T=10, R=1, D=1), (1, 3)),
+    # dupacks = 0 at R = 1, as in tests/test_vivace.py (a model corner of loss detection)
+    "lossy-buffer-R1": (PathConfig(T=10, R=1, D=1, eta=F(1, 10), buffer=F(1), dupacks=F(0)), (1, 3)),
+    "random-loss-R1": (PathConfig(T=10, R=1, D=0, eta=F(1, 20), dupacks=F(0)), (1, 3)),
+    "shallow-buffer-R2": (PathConfig(T=10, R=2, D=1, buffer=F(1, 2)), (3, 5)),
+}
+_ADMITTERS: dict[str, Admitter] = {}
+
+
+def admitter(key: str) -> Admitter:
+    if key not in _ADMITTERS:
+        cfg, _ = CONFIGS[key]
+        _ADMITTERS[key] = Admitter(cfg, {"name": "allegro"}, STATE)
+    return _ADMITTERS[key]
+
+
+def reference_run(key: str, rng: random.Random) -> Any:
+    cfg, (m_lo, m_hi) = CONFIGS[key]
+    ref = AllegroRef(AllegroConfig(m_lo=m_lo, m_hi=m_hi, timeout_steps=4 * cfg.R), cfg.C)
+    jitter = (lambda t: F(rng.randint(0, 4), 4) * cfg.D)
+    # random loss fractions up to 2*eta per step (the model caps the total at eta), so MIs see
+    # loss rates on both sides of the 5% cap
+    loss = (lambda t, sent: sent * cfg.eta * F(rng.randint(0, 8), 4)) if cfg.eta > 0 else None
+    return simulate(cfg, ref, rng, jitter=jitter, loss=loss, initial_queue=F(rng.randint(0, 8), 4))
+
+
+# ------------------------------------------------------------------ the superset property
+@pytest.mark.parametrize("key", sorted(CONFIGS))
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rng=st.randoms(use_true_random=False))
+def test_encoding_admits_every_reference_run(key: str, rng: random.Random) -> None:
+    """Fix every model variable and the reference's state (rates, modes, MI lengths, exact
+    utilities, decisions) in the encoding: it must still be satisfiable."""
+    run = reference_run(key, rng)
+    adm = admitter(key)
+    assert adm.admits(run) == "sat", adm.why_not(run)[:20]
+
+
+def test_reference_runs_exercise_every_rule() -> None:
+    """The conformance runs apply every state's rule with each outcome, and time out."""
+    seen: set[tuple[int, int, int]] = set()
+    for seed in range(60):
+        for key in ("clean-R1", "lossy-buffer-R1"):
+            run = reference_run(key, random.Random(seed))
+            st_ = run.state
+            for t in range(1, run.cfg.T):
+                if st_["event"][t] == 2:
+                    seen.add((2, 0, 0))
+                if st_["event"][t] == 1:
+                    change = (st_["base"][t] > st_["base"][t - 1]) - (st_["base"][t] < st_["base"][t - 1])
+                    seen.add((1, st_["mode"][t - 1], change))
+    assert {(2, 0, 0), (1, 0, 1), (1, 0, -1), (1, 1, 1), (1, 1, -1), (1, 1, 0), (1, 2, 1), (1, 2, -1)} <= seen, seen
+
+
+def test_sigmoid_bands_contain_the_sigmoid_and_are_tight() -> None:
+    from test_pcc_reference import sigmoid
+
+    bands = sigmoid_bands(F(100), F(1, 20), F(1, 200), F(3, 20))
+    for lo, hi, s_lo, s_hi in bands:
+        for y in ([lo] if hi is None else [lo, (lo + hi) / 2, hi]):
+            assert s_lo <= sigmoid(y - F(1, 20), F(100)) <= s_hi
+    assert bands[0][3] - bands[0][2] < F(1, 10 ** 11)         # exact without loss
+    assert sigmoid_gap(F(100), F(1, 20), F(1, 200), F(3, 20)) < 0.125
+
+
+# ------------------------------------------------------------------ traces validate; the check catches corruption
+def run(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
+        assume: list[str] | None = None) -> Any:
+    return answer(network, {"name": "allegro", **(cca or {})}, find, assume, timeout=180)
+
+
+DECISION = "any(event[0][t] == 1 and mode[0][t-1] == 1 and base[0][t] > base[0][t-1] for t in range(5, T))"
+# MIs of exactly one step at R = 1 (mi_lo = mi_hi = 1): a decision round fits in 5 steps
+FAST = {"mi_lo": 1, "mi_hi": 1}
+
+
+def _decision_trace() -> tuple[Any, Any, int]:
+    q = make_query({"T": 7, "R": 1, "buffer": 1}, {"name": "allegro", **FAST}, find=DECISION)
+    result = solve(q, timeout=180)
+    assert result.answer == "sat" and result.validated, result.reason
+    ev, mode = result.trace.flow("event", 0), result.trace.flow("mode", 0)
+    t = next(t for t in range(5, q.network.T) if ev[t] == 1 and mode[t - 1] == 1)
+    return q, result.trace, t
+
+
+def test_check_catches_corrupted_traces() -> None:
+    """Corrupt a validated trace at its decision step: the move, the utility, the rate."""
+    q, trace, t = _decision_trace()
+    values = flow_values(trace, 0, q.flows[0].params)
+    assert ALLEGRO.check(values) == []
+    # a move the decision rule does not allow (the rate must also follow, or the rate check fires)
+    values.state["base"][t] *= F(3, 2)
+    values.rate[t] *= F(3, 2)
+    assert any(p.startswith(f"step {t}: decision making") for p in ALLEGRO.check(values)), ALLEGRO.check(values)
+    # a utility outside the sigmoid enclosure at the end of the decision's last MI
+    values = flow_values(trace, 0, q.flows[0].params)
+    e = t - 1
+    while values.state["phase"][e] == 4:
+        e -= 1
+    values.state["util"][e] += 50
+    assert any(p.startswith(f"step {e}: utility") for p in ALLEGRO.check(values)), ALLEGRO.check(values)
+    # a sending rate off the probe rate
+    values = flow_values(trace, 0, q.flows[0].params)
+    values.rate[e] += F(1, 7)
+    assert any(p.startswith(f"step {e}: rate") for p in ALLEGRO.check(values))
+
+
+@pytest.mark.parametrize("network", [{"T": 8, "R": 1, "eta": 0.05}, {"T": 8, "R": 2, "buffer": 1}])
+def test_solver_traces_with_rules_pass_the_independent_check(network) -> None:
+    result = run(network, find="any(event[0][t] == 1 for t in range(1, T))")
+    assert result.answer == "sat" and result.validated, result.reason
+
+
+# ------------------------------------------------------------------ semantics of the decision state
+# the four decision MIs lie in the trace: the experiment started with an event at u >= 1
+IN_TRACE = "any(event[0][u] != 0 for u in range(1, t - 3))"
+
+
+@pytest.mark.parametrize("outcome, expect", [("<", "unsat"), ("==", "unsat"), (">", "sat")])
+def test_without_loss_a_decision_moves_up(outcome: str, expect: str) -> None:
+    """No loss: u = x Sig(-0.05) is proportional to the rate, so both pairs agree that the higher
+    rate is better; a decision inside the trace never moves down or stays, and it moves up."""
+    net, clean = {"T": 7, "R": 1, "D": 0}, ["all(L_f[0][t] == 0 for t in range(T))"]
+    find = (f"any(event[0][t] == 1 and mode[0][t-1] == 1 and base[0][t] {outcome} base[0][t-1] and {IN_TRACE} "
+            "for t in range(5, T))")
+    result = run(net, FAST, assume=clean, find=find)
+    assert result.answer == expect, result.reason
+
+
+def test_disagreeing_pairs_keep_the_rate_and_grow_eps() -> None:
+    """With loss the pairs can disagree: the rate stays and eps grows by eps_min, never more."""
+    net = {"T": 7, "R": 1, "D": 0, "eta": 0.1}
+    stay = "any(event[0][t] == 1 and mode[0][t-1] == 1 and base[0][t] == base[0][t-1] and eps[0][t] == eps[0][t-1] + 0.01 for t in range(1, T))"
+    assert run(net, FAST, find=stay).answer == "sat"
+    jump = "any(event[0][t] == 1 and mode[0][t-1] == 1 and mode[0][t] == 1 and eps[0][t] > eps[0][t-1] + 0.01 for t in range(1, T))"
+    assert run(net, FAST, find=jump).answer == "unsat"
+
+
+def test_windows_of_longer_runs_are_traces() -> None:
+    """The history rules are implied by any real past (ccac.window)."""
+    net = {"T": 5, "R": 1, "D": 1, "buffer": 1}
+    short = build(make_query(net, {"name": "allegro"}))
+    long = build(make_query({**net, "T": 8}, {"name": "allegro"}))
+    assert window_is_trace(short, long, 3, solve_z3, 300).outcome.answer == "unsat"
+
+
+# ------------------------------------------------------------------ random loss on either side of the cap
+UNIFORM_LOSS = ["all(A_f[0][t] - A_f[0][t-1] == rate[0][t] for t in range(1, T))",
+                "all(Lnc_f[0][t] - Lnc_f[0][t-1] == p * (A_f[0][t] - A_f[0][t-1]) for t in range(1, T))"]
+
+
+def decision_find(direction: str) -> str:
+    return (f"any(event[0][t] == 1 and mode[0][t-1] == 1 and base[0][t] {direction} base[0][t-1] and {IN_TRACE} "
+            "for t in range(1, T))")
+
+
+@pytest.mark.parametrize("p, direction, expect", [
+    ("0.08", "<", "sat"),      # the mirrored find of queries/allegro_loss_near_cap.toml: not vacuous
+    ("0.02", "<", "unsat"),    # below the cap random loss is tolerated: no decision moves down
+    ("0.02", ">", "sat"),
+])
+def test_uniform_random_loss_on_either_side_of_the_cap(p: str, direction: str, expect: str) -> None:
+    q = make_query({"T": 7, "R": 1, "D": 0, "buffer": "inf", "eta": p}, {"name": "allegro", **FAST},
+                   find=decision_find(direction), assume=[a.replace("p *", f"{p} *") for a in UNIFORM_LOSS])
+    result = solve(q, timeout=180)
+    assert result.answer == expect, result.reason
+    if expect == "sat":
+        assert result.validated, result.violations

@@ -1,0 +1,280 @@
+"""expdelay (thesis 9.3, Algorithm 1): the encoding admits every run of a concrete reference
+implementation on generated paths (the superset property), the target's outward-rounded
+bounds contain the true value, a window of a longer run is a trace, solver traces pass the
+independent check, the check catches corrupted traces, and a single flow on an ideal path
+settles around the link rate."""
+
+from __future__ import annotations
+
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from typing import Any
+
+import pytest
+import z3
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import answer, make_query
+
+from ccac.backends import solve_z3
+from ccac.ccas import get_cca
+from ccac.ccas.expdelay import DECREASE, INCREASE, NONE, mu_max, targets
+from ccac.params import resolve
+from ccac.problem import build
+from ccac.trace import delay_range
+from ccac.validate import flow_values
+from ccac.window import window_is_trace
+
+EXPDELAY = get_cca("expdelay")
+C = Fraction(1)
+
+
+def params(**given: Any) -> dict[str, Any]:
+    return resolve(EXPDELAY.params, {k: v for k, v in given.items() if v is not None}, "cca")
+
+
+def run(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
+        assume: list[str] | None = None, periodic: bool = False) -> Any:
+    return answer(network, {"name": "expdelay", **(cca or {})}, find, assume, periodic, timeout=120)
+
+
+# ------------------------------------------------------------------ the reference
+def true_target(p: dict[str, Any], q: Fraction, C: Fraction) -> Fraction:
+    """mu_- * C * s^((R_max - q) / D), capped at mu_+ if asked: exact for an integer exponent,
+    else to 80 digits."""
+    e = (Fraction(p["qmax"]) - q) / p["jitter"]
+    if p["cap"]:
+        e = min(e, (Fraction(p["qmax"]) - p["jitter"]) / p["jitter"])
+    s = Fraction(p["s"])
+    if e.denominator == 1:
+        return p["mu_min"] * C * s ** e.numerator
+    with localcontext() as dc:
+        dc.prec = 80
+        power = (Decimal(s.numerator) / s.denominator).ln() * (Decimal(e.numerator) / e.denominator)
+        return p["mu_min"] * C * Fraction(power.exp())
+
+
+class Reference:
+    """Algorithm 1 itself over exact numbers, fed the true queueing delay q of the latest
+    sample (a real number, not the model's bracket): every ``every`` steps, at the steps with
+    ``t % every == offset``, mu <- mu + a*C if mu < target(q), else mu <- b*mu."""
+
+    def __init__(self, p: dict[str, Any], C: Fraction, mu: Fraction, every: int, offset: int) -> None:
+        self.p, self.C, self.mu, self.every, self.offset = p, C, Fraction(mu), every, offset
+
+    def step(self, t: int, q: Fraction) -> dict[str, Any]:
+        if t % self.every != self.offset:
+            return {"mu": self.mu, "update": False, "move": NONE}
+        if self.mu < true_target(self.p, q, self.C):
+            self.mu += self.p["a"] * self.C
+            return {"mu": self.mu, "update": True, "move": INCREASE}
+        self.mu *= self.p["b"]
+        return {"mu": self.mu, "update": True, "move": DECREASE}
+
+
+def simulate(data: Any, p: dict[str, Any], R: int, D: int, steps: int) -> dict[str, list[Any]]:
+    """A concrete run: the reference as the sender (paced at mu), a path that follows the
+    model's rules (token line C*t - W, waste only while the arrivals are below it, service
+    between the two bounds, no loss); the true delay anywhere in the model's bracket."""
+    pick = lambda *xs: data.draw(st.sampled_from(xs))  # noqa: E731
+    every = p["every"] or R
+    ref = Reference(p, C, pick(Fraction(1, 10), Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(3)),
+                    every, data.draw(st.integers(0, every - 1)))
+    A: list[Fraction] = []
+    S: list[Fraction] = []
+    W: list[Fraction] = []
+    rows: list[dict[str, Any]] = []
+    for t in range(steps):
+        if t < R:  # the run's own history: the sender sends its initial rate
+            row = {"mu": ref.mu, "update": t % every == ref.offset, "move": NONE}
+            cwnd = Fraction(1)
+        else:
+            lo, hi = delay_range(S, A, t - R)
+            top = Fraction(hi) if hi is not None else Fraction(lo + 3)
+            q = lo + pick(Fraction(0), Fraction(1, 3), Fraction(1)) * (top - lo)
+            row = ref.step(t, q)
+            cwnd = A[t - 1] + row["mu"] - S[t - R]
+        A.append((A[-1] if A else pick(Fraction(0), Fraction(1), Fraction(3))) + row["mu"])
+        if t == 0:
+            W.append(Fraction(0))
+            S.append(Fraction(0))
+        else:
+            W.append(max(W[-1], C * t - A[t]))
+            lower = max(S[-1], C * (t - D) - W[max(t - D, 0)])
+            S.append(lower + pick(Fraction(0), Fraction(1, 2), Fraction(1)) * (C * t - W[t] - lower))
+        rows.append({**row, "cwnd": cwnd})
+    out = {name: [r[name] for r in rows] for name in rows[0]}
+    out.update(A=A, S=S, W=W)
+    return out
+
+
+def fix_window(run_: dict[str, list[Any]], p: dict[str, Any], R: int, D: int, T: int, H: int) -> Any:
+    """The encoding over steps H .. H+T-1 of the run (curves re-based), every variable fixed."""
+    q = make_query({"T": T, "R": R, "D": D, "buffer": "inf"},
+                   {"name": "expdelay", **{k: v for k, v in p.items() if v is not None}})
+    problem = build(q)
+    v, state = problem.vars, problem.states[0]
+    S0, shift_W = run_["S"][H], C * H - run_["S"][H]
+    fixed = []
+    for t in range(T):
+        u = H + t
+        fixed += [v.A_f[0][t] == run_["A"][u] - S0, v.S_f[0][t] == run_["S"][u] - S0, v.L_f[0][t] == 0,
+                  v.Ld_f[0][t] == 0, v.W[t] == run_["W"][u] - shift_W, v.rate[0][t] == run_["mu"][u],
+                  v.timeout[0][t] == False, state["mu"][t] == run_["mu"][u],  # noqa: E712
+                  state["update"][t] == run_["update"][u]]
+        if t >= R:
+            fixed += [v.cwnd[0][t] == run_["cwnd"][u], state["move"][t] == run_["move"][u]]
+    return problem, fixed
+
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(st.data())
+def test_the_encoding_admits_every_run_of_the_reference(data: Any) -> None:
+    """The superset property, tested: generated paths, the reference on them, a window of the
+    run re-based as its own trace, every variable fixed: the encoding must be sat."""
+    R = data.draw(st.sampled_from([1, 2]))
+    D = data.draw(st.sampled_from([0, 1, 2]))
+    T = data.draw(st.integers(R + D + 1, 7))
+    H = data.draw(st.integers(0, 8))
+    draw = lambda *xs: data.draw(st.sampled_from(xs))  # noqa: E731
+    p = params(s=draw(2, 3, Fraction(3, 2)), jitter=draw(1, 2, Fraction(1, 2)), qmax=draw(2, 5, Fraction(7, 2)),
+               mu_min=draw(Fraction(1, 8), Fraction(1, 3)), a=draw(Fraction(1, 8), Fraction(1, 2)),
+               b=draw(Fraction(1, 2), Fraction(7, 8)), cap=draw(True, False), every=draw(None, 1, 2))
+    run_ = simulate(data, p, R, D, H + T)
+    problem, fixed = fix_window(run_, p, R, D, T, H)
+    outcome = solve_z3(problem.enc.formulas() + fixed, 60)
+    if outcome.answer != "sat":  # name the constraints the run violates
+        solver = z3.Solver()
+        for i, c in enumerate(fixed):
+            solver.assert_and_track(c, f"fixed{i}")
+        solver.add(problem.enc.formulas())
+        assert solver.check() != z3.sat
+        core = [fixed[int(str(c)[5:])] for c in solver.unsat_core()]
+        pytest.fail(f"the encoding rejects a run of the reference: {core[:8]} (window at {H}, R = {R}, "
+                    f"D = {D}, moves {run_['move'][H:]}, p = {p})")
+
+
+# ------------------------------------------------------------------ the exponential's enclosure
+@pytest.mark.parametrize("s, jitter, qmax, cap", [
+    (2, 1, 5, False), (3, 2, 5, False), (Fraction(3, 2), Fraction(1, 2), Fraction(7, 2), True),
+    (4, 3, 7, True), (Fraction(10, 7), Fraction(5, 3), 4, False),
+])
+def test_the_target_bounds_contain_the_true_value(s: Any, jitter: Any, qmax: Any, cap: bool) -> None:
+    p = params(s=s, jitter=jitter, qmax=qmax, cap=cap)
+    for k, (lo, hi) in enumerate(targets(p, 12)):
+        true = true_target(p, Fraction(k), C)
+        assert lo <= true <= hi, k
+        assert hi - lo <= hi / 10 ** 10, (k, lo, hi)  # outward rounding only: about 12 digits
+    if Fraction(qmax - jitter) / jitter == int(Fraction(qmax - jitter) / jitter) and not cap:
+        assert mu_max(p) == p["mu_min"] * Fraction(s) ** int(Fraction(qmax - jitter) / jitter)
+
+
+def test_integer_exponents_are_exact() -> None:
+    p = params()  # s = 2, jitter = 1, qmax = 5, mu_min = 1/8
+    assert [lo for lo, hi in targets(p, 6)] == [Fraction(4), 2, 1, Fraction(1, 2), Fraction(1, 4), Fraction(1, 8),
+                                                 Fraction(1, 16)]
+    assert all(lo == hi for lo, hi in targets(p, 6))
+
+
+# ------------------------------------------------------------------ windows of a longer run
+@pytest.mark.parametrize("network, cca", [
+    ({"T": 6, "R": 1, "D": 1}, {}),
+    ({"T": 7, "R": 2, "D": 1}, {"cap": True}),
+    ({"T": 6, "R": 1, "D": 2}, {"every": 2, "jitter": 2}),
+])
+def test_a_window_of_a_longer_run_is_a_trace(network: dict[str, Any], cca: dict[str, Any]) -> None:
+    short = build(make_query(network, {"name": "expdelay", **cca}))
+    long = build(make_query({**network, "T": network["T"] + 3}, {"name": "expdelay", **cca}))
+    for shift in (1, 3):
+        check = window_is_trace(short, long, shift, solve_z3, 120)
+        assert check.outcome.answer == "unsat", (shift, check.culprits[:5])
+
+
+# ------------------------------------------------------------------ the check
+def _trace(network: dict[str, Any], find: str, cca: dict[str, Any] | None = None) -> Any:
+    q = make_query(network, {"name": "expdelay", **(cca or {})}, find)
+    result = run(network, cca, find)
+    assert result.answer == "sat" and result.validated, result.reason
+    return q, result.trace
+
+
+def _problems(q: Any, trace: Any) -> list[str]:
+    return EXPDELAY.check(flow_values(trace, 0, q.flows[0].params))
+
+
+BOTH = "any(move[0][t] == 1 for t in range(R, T)) and any(move[0][t] == -1 for t in range(R, T))"
+
+
+@pytest.mark.parametrize("network, cca", [
+    ({"T": 8, "R": 1, "D": 1}, {}),
+    ({"T": 9, "R": 2, "D": 1}, {"cap": True}),
+    ({"T": 8, "R": 1, "D": 2}, {"s": 3, "jitter": 2, "every": 2}),
+    ({"T": 7, "R": 1, "D": 1, "flows": 2}, {}),
+])
+def test_solver_traces_pass_the_independent_check(network: dict[str, Any], cca: dict[str, Any]) -> None:
+    q, trace = _trace(network, BOTH, cca)
+    assert _problems(q, trace) == []
+
+
+def test_check_catches_a_move_against_the_delay() -> None:
+    """An increase turned into a decrease (and back) is caught by the target test, whatever
+    trace the solver returned: the flips are chosen where the bracket forbids them."""
+    q, trace = _trace({"T": 8, "R": 1, "D": 1},
+                      "any(move[0][t] == 1 and mu[0][t-1] < tgt_lo[0][t] for t in range(R, T)) and "
+                      "any(move[0][t] == -1 and mu[0][t-1] >= tgt_hi[0][t] for t in range(R, T))")
+    mu, move = trace.flow("mu", 0), trace.flow("move", 0)
+    p = q.flows[0].params
+    up = next(t for t in range(1, 8) if move[t] == INCREASE and mu[t - 1] < trace.flow("tgt_lo", 0)[t])
+    down = next(t for t in range(1, 8) if move[t] == DECREASE and mu[t - 1] >= trace.flow("tgt_hi", 0)[t])
+    for t, new, label in ((up, DECREASE, "decreased"), (down, INCREASE, "increased")):
+        old = (mu[t], move[t])
+        mu[t] = p["b"] * mu[t - 1] if new == DECREASE else mu[t - 1] + p["a"] * C
+        move[t] = new
+        problems = _problems(q, trace)
+        assert any(f"step {t}: {label}" in m for m in problems), problems
+        mu[t], move[t] = old
+
+
+def test_check_catches_wrong_sizes_rates_and_timers() -> None:
+    q, trace = _trace({"T": 8, "R": 2, "D": 1}, BOTH)
+    mu, update = trace.flow("mu", 0), trace.flow("update", 0)
+    assert _problems(q, trace) == []
+    t = next(t for t in range(2, 8) if update[t])
+    mu[t] += Fraction(1, 7)
+    assert any(f"step {t}: rate" in m and "neither" in m for m in _problems(q, trace))
+    mu[t] -= Fraction(1, 7)
+    trace.flow("rate", 0)[5] += Fraction(1, 3)
+    assert any("step 5: the pacing rate is not mu" in m for m in _problems(q, trace))
+    trace.flow("rate", 0)[5] -= Fraction(1, 3)
+    update[t] = False
+    assert any("update" in m for m in _problems(q, trace))
+
+
+# ------------------------------------------------------------------ semantics
+def test_single_flow_settles_around_the_link_rate() -> None:
+    """One flow, the link (C = 1) inside the rate range [C/8, 2C], jitter D = the design's:
+    a repeating run keeps the link at least 90% busy and its rate near C. (With D = 0 no run
+    of period <= 9 repeats exactly at all: the check below that one exists matters.)"""
+    net = {"T": 9, "R": 1, "D": 1, "buffer": "inf"}
+    assert run(net, find="True", periodic=True).answer == "sat"  # not vacuous
+    assert run(net, find="S[T-1] - S[0] < 0.9 * C * (T - 1)", periodic=True).answer == "unsat"
+    far = "any(mu[0][t] > 2 * C or mu[0][t] < C / 2 for t in range(T))"
+    assert run(net, find=far, periodic=True).answer == "unsat"
+
+
+def test_increase_only_below_the_target_and_decrease_only_at_or_above() -> None:
+    net = {"T": 7, "R": 1, "D": 1}
+    assert run(net, find="any(move[0][t] == 1 and mu[0][t-1] >= tgt_hi[0][t] for t in range(R, T))").answer == "unsat"
+    assert run(net, find="any(move[0][t] == -1 and mu[0][t-1] < tgt_lo[0][t] for t in range(R, T))").answer == "unsat"
+    assert run(net, find="any(mu[0][t] != mu[0][t-1] and not update[0][t] for t in range(R, T))",
+               cca={"every": 2}).answer == "unsat"
+
+
+def test_periodic_needs_the_timer_to_repeat() -> None:
+    """With R = 2 the timer fires every 2 steps: a period of 7 steps cannot repeat it."""
+    assert run({"T": 8, "R": 2, "D": 1}, find="True", periodic=True).answer == "unsat"
+    assert run({"T": 9, "R": 2, "D": 1}, find="True", periodic=True).answer == "sat"

@@ -128,7 +128,7 @@ def fix_window(run_: dict[str, list[Any]], p: dict[str, Any], R: int, D: int, T:
     return problem, fixed
 
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -278,3 +278,16 @@ def test_periodic_needs_the_timer_to_repeat() -> None:
     """With R = 2 the timer fires every 2 steps: a period of 7 steps cannot repeat it."""
     assert run({"T": 8, "R": 2, "D": 1}, find="True", periodic=True).answer == "unsat"
     assert run({"T": 9, "R": 2, "D": 1}, find="True", periodic=True).answer == "sat"
+
+
+def test_the_aimd_step_overshoots_s_with_exact_delays() -> None:
+    """The finding of queries/expdelay_two_flow_sfair.toml without the model: two flows of the
+    reference with exact delays one design jitter apart (flow 1's box adds D = 1 step) disagree
+    while their rates are within s of each other, and one AIMD step takes them past s."""
+    p = params()  # s = 2, jitter = 1, qmax = 5, mu_min = 1/8: target(2) = C, target(3) = C/2
+    fast = Reference(p, C, Fraction(99, 100), 1, 0)
+    slow = Reference(p, C, Fraction(1, 2), 1, 0)
+    assert fast.mu <= p["s"] * slow.mu
+    assert fast.step(0, Fraction(2))["move"] == INCREASE  # 0.99 C < target(2) = C
+    assert slow.step(0, Fraction(3))["move"] == DECREASE  # C/2 >= target(3) = C/2
+    assert fast.mu > p["s"] * slow.mu  # 1.115 C vs 0.4375 C: a factor 2.55

@@ -95,15 +95,17 @@ What is abstracted
 * The delay sample is the model's integer bracket (both moves allowed inside the band, see
   above); the history before step 0 is free: mu at steps < R is any positive value, and
   readings near step 0 that cannot bound q above allow a decrease (any past is covered).
+* At a step whose ACKs are none the sample is still the bracket of the head byte at t-R (the
+  model's one-sample-per-step convention, thesis figure 5-1B, as for Copa and ETC).
 * Pacing is fluid at step resolution (a step sends exactly mu).
 * Slow start, R_m estimation, a window cap and loss reaction are not part of Algorithm 1 and
   are not modelled (the thesis lists them as missing).
 
 State (usable in queries, ``name[n][t]``): ``mu`` (the rate, bytes/step, plotted), ``q_lo`` /
 ``q_hi`` (the delay bracket of the latest sample, steps, plotted; ``q_hi == T`` means
-unbounded; during the history both are 0 / T), ``tgt_hi`` / ``tgt_lo`` (the target rates at
-the bracket's ends, outward rounded: an increase needs mu below ``tgt_hi``, a decrease mu at
-least ``tgt_lo``; plotted; 0 when unbounded), ``update`` (bool: Algorithm 1 ran at t) and
+unbounded; during the history the bracket is [0, T]), ``tgt_hi`` / ``tgt_lo`` (the target
+rates at the bracket's ends, outward rounded: an increase needs mu below ``tgt_hi``, a
+decrease mu at least ``tgt_lo``; plotted; ``tgt_lo`` is 0 when q_hi is unbounded), ``update`` (bool: Algorithm 1 ran at t) and
 ``move`` (int: 1 increase, -1 decrease, 0 no update, plotted).
 
 Steady state: mu is the only memory (the bracket is read off the curves), plus the timer:
@@ -111,6 +113,14 @@ a periodic trace needs a period (T - 1) that is a multiple of ``every`` so that 
 steps repeat: with any other period no periodic trace exists (a labelled pair says so).
 Readings that reach before step 0 are re-read on the curves wrapped by one period, and each
 move must be allowed by that bracket too (:meth:`ExpDelay.periodic_state`).
+
+What the model says (queries/expdelay_*.toml): one flow with the link inside the range and
+jitter D keeps the link at least 15/16 busy in every repeating run, not fully (the AIMD cycle
+between C and bC); two flows whose delay samples differ by up to D are *not* s-fair: the
+AIMD step carries a ratio just under s past it (also with exact delays: tests/test_expdelay.py).
+Tests: the encoding admits every run of an independent reference implementation on generated
+paths, the target bounds contain the true value, a window of a longer run is a trace, and the
+check catches corrupted traces.
 """
 
 from __future__ import annotations
@@ -131,11 +141,6 @@ POSITIVE = dict(minimum=Fraction(0), exclusive_minimum=True)
 INCREASE, DECREASE, NONE = 1, -1, 0
 # The check's tolerance for the encoding's outward rounding (pow_bound keeps ~12 digits).
 _CHECK_TOLERANCE = Fraction(1, 10 ** 9)
-
-
-def mu_max(p: dict[str, Any]) -> Fraction:
-    """mu_+ in units of C, outward rounded up (the top of the design range, thesis 9.3)."""
-    return p["mu_min"] * pow_bound(Fraction(p["s"]), (p["qmax"] - p["jitter"]) / p["jitter"], True)
 
 
 @lru_cache(maxsize=256)

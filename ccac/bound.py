@@ -48,7 +48,7 @@ from typing import Any, Callable
 import click
 import z3
 
-from ccac.backends import SOLVERS, Assignment, evaluate
+from ccac.backends import SOLVERS, Assignment, evaluate, fresh_context
 from ccac.encoding import num
 from ccac.errors import CcacError
 from ccac.params import to_fraction
@@ -140,6 +140,7 @@ class _Prober:
 
     def __init__(self, query: Query, name: str, solver: str, timeout: float | None) -> None:
         self.query, self.name, self.solver, self.timeout = query, name, solver, timeout
+        fresh_context()
         self.symbol = z3.Real("__bound_" + name)
         self.rebuilt: str | None = None
         self.version = ""

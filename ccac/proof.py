@@ -28,7 +28,7 @@ from typing import Any
 
 import z3
 
-from ccac.backends import SOLVERS
+from ccac.backends import SOLVERS, fresh_context
 from ccac.errors import CcacError
 from ccac.expr import compile_condition, compile_number
 from ccac.problem import build
@@ -449,6 +449,7 @@ def check_stitching(proof: Proof, solver: str, timeout: float | None) -> list[Ch
     s = proof.steady
     assert s is not None
     shift = s.T - 1 - s.start
+    fresh_context()
     short = build(_steady_query(proof, []))
     long = build(_steady_query(proof, [], T=s.T + shift))
     solve_fn = SOLVERS[solver]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccac.backends import SOLVERS, evaluate, to_smtlib
+from ccac.backends import SOLVERS, evaluate, fresh_context, to_smtlib
 from ccac.errors import CcacError
 from ccac.problem import Problem, build, symbols_for
 from ccac.query import Query
@@ -73,6 +73,7 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
     if solver not in SOLVERS:
         raise CcacError(f"unknown solver {solver!r} (available: {', '.join(sorted(SOLVERS))})")
     start = time.perf_counter()
+    fresh_context()
     problem = build(query)
     formulas = problem.enc.formulas()
     build_seconds = time.perf_counter() - start

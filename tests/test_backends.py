@@ -76,3 +76,16 @@ def test_timeout_is_unknown_never_unsat(solver):
     assert result.answer == "unknown"
     assert result.reason and "timeout" in result.reason
     assert result.trace is None and result.validated is None
+
+
+def test_an_answer_does_not_depend_on_what_the_process_solved_before() -> None:
+    """Each problem gets a fresh z3 context: the same query returns the same trace after other
+    queries (with one shared context, z3's term ids, and so its search, drift)."""
+    from ccac import load_query, solve
+
+    first = solve(load_query("copa_starvation_unequal_jitter"))
+    solve(load_query("aimd_premature_loss"))
+    solve(load_query("etc_standing_queue"))
+    again = solve(load_query("copa_starvation_unequal_jitter"))
+    assert first.answer == again.answer == "sat"
+    assert first.trace.to_json() == again.trace.to_json()

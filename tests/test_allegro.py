@@ -172,8 +172,8 @@ def test_windows_of_longer_runs_are_traces() -> None:
     """The history rules are implied by any real past (ccac.window)."""
     net = {"T": 5, "R": 1, "D": 1, "buffer": 1}
     short = build(make_query(net, {"name": "allegro"}))
-    long = build(make_query({**net, "T": 8}, {"name": "allegro"}))
-    assert window_is_trace(short, long, 3, solve_z3, 300).outcome.answer == "unsat"
+    long = build(make_query({**net, "T": 7}, {"name": "allegro"}))
+    assert window_is_trace(short, long, 2, solve_z3, 300).outcome.answer == "unsat"
 
 
 # ------------------------------------------------------------------ random loss on either side of the cap

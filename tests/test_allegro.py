@@ -202,3 +202,27 @@ def test_uniform_random_loss_on_either_side_of_the_cap(p: str, alpha: int, direc
     assert result.answer == expect, result.reason
     if expect == "sat":
         assert result.validated, result.violations
+
+
+# this experiment began with a rule at t-2 whose own MI lies in the trace (a rule at u >= 1
+# before it), so both utilities compared come from the trace
+EARLIER = "event[0][t-2] == 1 and any(event[0][u] == 1 for u in range(1, t - 2))"
+
+
+@pytest.mark.parametrize("find, expect", [
+    # without loss u = x Sig(-0.05) grows with the rate: the starting state never exits ...
+    ("any(event[0][t] == 1 and mode[0][t-1] == 0 and mode[0][t] == 1 and {EARLIER} for t in range(4, T))",
+     "unsat"),
+    # ... but keeps doubling
+    ("any(event[0][t] == 1 and mode[0][t-1] == 0 and base[0][t] == 2 * base[0][t-1] and {EARLIER} "
+     "for t in range(4, T))", "sat"),
+    # and an upward rate adjustment never reverts
+    ("any(event[0][t] == 1 and mode[0][t-1] == 2 and dir[0][t-1] == 1 and mode[0][t] == 1 and {EARLIER} "
+     "for t in range(4, T))", "unsat"),
+])
+def test_starting_and_rate_adjusting_states_without_loss(find: str, expect: str) -> None:
+    """Each rule compares one MI (here of one step) with the previous MI's utility, which the
+    previous rule stored."""
+    net, clean = {"T": 7, "R": 1, "D": 0}, ["all(L_f[0][t] == 0 for t in range(T))"]
+    result = run(net, FAST, assume=clean, find=find.replace("{EARLIER}", EARLIER))
+    assert result.answer == expect, result.reason

@@ -65,7 +65,7 @@ What is abstracted (the encoding is a superset of the algorithm above)
   loss fraction on a boundary satisfies both bands' bounds, and every (a, l) lies in some band.
   Error: in a band the sigmoid moves by at most ``alpha * sig_band / 4`` (its largest slope,
   at the cap; :func:`sigmoid_gap` computes the actual worst gap: 0.12 at the defaults, near the
-  cap only; below 3% loss under 0.02) times the throughput term; exact (to 1e-12) without loss.
+  cap only; up to 2% loss under 0.02) times the throughput term; exact (to 1e-12) without loss.
 * ``u * M`` is enclosed as one variable; with the MI length M a solver choice, ``u`` follows by one
   case per possible M (exact).
 * The probe order, the MI lengths, the eps on re-entry, ties, timer firing and the counter past

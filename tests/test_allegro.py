@@ -99,7 +99,9 @@ def run(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | 
     return answer(network, {"name": "allegro", **(cca or {})}, find, assume, timeout=180)
 
 
-DECISION = "any(event[0][t] == 1 and mode[0][t-1] == 1 and base[0][t] > base[0][t-1] for t in range(5, T))"
+# a decision that raises the rate, its whole round inside the trace (so every MI is checked)
+DECISION = ("any(event[0][t] == 1 and mode[0][t-1] == 1 and base[0][t] > base[0][t-1] "
+            "and any(event[0][u] != 0 for u in range(1, t - 3)) for t in range(5, T))")
 # MIs of exactly one step at R = 1 (mi_lo = mi_hi = 1): a decision round fits in 5 steps
 FAST = {"mi_lo": 1, "mi_hi": 1}
 
@@ -170,8 +172,8 @@ def test_windows_of_longer_runs_are_traces() -> None:
     """The history rules are implied by any real past (ccac.window)."""
     net = {"T": 5, "R": 1, "D": 1, "buffer": 1}
     short = build(make_query(net, {"name": "allegro"}))
-    long = build(make_query({**net, "T": 8}, {"name": "allegro"}))
-    assert window_is_trace(short, long, 3, solve_z3, 300).outcome.answer == "unsat"
+    long = build(make_query({**net, "T": 7}, {"name": "allegro"}))
+    assert window_is_trace(short, long, 2, solve_z3, 300).outcome.answer == "unsat"
 
 
 # ------------------------------------------------------------------ random loss on either side of the cap
@@ -184,15 +186,43 @@ def decision_find(direction: str) -> str:
             "for t in range(1, T))")
 
 
-@pytest.mark.parametrize("p, direction, expect", [
-    ("0.08", "<", "sat"),      # the mirrored find of queries/allegro_loss_near_cap.toml: not vacuous
-    ("0.02", "<", "unsat"),    # below the cap random loss is tolerated: no decision moves down
-    ("0.02", ">", "sat"),
+@pytest.mark.parametrize("p, alpha, direction, expect", [
+    ("0.08", 100, "<", "sat"),     # the mirrored find of queries/allegro_loss_near_cap.toml: not vacuous
+    ("0.02", 100, "<", "unsat"),   # below the cap random loss is tolerated: no decision moves down
+    ("0.02", 100, ">", "sat"),
+    # alpha = 100 puts the single-sender break-even loss (1-L) Sig(L - 0.05) = L at 7.44%, not
+    # 5%: 6% uniform loss is still tolerated; with the code's alpha = 1000 (break-even 5.28%) not
+    ("0.06", 100, "<", "unsat"),
+    ("0.06", 1000, "<", "sat"),
 ])
-def test_uniform_random_loss_on_either_side_of_the_cap(p: str, direction: str, expect: str) -> None:
-    q = make_query({"T": 7, "R": 1, "D": 0, "buffer": "inf", "eta": p}, {"name": "allegro", **FAST},
+def test_uniform_random_loss_on_either_side_of_the_cap(p: str, alpha: int, direction: str, expect: str) -> None:
+    q = make_query({"T": 7, "R": 1, "D": 0, "buffer": "inf", "eta": p}, {"name": "allegro", "alpha": alpha, **FAST},
                    find=decision_find(direction), assume=[a.replace("p *", f"{p} *") for a in UNIFORM_LOSS])
     result = solve(q, timeout=180)
     assert result.answer == expect, result.reason
     if expect == "sat":
         assert result.validated, result.violations
+
+
+# this experiment began with a rule at t-2 whose own MI lies in the trace (a rule at u >= 1
+# before it), so both utilities compared come from the trace
+EARLIER = "event[0][t-2] == 1 and any(event[0][u] == 1 for u in range(1, t - 2))"
+
+
+@pytest.mark.parametrize("find, expect", [
+    # without loss u = x Sig(-0.05) grows with the rate: the starting state never exits ...
+    ("any(event[0][t] == 1 and mode[0][t-1] == 0 and mode[0][t] == 1 and {EARLIER} for t in range(4, T))",
+     "unsat"),
+    # ... but keeps doubling
+    ("any(event[0][t] == 1 and mode[0][t-1] == 0 and base[0][t] == 2 * base[0][t-1] and {EARLIER} "
+     "for t in range(4, T))", "sat"),
+    # and an upward rate adjustment never reverts
+    ("any(event[0][t] == 1 and mode[0][t-1] == 2 and dir[0][t-1] == 1 and mode[0][t] == 1 and {EARLIER} "
+     "for t in range(4, T))", "unsat"),
+])
+def test_starting_and_rate_adjusting_states_without_loss(find: str, expect: str) -> None:
+    """Each rule compares one MI (here of one step) with the previous MI's utility, which the
+    previous rule stored."""
+    net, clean = {"T": 7, "R": 1, "D": 0}, ["all(L_f[0][t] == 0 for t in range(T))"]
+    result = run(net, FAST, assume=clean, find=find.replace("{EARLIER}", EARLIER))
+    assert result.answer == expect, result.reason

@@ -8,8 +8,10 @@ from contextlib import redirect_stderr, redirect_stdout
 from typing import Any
 
 import pytest
+import z3
 
 from ccac import parse_query, solve
+from ccac.backends import solve_z3
 
 
 def make_query(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
@@ -28,6 +30,21 @@ def answer(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str
     if result.answer == "sat":
         assert result.validated, result.violations
     return result
+
+
+def assert_admits(formulas: list[Any], fixed: list[Any], run: str) -> None:
+    """The encoding (``formulas``) with a concrete run pinned (``fixed``) is satisfiable: the
+    superset property on one run. Otherwise fail, naming the pinned values the encoding rejects
+    (an unsat core) and ``run``, a description of the run."""
+    if solve_z3(formulas + fixed, 60).answer == "sat":
+        return
+    solver = z3.Solver(ctx=fixed[0].ctx)
+    for i, c in enumerate(fixed):
+        solver.assert_and_track(c, f"fixed{i}")
+    solver.add(formulas)
+    assert solver.check() != z3.sat
+    core = [fixed[int(str(c)[5:])] for c in solver.unsat_core()]
+    pytest.fail(f"the encoding rejects a run of the reference: {core[:8]} ({run})")
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import answer, make_query
-from test_pcc_reference import Admitter, AllegroConfig, AllegroRef, PathConfig, simulate
+from test_pcc_reference import Admitter, AllegroConfig, AllegroRef, PathConfig, random_path_run
 
 from ccac import solve
 from ccac.backends import solve_z3
@@ -47,11 +47,7 @@ def admitter(key: str) -> Admitter:
 def reference_run(key: str, rng: random.Random) -> Any:
     cfg, (m_lo, m_hi) = CONFIGS[key]
     ref = AllegroRef(AllegroConfig(m_lo=m_lo, m_hi=m_hi, timeout_steps=4 * cfg.R), cfg.C)
-    jitter = (lambda t: F(rng.randint(0, 4), 4) * cfg.D)
-    # random loss fractions up to 2*eta per step (the model caps the total at eta), so MIs see
-    # loss rates on both sides of the 5% cap
-    loss = (lambda t, sent: sent * cfg.eta * F(rng.randint(0, 8), 4)) if cfg.eta > 0 else None
-    return simulate(cfg, ref, rng, jitter=jitter, loss=loss, initial_queue=F(rng.randint(0, 8), 4))
+    return random_path_run(cfg, ref, rng)
 
 
 # ------------------------------------------------------------------ the superset property

@@ -169,6 +169,15 @@ def simulate(cfg: PathConfig, sender: Sender, rng: random.Random,
     return run
 
 
+def random_path_run(cfg: PathConfig, sender: Sender, rng: random.Random) -> Run:
+    """``simulate`` on a random path: jitter up to D in quarters, per-step random loss fractions
+    up to 2*eta (the model caps the total at eta), so MIs see loss rates on both sides of a
+    utility's loss terms, and a random initial queue."""
+    jitter = (lambda t: F(rng.randint(0, 4), 4) * cfg.D)
+    loss = (lambda t, sent: sent * cfg.eta * F(rng.randint(0, 8), 4)) if cfg.eta > 0 else None
+    return simulate(cfg, sender, rng, jitter=jitter, loss=loss, initial_queue=F(rng.randint(0, 8), 4))
+
+
 # ====================================================================== checking a run against an encoding
 class Admitter:
     """The encoding of one configuration, built once; ``admits(run)`` fixes a run's values

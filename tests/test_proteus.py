@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import answer, make_query
-from test_pcc_reference import Admitter, GradientConfig, GradientRef, PathConfig, register_names, simulate
+from test_pcc_reference import Admitter, GradientConfig, GradientRef, PathConfig, register_names, random_path_run
 
 from ccac.backends import solve_z3
 from ccac.ccas import get_cca
@@ -40,9 +40,7 @@ def reference_run(key: str, rng: random.Random) -> Any:
                        threshold=cca["threshold"] * cfg.C if mode == "h" else None,
                        regression_tolerance=True, trending=True, timeout_steps=4 * cfg.R)
     ref = GradientRef(g, cfg.C)
-    jitter = (lambda t: F(rng.randint(0, 4), 4) * cfg.D)
-    loss = (lambda t, sent: sent * cfg.eta * F(rng.randint(0, 8), 4)) if cfg.eta > 0 else None
-    return simulate(cfg, ref, rng, jitter=jitter, loss=loss, initial_queue=F(rng.randint(0, 8), 4))
+    return random_path_run(cfg, ref, rng)
 
 
 @pytest.mark.parametrize("key", sorted(CONFIGS))

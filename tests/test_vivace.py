@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import answer, make_query
-from test_pcc_reference import Admitter, GradientConfig, GradientRef, PathConfig, simulate
+from test_pcc_reference import Admitter, GradientConfig, GradientRef, PathConfig, random_path_run
 
 from ccac import solve
 from ccac.backends import solve_z3
@@ -51,9 +51,7 @@ def reference_run(key: str, rng: random.Random) -> Any:
     g = GradientConfig(M=cfg.R, b=F(0) if params["mode"] == "loss" else F(900),
                        double_check=params.get("double_check", True), timeout_steps=4 * cfg.R)
     ref = GradientRef(g, cfg.C)
-    jitter = (lambda t: F(rng.randint(0, 4), 4) * cfg.D)
-    loss = (lambda t, sent: sent * cfg.eta * F(rng.randint(0, 8), 4)) if cfg.eta > 0 else None
-    return simulate(cfg, ref, rng, jitter=jitter, loss=loss, initial_queue=F(rng.randint(0, 8), 4))
+    return random_path_run(cfg, ref, rng)
 
 
 # ------------------------------------------------------------------ the superset property

@@ -187,8 +187,11 @@ def _state(ax: Axes, trace: Trace, key: str, variables: list[tuple[int, StateVar
 def _delay(ax: Axes, trace: Trace) -> None:
     """Bars from the least to the greatest queueing delay the model allows at each step."""
     ranges = [trace.delay_range(i) for i in range(trace.T)]
-    known = [hi for _, hi in ranges if hi is not None] + [lo for lo, _ in ranges]
-    top = max(known) + 1.2
+    boxed = [n for n in range(trace.flows) if trace.network.path(n).D > 0]
+    own = {n: [delay_range(trace.flow("So_f", n), _admitted_f(trace, n), i) for i in range(trace.T)]
+           for n in boxed}  # each boxed flow's own reading, drawn beside the shared one
+    every = ranges + [r for readings in own.values() for r in readings]
+    top = max([hi for _, hi in every if hi is not None] + [lo for lo, _ in every]) + 1.2
     closed = [(i, lo, hi) for i, (lo, hi) in enumerate(ranges) if hi is not None]
     opened = [(i, lo) for i, (lo, hi) in enumerate(ranges) if hi is None]
     if closed:
@@ -201,10 +204,8 @@ def _delay(ax: Axes, trace: Trace) -> None:
                hatch="///", linewidth=1, label="at least lo (no upper end in trace)")
         ax.scatter([i for i, _ in opened], [top] * len(opened), marker="^", s=45,
                    color=DELAY, clip_on=False, zorder=5)
-    boxed = [n for n in range(trace.flows) if trace.network.path(n).D > 0]
-    for k, n in enumerate(boxed):  # each boxed flow's own reading, beside the shared one
-        own = [delay_range(trace.flow("So_f", n), _admitted_f(trace, n), i) for i in range(trace.T)]
-        shown = [(i, lo, min(hi, top) if hi is not None else top) for i, (lo, hi) in enumerate(own)]
+    for k, n in enumerate(boxed):
+        shown = [(i, lo, hi if hi is not None else top) for i, (lo, hi) in enumerate(own[n])]
         ax.bar([i + 0.3 + 0.15 * k for i, _, _ in shown], [hi - lo for _, lo, hi in shown],
                bottom=[lo for _, lo, _ in shown], width=0.12, color=_flow_style(trace, n)["color"],
                alpha=0.8, label=f"flow {n}: its sender's delay range (queue + own box)")

@@ -8,7 +8,13 @@ from ccac.query import bundled_queries, load_query
 from ccac.solve import solve
 
 
-@pytest.mark.parametrize("name", sorted(bundled_queries()))
+def library(names: list[str]) -> list[object]:
+    """The queries, those longer than T = 10 marked ``slow``: the default test run skips them
+    (``pytest -m slow`` runs them; ``ccac bench`` always does)."""
+    return [pytest.param(n, marks=pytest.mark.slow) if load_query(n).network.T > 10 else n for n in names]
+
+
+@pytest.mark.parametrize("name", library(sorted(bundled_queries())))
 def test_bundled_query_answers_as_stated(name: str) -> None:
     q = load_query(name)
     result = solve(q, timeout=600)
@@ -17,7 +23,7 @@ def test_bundled_query_answers_as_stated(name: str) -> None:
         assert result.validated, result.violations
 
 
-@pytest.mark.parametrize("name", sorted(n for n in bundled_queries() if load_query(n).expect == "unsat"))
+@pytest.mark.parametrize("name", library(sorted(n for n in bundled_queries() if load_query(n).expect == "unsat")))
 def test_unsat_queries_are_not_vacuous(name: str) -> None:
     """An unsat answer means something only if the assumptions alone admit a trace."""
     q = load_query(name)

@@ -22,6 +22,7 @@ A query is a TOML file::
     expect = "sat"     # the answer this query is known to have
     horizons = [11, 15] # optional: the values of T `ccac bench` uses for this query, for
                         # queries whose meaning constrains T (e.g. a periodic cycle)
+    slow = false        # optional: a long reproduction (minutes); the default test run skips it
 
 A bare name (no ``/`` and no ``.toml``) refers to the bundled library in ``ccac.queries``.
 """
@@ -42,7 +43,7 @@ from ccac.network import FLOW_PATH_PARAMS, Network, parse_flow_path, parse_netwo
 from ccac.params import resolve, to_fraction
 
 SECTIONS = ("network", "cca", "flow", "params", "definitions", "query")
-QUERY_KEYS = ("description", "assume", "find", "periodic", "expect", "horizons")
+QUERY_KEYS = ("description", "assume", "find", "periodic", "expect", "horizons", "slow")
 ANSWERS = ("sat", "unsat")
 
 
@@ -67,6 +68,7 @@ class Query:
     expect: str | None
     source: str
     horizons: list[int] | None = None
+    slow: bool = False
     definitions: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -209,12 +211,15 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
     if horizons is not None and (not isinstance(horizons, list) or not horizons or not all(
             isinstance(h, int) and not isinstance(h, bool) and h >= 2 for h in horizons)):
         raise CcacError("horizons must be a non-empty list of whole numbers >= 2", "query.horizons")
+    slow = q.get("slow", False)
+    if not isinstance(slow, bool):
+        raise CcacError("slow must be true or false", "query.slow")
     description = q.get("description", "")
     if not isinstance(description, str):
         raise CcacError("description must be a string", "query.description")
     return Query(name=name, description=description.strip(), network=network, flows=flows,
                  params=params, assume=assume, find=find, periodic=periodic, expect=expect,
-                 source=source, horizons=horizons, definitions=definitions, raw=data)
+                 source=source, horizons=horizons, slow=slow, definitions=definitions, raw=data)
 
 
 def parse_definitions(table: dict[str, Any]) -> dict[str, str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Union
+from typing import Any, Union
 
 import z3
 
@@ -42,6 +42,18 @@ def maximum(a: Term, b: Term) -> Term:
     if not is_symbolic(a) and not is_symbolic(b):
         return max(a, b)
     return z3.If(as_real(a) >= as_real(b), as_real(a), as_real(b))
+
+
+def first_case(cases: Iterable[tuple[Cond, Any]], otherwise: Any) -> Any:
+    """The value of the first (condition, value) case whose condition holds, else ``otherwise``:
+    a chain of ``If``s. Conditions that are plain True or False are decided here."""
+    result = otherwise
+    for cond, value in reversed(list(cases)):
+        if cond is True:
+            result = value
+        elif cond is not False:
+            result = z3.If(cond, value, result)
+    return result
 
 
 def as_real(value: Term) -> z3.ArithRef:

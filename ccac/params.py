@@ -17,6 +17,12 @@ from typing import Any, Mapping
 from ccac.errors import CcacError
 
 
+POSITIVE: dict[str, Any] = dict(minimum=Fraction(0), exclusive_minimum=True)
+"""``Param(..., **POSITIVE)``: the value must be > 0."""
+NONNEG: dict[str, Any] = dict(minimum=Fraction(0))
+"""``Param(..., **NONNEG)``: the value must be >= 0."""
+
+
 def to_fraction(value: Any, where: str) -> Fraction:
     """Parse an int, float, Fraction or numeric string exactly; reject anything else."""
     if isinstance(value, bool):

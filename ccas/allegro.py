@@ -101,8 +101,8 @@ import z3
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.encoding import num
 from ccac.errors import CcacError
-from ccac.params import Param
-from ccac.ccas.pcc import POSITIVE, FateMarks, _round, fate_known, scale_params
+from ccac.params import POSITIVE, Param
+from ccac.ccas.pcc import FateMarks, _round, fate_known, scale_params
 
 START, DECIDE, ADJUST = 0, 1, 2
 WAIT = 4          # the phase while waiting for the fate of the experiment's last MI

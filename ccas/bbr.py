@@ -89,9 +89,8 @@ import z3
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.encoding import maximum
 from ccac.errors import CcacError
-from ccac.params import Param
+from ccac.params import POSITIVE, Param
 
-POSITIVE = dict(minimum=Fraction(0), exclusive_minimum=True)
 
 
 class BBR(CCA):

@@ -113,7 +113,7 @@ from typing import Any
 import z3
 
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
-from ccac.encoding import Cond
+from ccac.encoding import Cond, first_case
 from ccac.params import Param
 
 
@@ -178,8 +178,8 @@ class Copa(CCA):
 
             # The displayed range is a function of the curves (terms, not variables): the
             # largest k with dq_lo >= k, and the smallest k with dq_hi <= k (T = unbounded).
-            dq_lo.append(_first(((lo_at_least(k), k) for k in range(top, 0, -1)), 0))
-            dq_hi.append(_first(((hi_at_most(k), k) for k in range(1, top + 1)), T))
+            dq_lo.append(first_case(((lo_at_least(k), z3.IntVal(k)) for k in range(top, 0, -1)), z3.IntVal(0)))
+            dq_hi.append(first_case(((hi_at_most(k), z3.IntVal(k)) for k in range(1, top + 1)), z3.IntVal(T)))
 
             if t >= max(R, 1):
                 prev = cwnd[t - 1]
@@ -254,18 +254,6 @@ class Copa(CCA):
                 if hi is not None and f.rate[t] < g * f.cwnd[t] / (R + hi):
                     problems.append(f"step {t}: pacing rate {f.rate[t]} below {g} * cwnd / (R + {hi})")
         return problems
-
-
-def _first(cases: Any, otherwise: int) -> Any:
-    """The value of the first (condition, value) case that holds, else ``otherwise``."""
-    cases = list(cases)
-    result: Any = z3.IntVal(otherwise)
-    for cond, value in reversed(cases):
-        if cond is True:
-            result = z3.IntVal(value)
-        elif cond is not False:
-            result = z3.If(cond, z3.IntVal(value), result)
-    return result
 
 
 ALGORITHM = Copa()

@@ -164,9 +164,8 @@ import z3
 
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.errors import CcacError
-from ccac.params import Param
+from ccac.params import POSITIVE, Param
 
-POSITIVE = dict(minimum=Fraction(0), exclusive_minimum=True)
 PULLING = ("coarse", "ideal", "any", "fallback")
 FILTERS = ("hull", "latest", "floor")
 HOLD, ACCELERATE, DECELERATE, DRAIN, HISTORY = 0, 1, 2, 3, -1

@@ -134,10 +134,10 @@ import z3
 
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.ccas.pcc import pow_bound
+from ccac.encoding import first_case
 from ccac.errors import CcacError
-from ccac.params import Param
+from ccac.params import POSITIVE, Param
 
-POSITIVE = dict(minimum=Fraction(0), exclusive_minimum=True)
 INCREASE, DECREASE, NONE = 1, -1, 0
 # The check's tolerance for the encoding's outward rounding (pow_bound keeps ~12 digits).
 _CHECK_TOLERANCE = Fraction(1, 10 ** 9)
@@ -162,14 +162,6 @@ def _targets(s: Fraction, jitter: Fraction, qmax: Fraction, mu_min: Fraction, ca
 def targets(p: dict[str, Any], top: int) -> tuple[tuple[Fraction, Fraction], ...]:
     return _targets(Fraction(p["s"]), Fraction(p["jitter"]), Fraction(p["qmax"]), Fraction(p["mu_min"]),
                     bool(p["cap"]), top)
-
-
-def _first(cases: list[tuple[Any, Any]], otherwise: Any) -> Any:
-    """The value of the first (condition, value) case that holds, else ``otherwise``."""
-    result = otherwise
-    for cond, value in reversed(cases):
-        result = z3.If(cond, value, result)
-    return result
 
 
 def _bracket(served_past: Any, top: int) -> tuple[dict[int, Any], list[tuple[Any, int]]]:
@@ -269,10 +261,10 @@ class ExpDelay(CCA):
                 continue
             u = t - R
             lo_is, bounded = _bracket(lambda k: v.served_past(u, k), u)
-            q_lo.append(_first([(c, z3.IntVal(k)) for k, c in lo_is.items()], z3.IntVal(0)))
-            q_hi.append(_first([(c, z3.IntVal(k + 1)) for c, k in bounded], z3.IntVal(T)))
-            tgt_hi.append(_first([(c, z3.RealVal(tg[k][1] * C)) for k, c in lo_is.items()], z3.RealVal(0)))
-            tgt_lo.append(_first([(c, z3.RealVal(tg[k + 1][0] * C)) for c, k in bounded], z3.RealVal(0)))
+            q_lo.append(first_case([(c, z3.IntVal(k)) for k, c in lo_is.items()], z3.IntVal(0)))
+            q_hi.append(first_case([(c, z3.IntVal(k + 1)) for c, k in bounded], z3.IntVal(T)))
+            tgt_hi.append(first_case([(c, z3.RealVal(tg[k][1] * C)) for k, c in lo_is.items()], z3.RealVal(0)))
+            tgt_lo.append(first_case([(c, z3.RealVal(tg[k + 1][0] * C)) for c, k in bounded], z3.RealVal(0)))
             prev = mu[t - 1]
             may_increase, may_decrease = _allowed(lo_is, bounded, prev, tg, C)
             up = z3.And(mu[t] == prev + p["a"] * C, may_increase)

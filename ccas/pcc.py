@@ -125,10 +125,8 @@ import z3
 from ccac.cca import FlowContext
 from ccac.encoding import Cond, Term
 from ccac.errors import CcacError
-from ccac.params import Param
+from ccac.params import NONNEG, POSITIVE, Param
 
-POSITIVE = dict(minimum=Fraction(0), exclusive_minimum=True)
-NONNEG = dict(minimum=Fraction(0))
 
 
 # ====================================================================== parameters

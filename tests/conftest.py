@@ -12,6 +12,7 @@ import z3
 
 from ccac import parse_query, solve
 from ccac.backends import solve_z3
+from ccac.params import resolve
 
 
 def make_query(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
@@ -21,6 +22,11 @@ def make_query(network: dict[str, Any], cca: dict[str, Any] | None = None, find:
     if find is not None:
         query["find"] = find
     return parse_query({"network": network, "cca": cca or {"name": "any"}, "query": query})
+
+
+def cca_params(cca: Any, **given: Any) -> dict[str, Any]:
+    """``cca``'s parameters with its defaults, the given ones (None: the default) overriding."""
+    return resolve(cca.params, {k: v for k, v in given.items() if v is not None}, "cca")
 
 
 def answer(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,

@@ -14,14 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import answer, assert_admits, make_query
+from conftest import answer, assert_admits, cca_params, make_query
 
 from ccac import solve
 from ccac.backends import solve_z3
 from ccac.ccas import get_cca
 from ccac.ccas.etc import (ACCELERATE, DECELERATE, DRAIN, FILTERS, PULLING, Reference,
                            breakpoints, cell_gaps, enclosure)
-from ccac.params import resolve
 from ccac.problem import build
 from ccac.trace import delay_range
 from ccac.validate import flow_values, validate
@@ -32,7 +31,7 @@ C = Fraction(1)
 
 
 def params(**given: Any) -> dict[str, Any]:
-    return resolve(ETC.params, {k: v for k, v in given.items() if v is not None}, "cca")
+    return cca_params(ETC, **given)
 
 
 def run(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,

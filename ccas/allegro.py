@@ -102,7 +102,7 @@ from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.encoding import num
 from ccac.errors import CcacError
 from ccac.params import POSITIVE, Param
-from ccac.ccas.pcc import FateMarks, _round, fate_known, scale_params
+from ccac.ccas.pcc import _round, scale_params
 
 START, DECIDE, ADJUST = 0, 1, 2
 WAIT = 4          # the phase while waiting for the fate of the experiment's last MI
@@ -248,7 +248,8 @@ class Allegro(CCA):
         u_prev, prev_base = ctx.series("u_prev"), ctx.series("prev_base")
         reg = [ctx.series(f"allegro_u{i}") for i in range(4)]        # utility of decision MI i
         acc_a, acc_l = ctx.series("allegro_sent"), ctx.series("allegro_lost")
-        marks = FateMarks(ctx, "allegro", WAIT)
+        mark_adm, mark_L = ctx.series("allegro_mark_adm", axis="S"), ctx.series("allegro_mark_L", axis="L")
+        fate = ctx.series("allegro_fate", "bool")
         no_loss = v.buffer is None and not v.net.lossy
 
         def ends(t: int) -> Any:
@@ -312,9 +313,11 @@ class Allegro(CCA):
                 else:
                     ctx.add(reg[i][t] == z3.If(here, util[t], reg[i][t - 1]))
             # the end of the experiment's last MI, for the fate test
-            marks.constrain(ctx, t, phase)
+            ctx.add(z3.Implies(phase[t] < WAIT, z3.And(mark_adm[t] == ctx.A[t] - ctx.L[t], mark_L[t] == ctx.L[t])))
             if t == 0:
+                ctx.add(z3.Implies(phase[t] == WAIT, z3.And(mark_adm[t] <= ctx.A[t] - ctx.L[t], mark_L[t] <= ctx.L[t])))
                 continue
+            ctx.add(z3.Implies(phase[t] == WAIT, z3.And(mark_adm[t] == mark_adm[t - 1], mark_L[t] == mark_L[t - 1])))
 
             # ---- transitions from t-1 to t
             pp, ps = phase[t - 1], pos[t - 1]
@@ -328,16 +331,17 @@ class Allegro(CCA):
             ctx.add(z3.Implies(in_mi, z3.And(phase[t] == pp, pos[t] == ps + 1, mlen[t] == mlen[t - 1],
                                               event[t] == NO_EVENT, *keep)))
             ctx.add(z3.Implies(next_mi, z3.And(phase[t] == pp + 1, pos[t] == 0, event[t] == NO_EVENT, *keep)))
-            marks.test(ctx, t)
+            if t >= R:
+                ctx.add(fate[t] == z3.And(ctx.S[t - R] >= mark_adm[t - 1], ctx.Ld[t] >= mark_L[t - 1]))
             waited = z3.If(pp == WAIT, ps + 1, 1)
             new_experiment = [phase[t] == 0, pos[t] == 0]
-            ctx.add(z3.Implies(z3.And(ready, z3.Not(marks.known[t])), z3.Or(
+            ctx.add(z3.Implies(z3.And(ready, z3.Not(fate[t])), z3.Or(
                 z3.And(phase[t] == WAIT, pos[t] == z3.If(waited >= TO, TO, waited), mlen[t] == mlen[t - 1],
                        event[t] == NO_EVENT, *keep),
                 z3.And(waited >= TO, event[t] == TIMEOUT, base[t] * 2 == base[t - 1], mode[t] == DECIDE,
                        epsk[t] == 1, dirn[t] == dirn[t - 1], adj[t] == adj[t - 1], u_prev[t] == u_prev[t - 1],
                        prev_base[t] == prev_base[t - 1], *new_experiment))))
-            decide = z3.And(ready, marks.known[t])
+            decide = z3.And(ready, fate[t])
             ctx.add(z3.Implies(decide, z3.And(event[t] == RULE, *new_experiment)))
             r, m0 = base[t - 1], mode[t - 1]
             u0, up_ = reg[0][t - 1], u_prev[t - 1]
@@ -384,7 +388,8 @@ class Allegro(CCA):
         state = {"base": base, "mode": mode, "phase": phase, "pos": pos, "mlen": mlen, "order": order,
                  "eps": eps, "dir": dirn, "adj_n": adj, "event": event, "util": util, "u_prev": u_prev,
                  "prev_base": prev_base}
-        state.update({"_reg": reg, "_epsk": epsk, "_acc_a": acc_a, "_acc_l": acc_l, "_marks": marks})
+        state.update({"_reg": reg, "_epsk": epsk, "_acc_a": acc_a, "_acc_l": acc_l, "_mark_adm": mark_adm,
+                      "_mark_L": mark_L})
         return state
 
     def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list[tuple[str, Any, Any]]:
@@ -394,7 +399,12 @@ class Allegro(CCA):
                  for name in ("base", "mode", "phase", "pos", "mlen", "order", "eps", "dir", "adj_n",
                               "u_prev", "prev_base", "_acc_a", "_acc_l")]
         pairs += [(f"utility register {i} of flow {n}", s[0], s[last]) for i, s in enumerate(state["_reg"])]
-        return pairs + state["_marks"].periodic_pairs(ctx)
+        adm = [ctx.A[t] - ctx.L[t] for t in (0, last)]
+        pairs.append((f"fate mark (admitted) of flow {n}", adm[0] - state["_mark_adm"][0],
+                      adm[1] - state["_mark_adm"][last]))
+        pairs.append((f"fate mark (lost) of flow {n}", ctx.L[0] - state["_mark_L"][0],
+                      ctx.L[last] - state["_mark_L"][last]))
+        return pairs
 
     # ------------------------------------------------------------------ independent check
     def check(self, f: FlowValues) -> list[str]:
@@ -481,7 +491,13 @@ class Allegro(CCA):
                 if (phase[t], pos[t]) != (pp + 1, 0) or not same or order[t] != order[t - 1] or event[t] != NO_EVENT:
                     bad(t, "the next MI of the experiment should start with the state unchanged")
                 continue
-            fate = fate_known(f, phase, WAIT, t)
+            fate = None
+            if t >= R:
+                e = t - 1
+                while e >= 0 and phase[e] == WAIT:
+                    e -= 1
+                if e >= 0:
+                    fate = f.S[t - R] >= f.A[e] - f.L[e] and f.Ld[t] >= f.L[e]
             waited = ps + 1 if pp == WAIT else 1
             if event[t] == NO_EVENT:
                 if (phase[t], pos[t]) != (WAIT, min(waited, TO)) or not same or order[t] != order[t - 1]:

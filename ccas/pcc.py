@@ -423,58 +423,6 @@ class RateGrid:
         return out
 
 
-class FateMarks:
-    """Where an experiment's last MI ended, for the "fate known" test ("Waiting for fate" above).
-
-    ``adm[t]`` and ``lost[t]`` are the flow's admitted and lost byte counts at the last step of
-    the latest MI: equal to ``A_f - L_f`` and ``L_f`` during an MI, held while the sender waits
-    (``phase == wait``). At step 0 a waiting sender's marks are history, at most the current
-    counts. ``known[t]`` (t >= R) says whether every byte of that MI is ACKed (``S_f[t-R]``)
-    or detected lost (``Ld_f[t]``) by step t; before R it is free (it reads pre-trace ACKs).
-    """
-
-    def __init__(self, ctx: FlowContext, prefix: str, wait: int) -> None:
-        self.adm = ctx.series(f"{prefix}_mark_adm", axis="S")
-        self.lost = ctx.series(f"{prefix}_mark_L", axis="L")
-        self.known = ctx.series(f"{prefix}_fate", "bool")
-        self.wait = wait
-
-    def constrain(self, ctx: FlowContext, t: int, phase: Sequence[Term]) -> None:
-        """The marks at step t."""
-        adm = ctx.A[t] - ctx.L[t]
-        ctx.add(z3.Implies(phase[t] < self.wait, z3.And(self.adm[t] == adm, self.lost[t] == ctx.L[t])))
-        if t == 0:
-            ctx.add(z3.Implies(phase[t] == self.wait, z3.And(self.adm[t] <= adm, self.lost[t] <= ctx.L[t])))
-        else:
-            ctx.add(z3.Implies(phase[t] == self.wait,
-                               z3.And(self.adm[t] == self.adm[t - 1], self.lost[t] == self.lost[t - 1])))
-
-    def test(self, ctx: FlowContext, t: int) -> None:
-        """``known[t]``: the fate of the MI marked at t-1 is known at t (from step R on)."""
-        if t >= ctx.R:
-            ctx.add(self.known[t] == z3.And(ctx.S[t - ctx.R] >= self.adm[t - 1], ctx.Ld[t] >= self.lost[t - 1]))
-
-    def periodic_pairs(self, ctx: FlowContext) -> list[tuple[str, Any, Any]]:
-        """The marks relative to the current counts repeat (absolute counts do not)."""
-        last, n = ctx.T - 1, ctx.n
-        adm = [ctx.A[t] - ctx.L[t] for t in (0, last)]
-        return [(f"fate mark (admitted) of flow {n}", adm[0] - self.adm[0], adm[1] - self.adm[last]),
-                (f"fate mark (lost) of flow {n}", ctx.L[0] - self.lost[0], ctx.L[last] - self.lost[last])]
-
-
-def fate_known(f: Any, phase: Sequence[Any], wait: int, t: int) -> bool | None:
-    """For the checkers: is the fate of the latest MI ending before t known at t (None: no
-    such MI in the trace, or t < R)?"""
-    if t < f.R:
-        return None
-    e = t - 1
-    while e >= 0 and phase[e] == wait:
-        e -= 1
-    if e < 0:
-        return None
-    return f.S[t - f.R] >= f.A[e] - f.L[e] and f.Ld[t] >= f.L[e]
-
-
 # ====================================================================== checking helpers
 # Independent of the z3 helpers above: plain interval arithmetic on exact numbers, used by the
 # CCAs' check() methods. They share only the grid points and the line tables (pure numbers
@@ -671,7 +619,8 @@ class GradientPCC:
             ctx.add(*(rerun[t] == 0 for t in range(T)))
         reg = [[ctx.series(f"pcc_y{i}_{j}") for j in range(M)] for i in range(W)]
         lost = [ctx.series(f"pcc_lost{i}") for i in range(W)]
-        marks = FateMarks(ctx, "pcc", W)
+        mark_adm, mark_L = ctx.series("pcc_mark_adm", axis="S"), ctx.series("pcc_mark_L", axis="L")
+        fate_var = ctx.series("pcc_fate", "bool")
         votes = [ctx.series(f"pcc_vote{k}", "bool") for k in range(K)]
         agree = ctx.series("pcc_agree", "bool") if var.double_check else None
         power, inverse = ctx.series("pcc_xt"), ctx.series("pcc_xt1")       # ~ x^t, x^(t-1)
@@ -689,6 +638,7 @@ class GradientPCC:
         points = grid_points(p["grid_lo"] * p["link_mbps"], p["grid_hi"] * p["link_mbps"], p["grid"])
         grid = RateGrid(ctx, x_mbps, points, "pcc_x")
 
+        adm_f = [ctx.A[t] - ctx.L[t] for t in range(T)]
         rtt_min = [z3.If(v.admitted(t) > v.token_line(t), (v.admitted(t) - v.token_line(t)) / C, 0) for t in range(T)]
 
         def pick(k: int, t: int, first_high: Any, second_high: Any) -> Any:
@@ -733,7 +683,11 @@ class GradientPCC:
                     ctx.add(lost[i][t] == z3.If(phase[t] == i, z3.If(pos[t] == 0, dl, lost[i][t - 1] + dl),
                                                 lost[i][t - 1]))
             # the end of the last probe MI, for the fate test
-            marks.constrain(ctx, t, phase)
+            ctx.add(z3.Implies(phase[t] < W, z3.And(mark_adm[t] == adm_f[t], mark_L[t] == ctx.L[t])))
+            if t == 0:
+                ctx.add(z3.Implies(phase[t] == W, z3.And(mark_adm[t] <= adm_f[t], mark_L[t] <= ctx.L[t])))
+            else:
+                ctx.add(z3.Implies(phase[t] == W, z3.And(mark_adm[t] == mark_adm[t - 1], mark_L[t] == mark_L[t - 1])))
             # enclosures of the base rate's powers (valid at every step)
             ctx.add(*grid.power(t, x_mbps[t], power[t], t_exp))
             ctx.add(*grid.power(t, x_mbps[t], inverse[t], t_exp - 1))
@@ -758,8 +712,9 @@ class GradientPCC:
                     ctx.add(z3.Implies(z3.And(pp == i, ps == j),
                                        z3.And(phase[t] == nxt[0], pos[t] == nxt[1], *keep)))
             ready = z3.Or(pp == W, z3.And(pp == W - 1, ps == M - 1))
-            marks.test(ctx, t)
-            fate = marks.known[t]
+            if t >= R:
+                ctx.add(fate_var[t] == z3.And(ctx.S[t - R] >= mark_adm[t - 1], ctx.Ld[t] >= mark_L[t - 1]))
+            fate = fate_var[t]
             waited = z3.If(pp == W, ps + 1, 1)
             new_round = [phase[t] == 0, pos[t] == 0]
             # not known yet: wait; after the MI timeout the rate may be halved (never forced: the
@@ -922,7 +877,8 @@ class GradientPCC:
             state[dn], state[gn] = du[k], gam[k]
         if rerun is not None:
             state["rerun"] = rerun
-        state.update({"_reg": reg, "_lost": lost, "_marks": marks, "_gamma_first": gamma_first, "_obit": obit})
+        state.update({"_reg": reg, "_lost": lost, "_mark_adm": mark_adm, "_mark_L": mark_L,
+                      "_gamma_first": gamma_first, "_obit": obit})
         return state
 
     def periodic_gradient(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
@@ -937,7 +893,9 @@ class GradientPCC:
                 pairs.append((f"RTT register {i}.{j} of flow {n}", series[0], series[last]))
         for i, series in enumerate(internal["lost"]):
             pairs.append((f"loss register {i} of flow {n}", series[0], series[last]))
-        pairs += internal["marks"].periodic_pairs(ctx)
+        adm = [ctx.A[t] - ctx.L[t] for t in (0, last)]
+        pairs.append((f"fate mark (admitted) of flow {n}", adm[0] - internal["mark_adm"][0], adm[1] - internal["mark_adm"][last]))
+        pairs.append((f"fate mark (lost) of flow {n}", ctx.L[0] - internal["mark_L"][0], ctx.L[last] - internal["mark_L"][last]))
         if internal["gamma_first"] is not None:
             pairs.append((f"double-check gradient of flow {n}", internal["gamma_first"][0], internal["gamma_first"][last]))
         return pairs
@@ -965,6 +923,7 @@ class GradientPCC:
         du = [st[dn] for dn, _ in self.pair_names(K)]
         gam = [st[gn] for _, gn in self.pair_names(K)]
         rerun = st.get("rerun")
+        adm_f = [a - l for a, l in zip(f.A, f.L)]
         out: list[str] = []
 
         def bad(t: int, msg: str) -> None:
@@ -1018,7 +977,13 @@ class GradientPCC:
                 if (phase[t], pos[t]) != nxt or not same or event[t] != 0:
                     bad(t, f"the MI schedule should continue to phase {nxt[0]}, position {nxt[1]} unchanged")
                 continue
-            fate = fate_known(f, phase, W, t)
+            fate = None
+            if t >= R:
+                e = t - 1
+                while e >= 0 and phase[e] == W:
+                    e -= 1
+                if e >= 0:
+                    fate = f.S[t - R] >= adm_f[e] and f.Ld[t] >= f.L[e]
             waited = ps + 1 if pp == W else 1
             if event[t] == 0:
                 if phase[t] != W or pos[t] != min(waited, TO) or not same:

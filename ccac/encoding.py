@@ -11,7 +11,7 @@ against solving; other solvers receive the same formula through SMT-LIB 2 (see
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Union
@@ -44,15 +44,18 @@ def maximum(a: Term, b: Term) -> Term:
     return z3.If(as_real(a) >= as_real(b), as_real(a), as_real(b))
 
 
-def first_case(cases: Iterable[tuple[Cond, Any]], otherwise: Any) -> Any:
+def first_case(cases: Iterable[tuple[Cond, Any]], otherwise: Any,
+               term: Callable[[Any], Any] = lambda x: x) -> Any:
     """The value of the first (condition, value) case whose condition holds, else ``otherwise``:
-    a chain of ``If``s. Conditions that are plain True or False are decided here."""
-    result = otherwise
-    for cond, value in reversed(list(cases)):
+    a chain of ``If``s, each value made a term by ``term`` (e.g. ``z3.IntVal``) as the chain is
+    built from the last case up. Conditions that are plain True or False are decided here."""
+    cases = list(cases)
+    result = term(otherwise)
+    for cond, value in reversed(cases):
         if cond is True:
-            result = value
+            result = term(value)
         elif cond is not False:
-            result = z3.If(cond, value, result)
+            result = z3.If(cond, term(value), result)
     return result
 
 

@@ -178,8 +178,8 @@ class Copa(CCA):
 
             # The displayed range is a function of the curves (terms, not variables): the
             # largest k with dq_lo >= k, and the smallest k with dq_hi <= k (T = unbounded).
-            dq_lo.append(first_case(((lo_at_least(k), z3.IntVal(k)) for k in range(top, 0, -1)), z3.IntVal(0)))
-            dq_hi.append(first_case(((hi_at_most(k), z3.IntVal(k)) for k in range(1, top + 1)), z3.IntVal(T)))
+            dq_lo.append(first_case(((lo_at_least(k), k) for k in range(top, 0, -1)), 0, z3.IntVal))
+            dq_hi.append(first_case(((hi_at_most(k), k) for k in range(1, top + 1)), T, z3.IntVal))
 
             if t >= max(R, 1):
                 prev = cwnd[t - 1]

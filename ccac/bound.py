@@ -54,7 +54,7 @@ from ccac.errors import CcacError
 from ccac.params import to_fraction
 from ccac.problem import Problem, build
 from ccac.query import Query, load_query
-from ccac.solve import read_trace
+from ccac.solve import confirm_periodic_unsat, read_trace
 from ccac.trace import Trace
 from ccac.validate import validate
 
@@ -165,6 +165,9 @@ class _Prober:
             problem = dataclasses.replace(self.problem, query=self.at(value))
             formulas = [*self.formulas, self.symbol == num(value)]
         outcome = SOLVERS[self.solver](formulas, self.timeout)
+        if outcome.answer == "unsat" and problem.query.periodic:
+            fixed = [] if self.problem is None else [self.symbol == num(value)]
+            outcome = confirm_periodic_unsat(problem, self.solver, outcome, self.timeout, fixed)
         self.version = outcome.version
         return Probe(value, outcome.answer, outcome.seconds, outcome.reason), problem, outcome.assignment
 

@@ -35,13 +35,17 @@ class StateVar:
     """A per-step state variable of a CCA, usable in queries as ``name[n][t]``.
 
     ``plotted`` variables are drawn by ``ccac query --plot`` below the model's panels, one
-    panel per unit (so a CCA marks the few that explain its decisions, not its bookkeeping)."""
+    panel per unit (so a CCA marks the few that explain its decisions, not its bookkeeping).
+    ``axis`` names the byte curve of the flow a variable is a position on ("S", "L" or "A", as
+    in :class:`ccac.encoding.Slot`): such a variable shifts with that curve when a trace is
+    cut into windows or repeated; None for everything else."""
 
     name: str
     description: str
     unit: str = "bytes"
     kind: str = "real"  # "real", "int" or "bool"
     plotted: bool = False
+    axis: str | None = None
 
 
 class FlowView:
@@ -204,19 +208,19 @@ class CCA(ABC):
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
         """Add this CCA's constraints for flow ``ctx.n``; return its state series by name."""
 
-    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list[tuple[str, Term, Term]]:
-        """(label, start, end) pairs a repeatable (periodic) trace must keep equal.
+    def lookback(self, params: dict[str, Any], R: int) -> int:
+        """How many steps before step t the rule at t reads, at most: the curves (ACKs at t-R),
+        its own state (at t-1), its samples and windows. The delay reading of a sample is not
+        counted (the model bounds it; see ``ccac.periodic``). Periodic queries encode at least
+        this much wrapped history before the trace, so that every rule of the trace reads what
+        a run repeating the trace forever would show it. The default covers a CCA that reads
+        the ACKs of step t-R and its own state at t-1."""
+        return R + 1
 
-        The default is the CCA's window and every declared real state variable, start vs end.
-        CCAs whose next step reads a longer history override this.
-        """
-        last = ctx.T - 1
-        pairs = [(f"cwnd of flow {ctx.n}", ctx.cwnd[0], ctx.cwnd[last])]
-        for sv in self.state:
-            if sv.kind == "real":
-                series = state[sv.name]
-                pairs.append((f"{sv.name} of flow {ctx.n}", series[0], series[last]))
-        return pairs
+    def period_divisor(self, params: dict[str, Any], R: int) -> int:
+        """A periodic trace's period (T - 1 steps) must be a multiple of this: the length of
+        any clock the CCA runs on (a probing cycle, an update timer), which must repeat too."""
+        return 1
 
     @abstractmethod
     def check(self, f: FlowValues) -> list[str]:

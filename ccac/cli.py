@@ -131,12 +131,14 @@ def describe_query(q: Any) -> str:
 def statement(q: Any, answer: str) -> str:
     """What exactly was checked, with its quantifiers."""
     net = q.network
-    history = max(net.path(n).R for n in range(net.flows))
-    scope = (f"traces of the {net.model_name} model over steps 0..{net.T - 1} (steps 0..{history - 1} are "
-             f"free history; any initial state)")
-    conds = [f"assume {a}" for a in q.assume] + ([f"find {q.find}"] if q.find else [])
     if q.periodic:
-        conds.append("periodic (end state = start state)")
+        scope = (f"periodic runs of the {net.model_name} model (steps 0..{net.T - 1} repeated forever, "
+                 f"period {net.T - 1}; every rule holds at every step, reading the earlier periods)")
+    else:
+        history = max(net.path(n).R for n in range(net.flows))
+        scope = (f"traces of the {net.model_name} model over steps 0..{net.T - 1} (steps 0..{history - 1} "
+                 f"are free history; any initial state)")
+    conds = [f"assume {a}" for a in q.assume] + ([f"find {q.find}"] if q.find else [])
     body = "; ".join(conds) or "no conditions"
     if answer == "sat":
         return f"checked: there EXISTS one of the {scope} with: {body}"

@@ -91,24 +91,65 @@ class Slot:
         return {"real": z3.Real, "int": z3.Int, "bool": z3.Bool}[self.kind](name)
 
 
+@dataclass(frozen=True)
+class Timeline:
+    """Which steps of the encoded timeline are the trace and which are wrapped history.
+
+    An ordinary query encodes the trace's steps 0 .. T-1 directly (``history = 0``). A periodic
+    query encodes ``history`` more steps before them: the trace repeats with period
+    ``period = T - 1`` (its last step is the next period's first), so a step before the trace is
+    the trace's own step one or more periods later, every cumulative curve shifted down by the
+    growth of those periods. Rules that look back in time (loss detection, delay readings,
+    filters, monitor intervals) then read what a run that has always repeated the trace would
+    have shown them, instead of a free history. Timeline step ``e`` is trace step ``e - history``.
+    """
+
+    history: int = 0
+    period: int = 0
+
+    def wrap(self, e: int) -> tuple[int, int]:
+        """For timeline step ``e`` before the trace: (trace step, periods before it)."""
+        tau = e - self.history
+        periods = -(tau // self.period)  # ceil(-tau / period) for tau < 0
+        return tau + periods * self.period, periods
+
+
 class Encoding:
     """Named variables plus labelled constraints; the input to every solver backend."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeline: Timeline = Timeline()) -> None:
         self.constraints: list[tuple[str, z3.BoolRef]] = []
         self._names: set[str] = set()
         self.slots: dict[str, Slot] = {}
+        self.timeline = timeline
 
-    def step(self, kind: str, series: str, t: int, flow: int | None = None,
+    def step(self, kind: str, series: str, e: int, flow: int | None = None,
              axis: str | None = None) -> z3.ExprRef:
-        """The variable for step ``t`` of a per-step series (of flow ``flow``, if per flow)."""
+        """The value at timeline step ``e`` of a per-step series (of flow ``flow``, if per flow):
+        a fresh variable named by its trace step, or before the trace of a periodic query the
+        wrapped term (:meth:`wrapped`)."""
         if axis is not None and axis not in AXES:
             raise ValueError(f"unknown axis {axis!r}")
+        t = e - self.timeline.history
         slot = Slot(series, flow, t, axis, kind)
+        if t < 0:
+            return self.wrapped(slot)
         var = slot.at(t)
         self._fresh(var.decl().name())
         self.slots[var.decl().name()] = slot
         return var
+
+    def wrapped(self, slot: Slot) -> z3.ExprRef:
+        """A step before the trace of a periodic query, as the same step ``periods`` periods
+        later: the same value for a value that is not a byte position, and for a cumulative
+        curve (one with an axis) that value minus the curve's growth over those periods."""
+        tl = self.timeline
+        tau, periods = tl.wrap(slot.step + tl.history)
+        later = slot.at(tau)
+        if slot.axis is None:
+            return later
+        growth = slot.at(tl.period) - slot.at(0)
+        return later - periods * growth
 
     def real(self, name: str) -> z3.ArithRef:
         return z3.Real(self._fresh(name))

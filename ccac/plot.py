@@ -31,7 +31,7 @@ from matplotlib.ticker import MaxNLocator, MultipleLocator
 from ccac.ccas import get_cca
 from ccac.cca import StateVar
 from ccac.errors import CcacError
-from ccac.trace import Trace, delay_range
+from ccac.trace import Trace
 
 FORMATS = (".png", ".svg", ".pdf")
 ARRIVAL, ADMITTED, SERVICE, BOUND = "tab:blue", "#7fb2e0", "tab:red", "black"
@@ -188,8 +188,8 @@ def _delay(ax: Axes, trace: Trace) -> None:
     """Bars from the least to the greatest queueing delay the model allows at each step."""
     ranges = [trace.delay_range(i) for i in range(trace.T)]
     boxed = [n for n in range(trace.flows) if trace.network.path(n).D > 0]
-    own = {n: [delay_range(trace.flow("So_f", n), _admitted_f(trace, n), i) for i in range(trace.T)]
-           for n in boxed}  # each boxed flow's own reading, drawn beside the shared one
+    # each boxed flow's own reading, drawn beside the shared one
+    own = {n: [trace.delay_range(i, flow=n) for i in range(trace.T)] for n in boxed}
     every = ranges + [r for readings in own.values() for r in readings]
     top = max([hi for _, hi in every if hi is not None] + [lo for lo, _ in every]) + 1.2
     closed = [(i, lo, hi) for i, (lo, hi) in enumerate(ranges) if hi is not None]
@@ -259,10 +259,6 @@ def _flow_style(trace: Trace, n: int) -> dict[str, Any]:
 
 def _steps(name: str, n: int) -> str:
     return f"{name} = {n} step{'' if n == 1 else 's'}"
-
-
-def _admitted_f(trace: Trace, n: int) -> list[Fraction]:
-    return [a - l for a, l in zip(trace.flow("A_f", n), trace.flow("L_f", n))]
 
 
 def _flow(trace: Trace, name: str, n: int) -> list[Any] | None:

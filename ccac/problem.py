@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ccac.encoding import Encoding
+from ccac import periodic as steady
 from ccac.errors import CcacError
 from ccac.expr import Series, Symbols, compile_condition
 from ccac.models import MODELS, FlowSetup, PathVars
@@ -55,8 +56,14 @@ class Problem:
 
 def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
                 value: Callable[[Any], Any]) -> Symbols:
-    """Every name a query may use, each mapped through ``value``."""
-    net = v.net
+    """Every name a query may use, each mapped through ``value``: the trace's steps only (a
+    periodic query's wrapped history is the trace itself, and is not shown twice)."""
+    net = query.network
+    first = v.first
+
+    def steps(row: list[Any]) -> list[Any]:
+        return [value(x) for x in row[first:]]
+
     sym = Symbols()
     sym.constants.update({"C": net.C, "R": net.R, "D": net.D, "T": net.T, "flows": net.flows,
                           "alpha": value(v.alpha), "dupacks": value(v.dupacks)})
@@ -69,7 +76,7 @@ def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
             raise CcacError(f"parameter name {name!r} is already a model name", f"params.{name}")
         sym.constants[name] = param
     for name in TOTAL_SERIES:
-        sym.series[name] = Series(name, [value(x) for x in getattr(v, name)], 1)
+        sym.series[name] = Series(name, steps(getattr(v, name)), 1)
     for name, (attr, _) in FLOW_SERIES.items():
         rows = getattr(v, attr)
         if rows is None:
@@ -81,14 +88,14 @@ def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
             continue
         missing = {n: f"flow {n}'s CCA ({query.flows[n].cca.name}) does not pace"
                    for n, row in enumerate(rows) if row is None}
-        sym.series[name] = Series(name, [[value(x) for x in row] if row is not None else None
-                                         for row in rows], 2, missing)
+        sym.series[name] = Series(name, [steps(row) if row is not None else None for row in rows],
+                                  2, missing)
     for n, flow in enumerate(query.flows):
         for sv in flow.cca.state:
             if sv.name not in sym.series:
                 sym.series[sv.name] = Series(sv.name, [None] * net.flows, 2, {})
             series = sym.series[sv.name]
-            series.values[n] = [value(x) for x in states[n][sv.name]]
+            series.values[n] = steps(states[n][sv.name])
     for series in sym.series.values():
         if series.dims == 2 and series.missing is not None:
             for n, row in enumerate(series.values):
@@ -102,21 +109,22 @@ def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
 
 
 def build(query: Query) -> Problem:
-    """Encode model, CCAs and query as one set of constraints."""
-    net = query.network
-    model = MODELS[net.model_name]
-    enc = Encoding()
+    """Encode model, CCAs and query as one set of constraints. A periodic query is built over
+    its trace plus wrapped history steps (:mod:`ccac.periodic`)."""
+    model = MODELS[query.network.model_name]
+    timeline = steady.timeline(query)
+    enc = Encoding(timeline)
     setups = [FlowSetup(paced=f.cca.paced(f.params), dupacks_default=f.cca.dupacks_default)
               for f in query.flows]
-    v = model.declare(enc, net, setups)
+    v = model.declare(enc, steady.extended(query.network, timeline), setups)
     model.constrain(enc, v)
     states: list[dict[str, list[Any]]] = []
-    periodic: list[tuple[str, Any, Any]] = model.periodic(v)
     for n, flow in enumerate(query.flows):
         ctx = FlowContext(enc, flow_view(v, n), n, flow.params, flow.cca.name)
-        state = flow.cca.encode(ctx)
-        states.append(state)
-        periodic += flow.cca.periodic_state(ctx, state)
+        states.append(flow.cca.encode(ctx))
+    periodic: list[tuple[str, Any, Any]] = []
+    if query.periodic:
+        periodic = model.periodic(v) + steady.conditions(enc, v)
     symbols = symbols_for(query, v, states, lambda x: x)
     problem = Problem(query, enc, v, states, symbols, periodic)
     for i, text in enumerate(query.assume):
@@ -124,5 +132,7 @@ def build(query: Query) -> Problem:
     if query.find is not None:
         enc.add("query.find", compile_condition(query.find, symbols, "query.find"))
     if query.periodic:
-        enc.add("query.periodic", *(start == end for _, start, end in periodic))
+        enc.add("query.periodic", *(start == end for _, start, end in periodic),
+                *steady.lossless_means_detected(v, timeline))
+        enc.add(steady.SETTLED, *steady.settled(v, timeline))
     return problem

@@ -13,12 +13,13 @@ This is the Python API the CLI is a thin layer over::
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-from ccac.backends import SOLVERS, evaluate, fresh_context, to_smtlib
+from ccac.backends import SOLVERS, Outcome, evaluate, fresh_context, to_smtlib
 from ccac.errors import CcacError
+from ccac.periodic import SETTLED
 from ccac.problem import Problem, build, symbols_for
 from ccac.query import Query
 from ccac.trace import Trace
@@ -80,6 +81,8 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
     if smtlib is not None:
         Path(smtlib).write_text(to_smtlib(formulas, smtlib_comments(problem)))
     outcome = SOLVERS[solver](formulas, timeout)
+    if outcome.answer == "unsat" and query.periodic:
+        outcome = confirm_periodic_unsat(problem, solver, outcome, timeout)
     trace = violations = None
     if outcome.answer == "sat":
         assignment = outcome.assignment or {}
@@ -92,11 +95,31 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
                   outcome.version, build_seconds, outcome.seconds)
 
 
+def confirm_periodic_unsat(problem: Problem, solver: str, outcome: Outcome,
+                           timeout: float | None, extra: Sequence[Any] = ()) -> Outcome:
+    """A periodic query's unsat holds only if it holds without the settling conditions too
+    (:mod:`ccac.periodic`): solve again without them. Unsat again: no periodic run exists.
+    Sat: only runs in which some byte waits, or some loss stays undetected, for longer than a
+    period remain, which the settled encoding cannot represent exactly: unknown, said so.
+    ``extra`` are formulas solved with the problem's own (e.g. a probed parameter's value)."""
+    remaining = None if timeout is None else max(timeout - outcome.seconds, 0.001)
+    loose = SOLVERS[solver]([*problem.enc.formulas(skip=[SETTLED]), *extra], remaining)
+    seconds = outcome.seconds + loose.seconds
+    if loose.answer == "unsat":
+        return replace(outcome, seconds=seconds)
+    reason = ("no periodic trace settles within one period, but the query without that condition "
+              + ("is sat: a periodic run in which some byte waits, or some loss stays undetected, for "
+                 "longer than a period (T - 1 steps) is not ruled out; a larger T settles over a longer period"
+                 if loose.answer == "sat" else f"is unknown ({loose.reason})"))
+    return Outcome("unknown", reason, None, outcome.solver, outcome.version, seconds)
+
+
 def read_trace(problem: Problem, assignment: dict[str, Any]) -> Trace:
     memo: dict[int, Any] = {}
     symbols = symbols_for(problem.query, problem.vars, problem.states,
                           lambda term: evaluate(term, assignment, memo))
-    return Trace(problem.query.network, [f.cca.name for f in problem.query.flows], symbols)
+    return Trace(problem.query.network, [f.cca.name for f in problem.query.flows], symbols,
+                 periodic=problem.query.periodic)
 
 
 def smtlib_comments(problem: Problem) -> list[str]:

@@ -23,6 +23,7 @@ class Trace:
     network: Network
     ccas: list[str]
     symbols: Symbols
+    periodic: bool = False  # one period of a run that repeats forever (a periodic query's answer)
 
     # ------------------------------------------------------------------ access
     @property
@@ -43,10 +44,20 @@ class Trace:
         series = self.symbols.series.get(name)
         return None if series is None else series.values[n]
 
-    def delay_range(self, t: int) -> tuple[int, int | None]:
-        """Queueing delay of the byte served at step t (see :func:`delay_range`)."""
-        S, A, L = self.total("S"), self.total("A"), self.total("L")
-        return delay_range(S, [a - l for a, l in zip(A, L)], t)
+    def delay_range(self, t: int, flow: int | None = None) -> tuple[int, int | None]:
+        """Queueing delay of the byte served at step t (see :func:`delay_range`); with ``flow``,
+        that flow's own reading through its jitter box (its ACKs ``So_f`` against its admitted
+        bytes). A periodic trace's earlier periods are the trace itself, shifted by one
+        period's bytes, so there the delay is read on the run with :data:`PAST_PERIODS` earlier
+        periods before it."""
+        if flow is None:
+            served, A, L = self.total("S"), self.total("A"), self.total("L")
+        else:
+            served, A, L = self.flow("So_f", flow), self.flow("A_f", flow), self.flow("L_f", flow)
+        admitted = [a - l for a, l in zip(A, L)]
+        if not self.periodic:
+            return delay_range(served, admitted, t)
+        return delay_range(with_past(served), with_past(admitted), t + PAST_PERIODS * (self.T - 1))
 
     # ------------------------------------------------------------------ tabular forms
     def columns(self) -> list[tuple[str, list[Any]]]:
@@ -105,7 +116,7 @@ class Trace:
         constants = {k: _pair(v) for k, v in self.symbols.constants.items()}
         delay = [dict(zip(("min", "max"), self.delay_range(t))) for t in range(self.T)]
         paths = [{k: _pair(v) for k, v in p.items()} for p in self.paths()]
-        return {"T": self.T, "flows": self.flows, "ccas": self.ccas, "constants": constants,
+        return {"T": self.T, "periodic": self.periodic, "flows": self.flows, "ccas": self.ccas, "constants": constants,
                 "paths": paths, "series": series, "delay": delay}
 
     def table(self, max_columns: int | None = None) -> str:
@@ -120,6 +131,18 @@ class Trace:
         lines += ["  ".join(c.rjust(w) for c, w in zip(cell, widths)) for cell in cells]
         consts = ", ".join(f"{k} = {_show(v)}" for k, v in self.symbols.constants.items())
         return f"{consts}\n" + "\n".join(lines)
+
+
+PAST_PERIODS = 2  # earlier periods a periodic trace's delay readings look into
+
+
+def with_past(curve: list[Fraction]) -> list[Fraction]:
+    """A cumulative curve of a periodic trace with :data:`PAST_PERIODS` earlier periods before
+    it: the period repeated, each repetition shifted down by the period's growth."""
+    P = len(curve) - 1
+    growth = curve[P] - curve[0]
+    past = [curve[t] - j * growth for j in range(PAST_PERIODS, 0, -1) for t in range(P)]
+    return past + list(curve)
 
 
 def delay_range(served: list[Fraction], admitted: list[Fraction], t: int) -> tuple[int, int | None]:

@@ -5,15 +5,23 @@ thesis (chapter 4.2, appendix A.1/A.3) in their token-bucket form (tokens, packe
 bottleneck queue) and checked on the trace's exact values; each CCA checks its own rules with
 its :meth:`~ccac.cca.CCA.check`; the query's conditions are evaluated exactly. Every violated
 rule is reported with its step and flow, so a trace is either validated or fails loudly.
+
+A periodic trace claims more: that it can be repeated forever. It is validated by doing that:
+:func:`unrolled` repeats it for :data:`PERIODS` periods (byte curves shifted by each period's
+growth, everything else repeated), and the repetition must pass every model and CCA check as
+an ordinary trace, whose first steps read an unknown past like any other trace. A trace whose
+second period is not the continuation of its first (a loss its own later ACKs would reveal, a
+delay reading that differs once the past is the trace itself) fails there.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
 from ccac.cca import FlowValues
-from ccac.expr import compile_condition
+from ccac.expr import Series, Symbols, compile_condition
 from ccac.problem import FLOW_SERIES
 from ccac.query import Query
 from ccac.trace import Trace
@@ -25,12 +33,53 @@ def validate(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, An
     ``periodic_pairs`` are the exact (label, start, end) values of the CCA state a periodic
     query constrains; the model's own periodic quantities are recomputed here.
     """
+    if query.periodic:
+        problems = [f"repeated {PERIODS} times: {p}" for p in check_trace(query, unrolled(query, trace, PERIODS))]
+    else:
+        problems = check_trace(query, trace)
+    problems += check_query(query, trace, periodic_pairs or [])
+    return problems
+
+
+PERIODS = 3  # how many periods a periodic trace is repeated for its validation
+
+# Series that are byte positions: repeating a trace shifts them by one period's growth.
+CUMULATIVE = frozenset({"A", "S", "L", "W", "A_f", "S_f", "L_f", "Ld_f", "Lnc_f", "So_f"})
+
+
+def check_trace(query: Query, trace: Trace) -> list[str]:
+    """Every model rule and every flow's CCA rules (not the query's own conditions)."""
     problems = check_path(trace)
     for n, flow in enumerate(query.flows):
         values = flow_values(trace, n, flow.params)
         problems += [f"flow {n} ({flow.cca.name}): {p}" for p in flow.cca.check(values)]
-    problems += check_query(query, trace, periodic_pairs or [])
     return problems
+
+
+def unrolled(query: Query, trace: Trace, periods: int) -> Trace:
+    """``trace`` (period P = T - 1) repeated ``periods`` times: a trace of periods * P + 1 steps
+    whose step t + j*P is step t of the original, every byte position (the model's curves and
+    CCA state declared on a byte axis) plus j times its growth over the period."""
+    P = trace.T - 1
+    shifting = set(CUMULATIVE) | {sv.name for f in query.flows for sv in f.cca.state if sv.axis}
+
+    def repeat(values: list[Any], shifts: bool) -> list[Any]:
+        growth = values[P] - values[0] if shifts else 0
+        return [values[t] + j * growth if shifts else values[t]
+                for j in range(periods) for t in range(P)] + [values[P] + (periods - 1) * growth if shifts else values[P]]
+
+    symbols = Symbols()
+    symbols.constants.update(trace.symbols.constants)
+    symbols.constants["T"] = periods * P + 1
+    for name, series in trace.symbols.series.items():
+        shifts = name in shifting
+        if series.dims == 1:
+            values: list[Any] = repeat(series.values, shifts)
+        else:
+            values = [repeat(row, shifts) if row is not None else None for row in series.values]
+        symbols.series[name] = Series(name, values, series.dims, series.missing)
+    network = replace(trace.network, T=periods * P + 1)
+    return Trace(network, trace.ccas, symbols)
 
 
 def flow_values(trace: Trace, n: int, params: dict[str, Any]) -> FlowValues:

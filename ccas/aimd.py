@@ -47,8 +47,10 @@ class AIMD(CCA):
               minimum=Fraction(0), exclusive_minimum=True),
     )
     state = (
-        StateVar("loss_mark", "cumulative loss when cwnd was last decreased; detected loss beyond it is a new event"),
-        StateVar("ack_mark", "cumulative ACKed bytes when cwnd last changed; a window beyond it triggers +alpha"),
+        StateVar("loss_mark", "cumulative loss when cwnd was last decreased; detected loss beyond it is a new event",
+                 axis="L"),
+        StateVar("ack_mark", "cumulative ACKed bytes when cwnd last changed; a window beyond it triggers +alpha",
+                 axis="S"),
     )
     dupacks_default = Fraction(3)
 
@@ -56,7 +58,7 @@ class AIMD(CCA):
         return bool(params["pacing"])
 
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
-        loss_mark, ack_mark = ctx.series("loss_mark", axis="L"), ctx.series("ack_mark", axis="S")
+        loss_mark, ack_mark = (ctx.series(sv.name, axis=sv.axis) for sv in self.state)
         cwnd, S, L, Ld, R = ctx.cwnd, ctx.S, ctx.L, ctx.Ld, ctx.R
         for t in range(ctx.T):
             if self.paced(ctx.params):
@@ -84,16 +86,6 @@ class AIMD(CCA):
                            z3.And(cwnd[t] == cwnd[t - 1], keep_marks)),
             )
         return {"loss_mark": loss_mark, "ack_mark": ack_mark}
-
-    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
-        """cwnd, and both marks relative to the curves they follow (the curves themselves
-        grow by the bytes of one period, so the marks must grow by the same amount)."""
-        last, n = ctx.T - 1, ctx.n
-        return [
-            (f"cwnd of flow {n}", ctx.cwnd[0], ctx.cwnd[last]),
-            (f"L - loss_mark of flow {n}", ctx.L[0] - state["loss_mark"][0], ctx.L[last] - state["loss_mark"][last]),
-            (f"S - ack_mark of flow {n}", ctx.S[0] - state["ack_mark"][0], ctx.S[last] - state["ack_mark"][last]),
-        ]
 
     def check(self, f: FlowValues) -> list[str]:
         problems: list[str] = []

@@ -392,20 +392,6 @@ class Allegro(CCA):
                       "_mark_L": mark_L})
         return state
 
-    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list[tuple[str, Any, Any]]:
-        """Everything the controller remembers: rate, schedule, counters, registers, marks."""
-        last, n = ctx.T - 1, ctx.n
-        pairs = [(f"{name} of flow {n}", state[name][0], state[name][last])
-                 for name in ("base", "mode", "phase", "pos", "mlen", "order", "eps", "dir", "adj_n",
-                              "u_prev", "prev_base", "_acc_a", "_acc_l")]
-        pairs += [(f"utility register {i} of flow {n}", s[0], s[last]) for i, s in enumerate(state["_reg"])]
-        adm = [ctx.A[t] - ctx.L[t] for t in (0, last)]
-        pairs.append((f"fate mark (admitted) of flow {n}", adm[0] - state["_mark_adm"][0],
-                      adm[1] - state["_mark_adm"][last]))
-        pairs.append((f"fate mark (lost) of flow {n}", ctx.L[0] - state["_mark_L"][0],
-                      ctx.L[last] - state["_mark_L"][last]))
-        return pairs
-
     # ------------------------------------------------------------------ independent check
     def check(self, f: FlowValues) -> list[str]:
         """Re-check the rules on exact values, without the solver. MIs and utilities that reach

@@ -21,9 +21,6 @@ class AnySender(CCA):
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
         return {}
 
-    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
-        return []
-
     def check(self, f: FlowValues) -> list[str]:
         return []
 

@@ -58,25 +58,11 @@ lower-bound-only ``bw`` at the start), and of course everything the path model l
 Steady state (periodic queries)
 -------------------------------
 BBR's full state is the content of its max filter (the samples of the last ``window`` RTTs)
-and the cycle position. A periodic trace is read literally: the P = T-1 steps repeat, so before
-step 0 the flow was running the same trace, and the service curve there is the trace's shifted
-by one period, ``S_f[i] = S_f[i+P] - (S_f[P] - S_f[0])`` for i < 0. Under that reading every
-sample the filter saw before step 0 is known, and the periodic conditions are:
-
-* ``bw[0] == bw[T-1]`` (so cwnd, and the rate up to the phase's gain, repeat too), and
-* for every step t whose filter window reaches into the history (where the encoding above only
-  bounds ``bw`` from below), ``bw[t]`` equals the max over its window of the *wrapped*
-  samples -- the filter's contents are those a repeating run would have. A step is skipped
-  when T is too short for some of its wrapped samples to lie in the trace (the steps
-  t < (window + 2) * R - T; none once T >= (window + 2) * R); the lower bounds still apply
-  there. Any literally repeating run satisfies these equalities, so they only remove traces
-  whose history could not be the trace itself.
-
-The cycle position is compared only with ``periodic_phase = true``: a trace that literally
-repeats must then last a whole number of cycles, ``(T-1) % (cycle*R) == 0``, which is checked
-when the query is built (an error, rather than a vacuous unsat). With the default (false) the
-probing phase may differ between the start and the end (a trace that repeats its bandwidth
-filter and the path's queues but not the probing clock).
+and the cycle position. In a periodic query the filter at the trace's first steps holds the
+samples of the previous periods of the same run (``ccac.periodic``: the history steps are the
+trace's own, wrapped), so ``bw`` is exact at every step, and the cycle position repeats like
+every other variable: the period T - 1 must be a whole number of cycles, a multiple of
+cycle * R (:meth:`BBR.period_divisor`; another T is an error, not a vacuous unsat).
 """
 
 from __future__ import annotations
@@ -88,7 +74,6 @@ import z3
 
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.encoding import maximum
-from ccac.errors import CcacError
 from ccac.params import POSITIVE, Param
 
 
@@ -106,8 +91,6 @@ class BBR(CCA):
               **POSITIVE),
         Param("probe_gain", Fraction(5, 4), "pacing gain in the first RTT of the cycle", **POSITIVE),
         Param("drain_gain", Fraction(3, 4), "pacing gain in the second RTT of the cycle", **POSITIVE),
-        Param("periodic_phase", False, "periodic queries also require the cycle position to repeat "
-              "(needs T-1 to be a multiple of cycle*R)", kind="bool"),
     )
     state = (
         StateVar("bw", "bandwidth estimate: max delivery-rate sample over the filter window", "bytes/step",
@@ -158,37 +141,14 @@ class BBR(CCA):
             ctx.add(ctx.cwnd[t] == p["cwnd_gain"] * R * bw[t])
         return {"bw": bw, "phase": phase, "cycle_pos": pos}
 
-    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
-        """bw repeats, the filter's history is the trace's own (wrapped) samples, and with
-        ``periodic_phase`` the cycle position repeats (see the module docstring)."""
-        p, R, T, S, n = ctx.params, ctx.R, ctx.T, ctx.S, ctx.n
-        last, bw = T - 1, state["bw"]
-        pairs = [(f"bw of flow {n}", bw[0], bw[last])]
+    def lookback(self, params: dict[str, Any], R: int) -> int:
+        """The filter at t holds samples of steps t - window*R + 1 .. t, each reading the ACKs
+        of one min RTT ending R steps earlier."""
+        return params["window"] * R + 2 * R
 
-        def served(i: int) -> Any:  # S_f at step i of a run that repeats every `last` steps
-            return S[i] if i >= 0 else S[i + last] - (S[last] - S[0])
-
-        for t in range(T):
-            first = t - p["window"] * R + 1
-            if first >= 2 * R:
-                break
-            if first - 2 * R + last < 0:
-                continue  # T is too short to wrap this window
-            wrapped = [(served(u - R) - served(u - 2 * R)) / R for u in range(first, t + 1)]
-            best = wrapped[0]
-            for x in wrapped[1:]:
-                best = maximum(best, x)
-            pairs.append((f"bw of flow {n} at step {t} vs its wrapped filter window", bw[t], best))
-
-        if p["periodic_phase"]:
-            period = p["cycle"] * R
-            if last % period != 0:
-                raise CcacError(
-                    f"bbr.periodic_phase = true needs T-1 = {last} to be a multiple of cycle*R = {period}: "
-                    f"otherwise no trace can end where its cycle started and every periodic query "
-                    f"would be unsat for that reason alone", "cca.periodic_phase")
-            pairs.append((f"cycle position of flow {n}", state["cycle_pos"][0], state["cycle_pos"][last]))
-        return pairs
+    def period_divisor(self, params: dict[str, Any], R: int) -> int:
+        """The probing cycle repeats only after whole cycles."""
+        return params["cycle"] * R
 
     def check(self, f: FlowValues) -> list[str]:
         p, R, T, S = f.params, f.R, f.T, f.S

@@ -33,9 +33,6 @@ class ConstantWindow(CCA):
                 ctx.add(ctx.rate[t] == window / ctx.R)
         return {}
 
-    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
-        return []
-
     def check(self, f: FlowValues) -> list[str]:
         window = f.params["cwnd"] * f.C * f.R
         problems = [f"step {t}: cwnd {f.cwnd[t]} != {window}" for t in range(f.T) if f.cwnd[t] != window]

@@ -94,15 +94,12 @@ most t - R < T, so ``dq_hi == T`` means exactly "unbounded"). During the history
 (t < R) there are no samples: ``dq_lo = 0``, ``dq_hi = T``.
 
 Steady state: Copa's only memory is cwnd (with v = 1); the standing-RTT samples are functions
-of the path's curves, whose steady state the model's own periodic conditions (queue,
-undetected loss, bottleneck queue) describe. So a periodic trace must end with the cwnd it
-started with; dq_lo/dq_hi are *not* compared (at step 0 they are history values by
-construction).
-Parity trap: every step from max(R, 1) on moves cwnd by exactly one increment, and with R = 1
-cwnd[0] is tied to those moves, so cwnd can return to its start value only after an even
-number of moves: with R = 1 a periodic query needs T odd (T - 1 even). With T even every
-periodic Copa query at R = 1 is unsat for that reason alone (a vacuous answer). With R >= 2
-the history steps 0 .. R-1 are free and there is no such constraint.
+of the path's curves. In a periodic query the samples at the trace's first steps are those of
+the previous periods of the same run (``ccac.periodic``), so dq_lo and dq_hi are exact at every
+step, and cwnd ends where it started.
+Parity trap: every step moves cwnd by exactly one increment, so cwnd can return to its start
+value only after an even number of moves: a periodic Copa query needs T - 1 even (T odd). With
+T even every periodic Copa query is unsat for that reason alone (a vacuous answer).
 """
 
 from __future__ import annotations
@@ -200,11 +197,41 @@ class Copa(CCA):
                 ctx.add(*(z3.Implies(c, rate * (R + k) >= g * cwnd[t]) for k, c in hi_is.items()))
         return {"dq_lo": dq_lo, "dq_hi": dq_hi}
 
-    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
-        """cwnd only: Copa's memory (see the module docstring)."""
-        return [(f"cwnd of flow {ctx.n}", ctx.cwnd[0], ctx.cwnd[ctx.T - 1])]
+    def lookback(self, params: dict[str, Any], R: int) -> int:
+        """The samples of service steps t-R-standing+1 .. t-R, and cwnd at t-1."""
+        return R + self.standing(params, R)
 
     # ------------------------------------------------------------------ independent check
+    @staticmethod
+    def reading_problems(f: FlowValues, samples: range, lo: int, hi: int | None) -> list[str]:
+        """Whether [lo, hi] (hi None: unbounded) is the standing delay the samples give.
+
+        A sample whose byte was admitted inside the trace has an exact delay bracket. One whose
+        byte was admitted before step 0 (or that was taken before step 0) waited an unknown
+        time, at least what the trace shows: any past is possible there, so the reading may be
+        any value such a sample allows: its delay at least the lower end the trace shows, its
+        bracket's upper end one more, or unbounded. The encoding shows the widest of them
+        (0, unbounded) in an ordinary trace; a periodic trace's repetition shows the one its
+        own earlier periods give."""
+        exact, floors = [], []
+        for s in samples:
+            low, high = f.delay_range(s) if s >= 0 else (0, None)
+            (exact if high is not None else floors).append((low, high))
+        exact_lo = min((r[0] for r in exact), default=None)
+        exact_hi = min((r[1] for r in exact), default=None)
+        if not floors:
+            want = f"[{exact_lo}, {exact_hi}]"
+            ok = lo == exact_lo and hi == exact_hi
+        else:
+            least = min(r[0] for r in floors + exact)
+            ok = least <= lo and (exact_lo is None or lo <= exact_lo)
+            ok = ok and (hi is None if exact_hi is None and hi is None else
+                         hi is not None and hi >= lo + 1 and (exact_hi is None or hi <= exact_hi))
+            want = (f"lo in [{least}, {exact_lo if exact_lo is not None else 'inf'}], hi above lo and "
+                    f"at most {exact_hi if exact_hi is not None else 'inf'} (samples reach before step 0)")
+        shown = f"[{lo}, {hi if hi is not None else 'inf'}]"
+        return [] if ok else [f"standing delay {shown} but the samples give {want}"]
+
     def check(self, f: FlowValues) -> list[str]:
         p, R, T = f.params, f.R, f.T
         target = f.alpha / p["delta"]
@@ -214,15 +241,9 @@ class Copa(CCA):
         dq_lo, dq_hi = f.state["dq_lo"], f.state["dq_hi"]
         problems: list[str] = []
         for t in range(T):
-            ranges = [f.delay_range(s) if s >= 0 else (0, None)
-                      for s in range(t - R - standing + 1, t - R + 1)]
-            lo = min(r[0] for r in ranges)
-            his = [r[1] for r in ranges if r[1] is not None]
-            hi = min(his) if his else None
-            if dq_lo[t] != lo:
-                problems.append(f"step {t}: dq_lo {dq_lo[t]} but the samples give {lo}")
-            if dq_hi[t] != (hi if hi is not None else T):
-                problems.append(f"step {t}: dq_hi {dq_hi[t]} but the samples give {hi if hi is not None else 'inf'}")
+            lo, hi = dq_lo[t], (None if dq_hi[t] == T else dq_hi[t])
+            problems += [f"step {t}: {msg}" for msg in self.reading_problems(
+                f, range(t - R - standing + 1, t - R + 1), lo, hi)]
 
             if t >= max(R, 1):
                 prev, change = f.cwnd[t - 1], f.cwnd[t] - f.cwnd[t - 1]

@@ -141,11 +141,9 @@ State (usable in queries, ``name[n][t]``): ``srate`` (s), ``Rp``, ``sample``, ``
 since the last update / acceleration, ints), ``ack`` (bool) and ``action`` (-1 history,
 0 hold, 1 accelerate, 2 decelerate, 3 draining).
 
-Steady state: a periodic trace keeps s, Rp, the counters, the drain, and the last RTT sample
-(dRTT's memory at the default lag 1); readings and the ACK flag that reach before step 0 must
-equal those of the repeating run (the trace's own curves, wrapped by one period, as BBR's
-filter); rmax's window must hold the wrapped readings. RTT samples of history steps other than
-step 0 (R >= 2) are not wrapped.
+Steady state: in a periodic query every reading, the ACK flag, the RTT samples dRTT compares
+and rmax's window at the trace's first steps read the previous periods of the same run
+(``ccac.periodic``), and every state variable ends where it started.
 
 A concrete reference implementation, :class:`Reference`, sharing no code with the encoding,
 runs ETC on a concrete trace in exact arithmetic (the logarithm to 60 digits); the
@@ -370,7 +368,7 @@ class ETC(CCA):
             if end - k >= 0:
                 ctx.add(x * k == S[end] - S[end - k])
             elif end >= 0:  # S_f[b], b < 0: at most S_f[0]; S[b] at least the lower service bound
-                ctx.add(x * k >= S[end] - S[0], x * k <= v.S[end] - C * (end - k - D) + v.W[0])
+                ctx.add(x * k >= S[end] - S[0], x * k <= v.S[end] - C * (end - k - D - v.first) + v.W[0])
             else:
                 ctx.add(x >= 0, x * k <= C * (D + k))
 
@@ -469,53 +467,11 @@ class ETC(CCA):
                 "drain": drain, "since": since, "since_inc": since_inc,
                 "ack": ack, "action": action}
 
-    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
-        """s, Rp, the counters, the drain, the last RTT sample; readings, the ACK flag and rmax
-        windows that reach before step 0 read the trace's own curves wrapped by one period."""
-        p, R, T, S, n = ctx.params, ctx.R, ctx.T, ctx.S, ctx.n
-        last = T - 1
-        pairs = [(f"{name} of flow {n}", state[name][0], state[name][last])
-                 for name in ("srate", "Rp", "since", "since_inc", "drain", "rtt")]
-
-        def served(i: int) -> Any:
-            return S[i] if i >= 0 else S[i + last] - (S[last] - S[0])
-
-        def wrapped(end: int, k: int) -> Any | None:
-            if end - k + last < 0:
-                return None
-            return (served(end) - served(end - k)) / k
-
-        w = self.recv_window(p, R)
-        recv_wrapped: dict[int, Any] = {}
-        for t in range(T):
-            if t - R - w >= 0:
-                continue
-            value = wrapped(t - R, w)
-            if value is not None:
-                pairs.append((f"recv of flow {n} at step {t} vs the wrapped curve", state["recv"][t], value))
-            if p["pulling"] == "coarse":
-                value = wrapped(t - R, p["burst_steps"])
-                if value is not None:
-                    pairs.append((f"sample of flow {n} at step {t} vs the wrapped curve", state["sample"][t], value))
-        for u in range(-p["rmax_window"] * R, 0):
-            value = wrapped(u - R, w)
-            if value is not None:
-                recv_wrapped[u] = value
-        for t in range(T):
-            window = range(t - p["rmax_window"] * R + 1, t + 1)
-            if all(u >= 0 for u in window):
-                break
-            if any(u < 0 and u not in recv_wrapped for u in window):
-                continue
-            xs = [state["recv"][u] if u >= 0 else recv_wrapped[u] for u in window]
-            r = state["rmax"][t]
-            inside = z3.And(z3.Or(*(r >= x for x in xs)), z3.Or(*(r <= x for x in xs)))
-            pairs.append((f"rmax of flow {n} at step {t} within its wrapped window (1 = yes)",
-                          z3.If(inside, z3.RealVal(1), z3.RealVal(0)), z3.RealVal(1)))
-        pairs.append((f"ack of flow {n} at step {R} vs the wrapped curve (1 = ACK)",
-                       z3.If(state["ack"][R], z3.RealVal(1), z3.RealVal(0)),
-                       z3.If(served(0) > served(-1), z3.RealVal(1), z3.RealVal(0))))
-        return pairs
+    def lookback(self, params: dict[str, Any], R: int) -> int:
+        """rmax's window of receive-rate readings (rmax_window RTTs), each over the ACKs of
+        recv_window (or burst_steps) steps ending R steps earlier; dRTT's lag."""
+        reading = max(self.recv_window(params, R), params["burst_steps"])
+        return params["rmax_window"] * R + R + reading + params["drtt_lag"]
 
     # ------------------------------------------------------------------ independent check
     def check(self, f: FlowValues) -> list[str]:
@@ -563,9 +519,7 @@ class ETC(CCA):
                     bad(t, f"pulling sample {sample[t]} outside (0, line_rate*C]")
             elif sample[t] != p["fallback_gain"] * rmax[t]:
                 bad(t, "fallback sample is not fallback_gain * rmax")
-            if t < R:
-                if action[t] != HISTORY:
-                    bad(t, "action during the history must be -1")
+            if t < R:  # what the sender did before its first ACK is unknown: any action
                 continue
 
             # ACK and RTT band.

@@ -110,9 +110,8 @@ decrease mu at least ``tgt_lo``; plotted; ``tgt_lo`` is 0 when q_hi is unbounded
 
 Steady state: mu is the only memory (the bracket is read off the curves), plus the timer:
 a periodic trace needs a period (T - 1) that is a multiple of ``every`` so that the update
-steps repeat: with any other period no periodic trace exists (a labelled pair says so).
-Readings that reach before step 0 are re-read on the curves wrapped by one period, and each
-move must be allowed by that bracket too (:meth:`ExpDelay.periodic_state`).
+steps repeat (:meth:`ExpDelay.period_divisor`; another T is an error). Readings at the trace's
+first steps read the previous periods of the same run (``ccac.periodic``).
 
 What the model says (queries/expdelay_*.toml): one flow with the link inside the range and
 jitter D keeps the link at least 15/16 busy in every repeating run, not fully (the AIMD cycle
@@ -275,41 +274,14 @@ class ExpDelay(CCA):
         return {"mu": mu, "q_lo": q_lo, "q_hi": q_hi, "tgt_hi": tgt_hi, "tgt_lo": tgt_lo,
                 "update": update, "move": move}
 
-    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
-        """mu, and every move consistent with the delay read on the repeating run.
+    def lookback(self, params: dict[str, Any], R: int) -> int:
+        """The delay bracket of the sample R steps back, mu at t-1, and the update timer (one
+        update in every ``every`` consecutive steps)."""
+        return max(R + 1, self.every(params, R))
 
-        mu is the only memory; the timer repeats only if the period is a multiple of the update
-        interval, so a periodic trace with another period does not exist (the pair says why). Readings that reach before step 0 are otherwise unbounded
-        above (any past), which would let the first updates decrease for no reason; in a run
-        that repeats forever the past is the trace's own last period, so the bracket is read
-        again on the curves wrapped by one period (bytes shifted by the period's service,
-        which the model's periodic conditions make equal to its admissions) and each move
-        must be allowed by that bracket too."""
-        p, R, T, C, v, n = ctx.params, ctx.R, ctx.T, ctx.C, ctx.v, ctx.n
-        every = self.every(p, R)
-        last = T - 1
-        pairs = [(f"mu of flow {n}", state["mu"][0], state["mu"][last]),
-                 (f"period T - 1 modulo the update interval of flow {n} (the timer repeats only at 0)",
-                  z3.IntVal(last % every), z3.IntVal(0))]
-        if v.net.path(n).D == 0:
-            served, admitted = v.S, v.admitted
-        else:
-            served, admitted = v.So_f[n], (lambda j: v.admitted_f(n, j))
-
-        def wrapped_admitted(j: int) -> Any:
-            return admitted(j) if j >= 0 else admitted(j + last) - (served[last] - served[0])
-
-        tg = targets(p, 2 * T)
-        mu = state["mu"]
-        for t in range(R, T):
-            u = t - R
-            lo_is, bounded = _bracket(lambda k: served[u] > wrapped_admitted(u - k), u + last)
-            may_increase, may_decrease = _allowed(lo_is, bounded, mu[t - 1], tg, C)
-            ok = z3.Or(z3.Not(state["update"][t]), z3.And(z3.Implies(mu[t] > mu[t - 1], may_increase),
-                                                        z3.Implies(mu[t] < mu[t - 1], may_decrease)))
-            pairs.append((f"move of flow {n} at step {t} allowed by the wrapped delay reading (1 = yes)",
-                          z3.If(ok, z3.RealVal(1), z3.RealVal(0)), z3.RealVal(1)))
-        return pairs
+    def period_divisor(self, params: dict[str, Any], R: int) -> int:
+        """The update timer repeats only after whole intervals."""
+        return self.every(params, R)
 
     # ------------------------------------------------------------------ independent check
     def check(self, f: FlowValues) -> list[str]:
@@ -354,8 +326,14 @@ class ExpDelay(CCA):
             if t < R:
                 continue
             lo, hi = f.delay_range(t - R)
-            if st["q_lo"][t] != lo or st["q_hi"][t] != (hi if hi is not None else T):
+            shown_lo, shown_hi = st["q_lo"][t], (None if st["q_hi"][t] == T else st["q_hi"][t])
+            # A byte admitted before step 0 waited at least lo steps, how long is unknown: any
+            # bracket [q, q + 1] with q >= lo, or an unbounded one, is what some past gives.
+            possible = (shown_lo == lo and shown_hi == hi) if hi is not None else (
+                shown_lo >= lo and (shown_hi is None or shown_hi == shown_lo + 1))
+            if not possible:
                 bad(t, f"delay bracket [{st['q_lo'][t]}, {st['q_hi'][t]}] but the curves give [{lo}, {hi}]")
+            lo, hi = shown_lo, shown_hi
             if not target(lo)[0] <= st["tgt_hi"][t] <= target(lo)[1] or not (
                     target(hi)[0] <= st["tgt_lo"][t] <= target(hi)[1] if hi is not None else st["tgt_lo"][t] == 0):
                 bad(t, "tgt_hi / tgt_lo are not the target at the bracket's ends")

@@ -881,25 +881,6 @@ class GradientPCC:
                       "_gamma_first": gamma_first, "_obit": obit})
         return state
 
-    def periodic_gradient(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
-        """Everything the controller remembers: base, schedule, counters, registers, marks."""
-        last, n = ctx.T - 1, ctx.n
-        pairs = []
-        for name in ("base", "phase", "pos", "order", "dir", "tau", "omega_k") + (("rerun",) if "rerun" in state else ()):
-            pairs.append((f"{name} of flow {n}", state[name][0], state[name][last]))
-        internal = {k[1:]: v for k, v in state.items() if k.startswith("_")}
-        for i, regs in enumerate(internal["reg"]):
-            for j, series in enumerate(regs):
-                pairs.append((f"RTT register {i}.{j} of flow {n}", series[0], series[last]))
-        for i, series in enumerate(internal["lost"]):
-            pairs.append((f"loss register {i} of flow {n}", series[0], series[last]))
-        adm = [ctx.A[t] - ctx.L[t] for t in (0, last)]
-        pairs.append((f"fate mark (admitted) of flow {n}", adm[0] - internal["mark_adm"][0], adm[1] - internal["mark_adm"][last]))
-        pairs.append((f"fate mark (lost) of flow {n}", ctx.L[0] - internal["mark_L"][0], ctx.L[last] - internal["mark_L"][last]))
-        if internal["gamma_first"] is not None:
-            pairs.append((f"double-check gradient of flow {n}", internal["gamma_first"][0], internal["gamma_first"][last]))
-        return pairs
-
     # ------------------------------------------------------------------ independent check
     def check_gradient(self, f: Any) -> list[str]:
         """Re-check a trace against the rules above, in exact arithmetic, without the solver.

@@ -95,9 +95,6 @@ class Vivace(GradientPCC, CCA):
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
         return self.encode_gradient(ctx)
 
-    def periodic_state(self, ctx: FlowContext, state: dict[str, list[Any]]) -> list:
-        return self.periodic_gradient(ctx, state)
-
     def check(self, f: FlowValues) -> list[str]:
         return self.check_gradient(f)
 

@@ -66,6 +66,7 @@ class PathVars:
     dupacks: Term
     buffer: Term | None       # loss-forced threshold in bytes; None = infinite buffer
     buffer_min: Term | None   # loss-allowed threshold in bytes
+    first: int = 0  # the trace's first step on the timeline (after a periodic query's history)
     A: list[Term] = field(default_factory=list)
     S: list[Term] = field(default_factory=list)
     L: list[Term] = field(default_factory=list)
@@ -80,8 +81,10 @@ class PathVars:
         return self.A[t] - self.L[t]
 
     def token_line(self, t: int) -> Term:
-        """C*t - W[t]: the most the server can have served by t (the upper service bound)."""
-        return self.net.C * t - self.W[t]
+        """C*t - W[t]: the most the server can have served by t (the upper service bound).
+        Time counts from the trace's first step, so a periodic query's history steps have
+        negative times."""
+        return self.net.C * (t - self.first) - self.W[t]
 
     def served_past(self, t: int, k: int) -> Cond:
         """S[t] > (A-L)[t-k]: every byte admitted by step t-k was served by step t.
@@ -153,6 +156,7 @@ class PathServer(ABC):
             timeout=[[enc.step("bool", "timeout", t, n) if t >= net.path(n).R else z3.BoolVal(False)
                       for t in range(T)] for n in range(N)],
             alpha=alpha, dupacks=dupacks, buffer=buffer, buffer_min=buffer_min,
+            first=enc.timeline.history,
         )
         v.So_f = [[enc.step("real", "So", t, n, "S") for t in range(T)] if net.path(n).D > 0 else v.S_f[n]
                   for n in range(N)]
@@ -187,10 +191,11 @@ class PathServer(ABC):
         axis: every constraint is invariant under shifting all of a flow's byte curves (and W)
         by a constant, so this normalization loses no behaviour. Likewise L_f[n][0] = 0: the
         constraints see losses only through A-L, through differences of L, and against Ld, so
-        shifting A, L and Ld of a flow together changes nothing either."""
+        shifting A, L and Ld of a flow together changes nothing either. (The origin is the
+        trace's first step, after a periodic query's wrapped history.)"""
         net = v.net
         for n in range(net.flows):
-            enc.add("model.origin", v.S_f[n][0] == 0, v.L_f[n][0] == 0)
+            enc.add("model.origin", v.S_f[n][v.first] == 0, v.L_f[n][v.first] == 0)
             for t in range(1, net.T):
                 enc.add("model.monotone",
                         v.A_f[n][t] >= v.A_f[n][t - 1],
@@ -213,7 +218,7 @@ class PathServer(ABC):
                 enc.add("model.service", v.S_f[n][t] <= v.admitted_f(n, t))
             enc.add("model.service",
                     v.S[t] <= v.token_line(t),
-                    v.S[t] >= net.C * (t - net.D) - v.W[max(t - net.D, 0)])
+                    v.S[t] >= net.C * (t - net.D - v.first) - v.W[max(t - net.D, 0)])
 
     def waste(self, enc: Encoding, v: PathVars) -> None:
         for t in range(1, v.net.T):
@@ -223,15 +228,18 @@ class PathServer(ABC):
         """Congestive loss only when the bottleneck queue (A - L) - (C*t - W) exceeds the
         loss-allowed threshold at some instant of the step; the bottleneck queue never exceeds
         the loss-forced threshold. Non-congestive loss (eta > 0) is separate: cumulatively at
-        most eta of the bytes sent since the trace began (thesis 4.3), with each flow's own eta."""
+        most eta of the bytes sent since the trace began (thesis 4.3), with each flow's own eta. (For a
+        periodic trace that is its first step: then every period loses at most eta of what it
+        sends, and so does every stretch of the repetition that starts at a period's start.)"""
         net = v.net
         congestive = [[v.L_f[n][t] - (v.Lnc_f[n][t] if v.Lnc_f else 0) for t in range(net.T)]
                       for n in range(net.flows)]
         if v.Lnc_f is not None:
             for n in range(net.flows):
                 for t in range(net.T):
+                    start = min(t, v.first)
                     enc.add("model.noncongestive_loss",
-                            v.Lnc_f[n][t] - v.Lnc_f[n][0] <= net.path(n).eta * (v.A_f[n][t] - v.A_f[n][0]))
+                            v.Lnc_f[n][t] - v.Lnc_f[n][start] <= net.path(n).eta * (v.A_f[n][t] - v.A_f[n][start]))
                     if t > 0:
                         enc.add("model.noncongestive_loss",
                                 v.Lnc_f[n][t] >= v.Lnc_f[n][t - 1],
@@ -366,17 +374,19 @@ class PathServer(ABC):
     def periodic(self, v: PathVars) -> list[tuple[str, Term, Term]]:
         """Quantities whose end value must equal their start value for a repeatable trace
         (thesis 6.1): each flow's queue, undetected loss and (with a box) the bytes in its box,
-        and the bottleneck queue."""
-        last = v.net.T - 1
+        and the bottleneck queue. Together they make every byte curve of a flow grow by the same
+        amount per period (A - L, S, So by what is served; L, Ld by what is lost), and the token
+        line by what the bottleneck serves, which is what repeating the trace needs."""
+        ends = (v.first, v.net.T - 1)
         pairs: list[tuple[str, Term, Term]] = []
         for n in range(v.net.flows):
-            queue = [v.admitted_f(n, t) - v.S_f[n][t] for t in (0, last)]
-            undetected = [v.L_f[n][t] - v.Ld_f[n][t] for t in (0, last)]
+            queue = [v.admitted_f(n, t) - v.S_f[n][t] for t in ends]
+            undetected = [v.L_f[n][t] - v.Ld_f[n][t] for t in ends]
             pairs.append((f"queue of flow {n}", *queue))
             pairs.append((f"undetected loss of flow {n}", *undetected))
             if v.net.path(n).D > 0:
-                pairs.append((f"bytes in flow {n}'s box", *(v.S_f[n][t] - v.So_f[n][t] for t in (0, last))))
-        bottleneck = [v.admitted(t) - v.token_line(t) for t in (0, last)]
+                pairs.append((f"bytes in flow {n}'s box", *(v.S_f[n][t] - v.So_f[n][t] for t in ends)))
+        bottleneck = [v.admitted(t) - v.token_line(t) for t in ends]
         pairs.append(("bottleneck queue", *bottleneck))
         return pairs
 

@@ -132,19 +132,20 @@ def test_history_samples_only_bound_bw_from_below() -> None:
 
 # ------------------------------------------------------------------ periodic queries
 def test_periodic_traces_repeat_bw_and_the_filter() -> None:
-    result = run({"T": 10}, periodic=True)
+    result = run({"T": 9}, periodic=True)
     assert result.answer == "sat"
     bw = result.trace.flow("bw", 0)
     assert bw[0] == bw[-1]
-    # The filter at step 0 sees the trace's own last samples: bw[0] = max(S[8]-S[7], S[7]-S[6]).
+    # The filter at step 0 holds the samples of steps -1 and 0, i.e. of the previous period's
+    # steps 7 and 8 (P = 8): bw[0] = max(S[6]-S[5], S[7]-S[6]).
     S = result.trace.flow("S_f", 0)
-    assert bw[0] == max(S[8] - S[7], S[7] - S[6])
+    assert bw[0] == max(S[7] - S[6], S[6] - S[5])
 
 
-def test_periodic_phase_needs_whole_cycles() -> None:
-    with pytest.raises(CcacError, match="multiple of cycle"):
-        solve(query({"T": 10}, {**SMALL, "periodic_phase": True}, periodic=True), timeout=60)
-    result = run({"T": 9}, {**SMALL, "periodic_phase": True}, periodic=True)
+def test_periodic_traces_need_whole_cycles() -> None:
+    with pytest.raises(CcacError, match="multiple of 4"):
+        solve(query({"T": 10}, SMALL, periodic=True), timeout=60)
+    result = run({"T": 9}, SMALL, periodic=True)
     assert result.answer == "sat"
     pos = result.trace.flow("cycle_pos", 0)
     assert pos[0] == pos[-1]
@@ -152,6 +153,6 @@ def test_periodic_phase_needs_whole_cycles() -> None:
 
 def test_low_utilization_in_steady_state_is_possible() -> None:
     """Thesis 6.1: BBR's probe can fail on a smooth path, at any utilization."""
-    result = run({"T": 10, "compose": True, "buffer": "inf", "D": 1, "R": 1}, SMALL,
+    result = run({"T": 9, "compose": True, "buffer": "inf", "D": 1, "R": 1}, SMALL,
                  find="S[T-1] - S[0] < 0.1 * C * (T-1)", periodic=True)
     assert result.answer == "sat"

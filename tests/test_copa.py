@@ -89,7 +89,7 @@ def test_check_catches_corrupted_delay_bounds_and_rate() -> None:
     # above pacing_gain (2) x cwnd / RTT for every RTT >= R = 1, whatever trace the solver chose
     trace.symbols.series["rate"].values[0][5] = 3 * trace.symbols.series["cwnd"].values[0][5] + 1
     problems = COPA.check(flow_values(trace, 0, q.flows[0].params))
-    assert any("step 4: dq_lo" in p for p in problems), problems
+    assert any("step 4: standing delay" in p for p in problems), problems
     assert any("step 5: pacing rate" in p for p in problems), problems
 
 

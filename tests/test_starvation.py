@@ -46,7 +46,7 @@ def test_copa_starves_behind_its_own_jitter_box() -> None:
     trace = result.trace
     assert [p["D"] for p in trace.paths()] == [0, 3] and trace.network.D == 0
     fast, slow = served(trace, 0, 0, trace.T - 1), served(trace, 1, 0, trace.T - 1)
-    assert slow > 0 and fast >= 10 * slow
+    assert slow > 0 and fast >= 8 * slow
     # Periodic: each flow's window is back where it started, so the split repeats forever.
     for n in range(2):
         cwnd = trace.flow("cwnd", n)
@@ -55,9 +55,11 @@ def test_copa_starves_behind_its_own_jitter_box() -> None:
 
 def test_copa_starvation_needs_jitter_above_twice_its_oscillation() -> None:
     """Copa's delay oscillation is 4 alpha / C = 1 step at alpha = C*R/4: a box of 2 steps
-    (= 2 delta_max) is not enough (thesis 3.2.1), 3 is (the shipped query)."""
+    (= 2 delta_max) is not enough (thesis 3.2.1), 3 is (the shipped query, 8:1), 4 gives 10:1."""
     result = solved("copa_starvation_unequal_jitter", "flow.1.D=2")
     assert result.answer == "unsat", result.reason
+    result = solved("copa_starvation_unequal_jitter", "flow.1.D=4", "params.s=10")
+    assert result.answer == "sat" and result.validated, result.reason
 
 
 def test_bbr_cwnd_limited_split_is_a_fixed_point_with_or_without_jitter() -> None:

@@ -1,0 +1,102 @@
+"""Periodic traces really repeat: checked by unrolling, independently of ``ccac.validate``.
+
+For every periodic query of the library that answers sat, the trace is repeated for three
+periods here (plain list arithmetic, not the validator's code), every byte curve, window and
+timeout of the repetition is pinned with ``assume`` in an ordinary (non-periodic) query over
+3 * (T - 1) + 1 steps, and ccac's own encoding must find that longer run to be a trace. This
+is the check that showed the old periodic semantics wrong (issue 9).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from ccac import load_query, solve
+from ccac.query import bundled_queries
+from ccac.validate import validate
+
+from conftest import make_query
+
+PERIODS = 3
+# Pinned per-flow series: the byte curves, the window and the timeout flag.
+PINNED = ("A_f", "S_f", "L_f", "Ld_f", "cwnd", "timeout")
+CURVES = {"A_f", "S_f", "L_f", "Ld_f", "W"}
+
+
+def periodic_sat_queries() -> list[str]:
+    names = []
+    for name, path in sorted(bundled_queries().items()):
+        q = load_query(str(path))
+        if q.periodic and q.expect == "sat" and not q.slow:
+            names.append(name)
+    return names
+
+
+def repeat(values: list[Any], shifts: bool) -> list[Any]:
+    """The period (T - 1 steps) repeated PERIODS times, shifted by its growth if ``shifts``."""
+    P = len(values) - 1
+    growth = values[P] - values[0] if shifts else 0
+    out = [values[t % P] + (t // P) * growth if shifts else values[t % P] for t in range(PERIODS * P)]
+    return out + [values[P] + (PERIODS - 1) * growth if shifts else values[P]]
+
+
+def literal(x: Any) -> str:
+    if isinstance(x, bool):
+        return "True" if x else "False"
+    x = Fraction(x)
+    return f"({x.numerator} / {x.denominator})"
+
+
+def pinned_repetition(query: Any, trace: Any) -> Any:
+    """An ordinary query over the repeated run with every pinned value fixed by ``assume``."""
+    long_T = PERIODS * (trace.T - 1) + 1
+    assume = []
+    for t, w in enumerate(repeat(trace.total("W"), True)):
+        assume.append(f"W[{t}] == {literal(w)}")
+    for n in range(query.network.flows):
+        for name in PINNED:
+            for t, x in enumerate(repeat(trace.flow(name, n), name in CURVES)):
+                assume.append(f"{name}[{n}][{t}] == {literal(x)}" if name != "timeout"
+                              else f"{'' if x else 'not '}timeout[{n}][{t}]")
+    for const in ("alpha", "dupacks"):
+        assume.append(f"{const} == {literal(trace.constant(const))}")
+    network = dataclasses.replace(query.network, T=long_T)
+    return dataclasses.replace(query, network=network, periodic=False, assume=assume, find="True",
+                               expect="sat")
+
+
+@pytest.mark.parametrize("name", periodic_sat_queries())
+def test_every_periodic_sat_trace_repeats_as_a_trace(name: str) -> None:
+    query = load_query(name)
+    result = solve(query, timeout=600)
+    assert result.answer == "sat", result.reason
+    assert result.validated, result.violations
+    repeated = solve(pinned_repetition(query, result.trace), timeout=600)
+    assert repeated.answer == "sat", (
+        f"{name}: its trace repeated {PERIODS} times is not a trace of the model and the CCA")
+
+
+def test_a_trace_that_only_matches_at_its_ends_is_not_periodic() -> None:
+    """The old reading of "periodic" (queues and undetected loss equal at both ends) admits an
+    ordinary trace that starts with half a BDP of undetected loss on a path that loses nothing,
+    hidden by a dupack threshold of 7 bytes while the link serves at most 6 per period.
+    Repeated, later periods' ACKs reveal it, so it is no periodic trace: the validator must
+    reject it, and a periodic query must find that no such run exists (issue 9, cause 1)."""
+    ends = ["S_f[0][0] - (A_f[0][0] - L_f[0][0]) == S_f[0][T-1] - (A_f[0][T-1] - L_f[0][T-1])",
+            "L_f[0][0] - Ld_f[0][0] == L_f[0][T-1] - Ld_f[0][T-1]",
+            "(A[0] - L[0]) - (C * 0 - W[0]) == (A[T-1] - L[T-1]) - (C * (T-1) - W[T-1])"]
+    phantom_loss = "L_f[0][0] - Ld_f[0][0] >= C * R / 2"
+    network = {"T": 7, "R": 1, "D": 1, "buffer": "inf", "alpha": Fraction(1, 10), "dupacks": 70}
+    cca = {"name": "const", "cwnd": 2}
+    phantom = solve(make_query(network, cca, find="True", assume=ends + [phantom_loss]))
+    assert phantom.answer == "sat" and phantom.validated, phantom.violations
+    problems = validate(dataclasses.replace(phantom.query, periodic=True), phantom.trace)
+    assert any(p.startswith(f"repeated {PERIODS} times:") and "detectable loss went undetected" in p
+               for p in problems), problems
+    periodic = solve(make_query(network, cca, find="True", assume=[phantom_loss], periodic=True))
+    assert periodic.answer == "unsat", periodic.reason
+    assert solve(make_query(network, cca, find="True", periodic=True)).answer == "sat"  # not vacuous

@@ -42,8 +42,10 @@ LOSS, TIMEOUT, DELAY = "crimson", "darkorange", "teal"
 MARK = dict(marker="o", markersize=3)
 
 
-def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "") -> Figure:
-    """Draw ``trace``; save it to ``path`` (format from the extension) if given; return the Figure."""
+def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "",
+               period: int | None = None) -> Figure:
+    """Draw ``trace``; save it to ``path`` (format from the extension) if given; return the Figure.
+    ``period``: the trace repeats with this period (steps); each period's start is marked."""
     if path is not None and Path(path).suffix.lower() not in FORMATS:
         raise CcacError(f"unsupported plot format {Path(path).suffix or '(no extension)'!r} for "
                         f"{str(path)!r}; use .png, .svg or .pdf")
@@ -68,6 +70,12 @@ def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "") ->
     for unit, variables in states.items():
         _state(panels[unit], trace, unit, variables)
     _time_axes(list(axes), trace)
+    if period is not None:
+        for start in range(period, trace.T - 1, period):
+            for ax in axes:
+                ax.axvline(start, color="0.35", lw=1.0, ls=(0, (6, 3)))
+        axes[0].text(period, 1.0, " next period", transform=axes[0].get_xaxis_transform(),
+                     fontsize=8, color="0.35", va="bottom")
 
     fig.suptitle(title or "CCAC trace", fontsize=12, fontweight="bold")
     fig.text(0.01, 0.005, _caption(trace), fontsize=8, color="dimgray", ha="left", va="bottom",

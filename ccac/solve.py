@@ -23,7 +23,7 @@ from ccac.periodic import SETTLED
 from ccac.problem import Problem, build, symbols_for
 from ccac.query import Query
 from ccac.trace import Trace
-from ccac.validate import validate
+from ccac.validate import unrolled, validate
 
 
 @dataclass
@@ -52,7 +52,12 @@ class Result:
             raise CcacError(f"nothing to plot: the answer is {self.answer}, not sat")
         from ccac.plot import plot_trace
 
-        return plot_trace(self.trace, path, title=self.query.name)
+        if not self.query.periodic:
+            return plot_trace(self.trace, path, title=self.query.name)
+        # A periodic trace is drawn as the run it claims: two periods, the second the first
+        # repeated (byte curves shifted by one period's growth), the boundary marked.
+        twice = replace(unrolled(self.query, self.trace, 2), periodic=True)
+        return plot_trace(twice, path, title=f"{self.query.name} (2 periods)", period=self.trace.T - 1)
 
     def to_json(self) -> dict[str, Any]:
         return {

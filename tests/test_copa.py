@@ -171,3 +171,16 @@ def test_standing_queue_starves_copa_only_when_boxes_compose() -> None:
     # The single-box answer is not vacuous: its steady states exist, at higher utilization.
     assert run({**network, "compose": False}, assume=UTIL["assume"], periodic=True,
                find="S[T-1] - S[0] < 0.3 * C * (T-1)").answer == "sat"
+
+
+def test_a_reading_of_an_unknown_past_may_be_what_some_past_gives() -> None:
+    """At step 0 every sample is from before the trace: any bracket [q, q + 1], or an unbounded
+    one, is what some past gives (a periodic trace repeated shows its own); an inverted or
+    empty bracket is what no past gives."""
+    q, trace = _trace()
+    lo, hi = trace.symbols.series["dq_lo"].values[0], trace.symbols.series["dq_hi"].values[0]
+    values = lambda: flow_values(trace, 0, q.flows[0].params)  # noqa: E731
+    lo[0], hi[0] = 2, 3
+    assert not any(p.startswith("step 0: standing delay") for p in COPA.check(values()))
+    lo[0], hi[0] = 3, 3
+    assert any(p.startswith("step 0: standing delay") for p in COPA.check(values()))

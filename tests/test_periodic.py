@@ -100,3 +100,20 @@ def test_a_trace_that_only_matches_at_its_ends_is_not_periodic() -> None:
     periodic = solve(make_query(network, cca, find="True", assume=[phantom_loss], periodic=True))
     assert periodic.answer == "unsat", periodic.reason
     assert solve(make_query(network, cca, find="True", periodic=True)).answer == "sat"  # not vacuous
+
+
+@pytest.mark.parametrize("network, cca", [
+    ({"T": 9, "R": 1, "D": 1, "buffer": 1}, {"name": "aimd"}),            # losses and timeouts
+    ({"T": 13, "R": 2, "D": 1, "buffer": 1}, {"name": "aimd"}),
+    ({"T": 9, "R": 1, "D": 1, "eta": Fraction(1, 10)}, {"name": "aimd"}),  # non-congestive loss
+    ({"T": 9, "R": 2, "D": 1}, {"name": "copa"}),
+    ({"T": 9, "R": 1, "D": 1}, {"name": "expdelay"}),
+    ({"T": 9, "R": 1, "D": 1}, {"name": "vivace", "mi": 2}),
+    ({"T": 9, "R": 1, "D": 1, "buffer": Fraction(1, 2)}, {"name": "const", "cwnd": 1}),
+])
+def test_periodic_runs_of_each_kind_validate_when_repeated(network: dict[str, Any], cca: dict[str, Any]) -> None:
+    """Some periodic run exists, and it passes the validator's 3-period repetition: the CCAs'
+    checks accept what the unknown past of the repetition's first steps may have been."""
+    result = solve(make_query(network, cca, find="True", periodic=True), timeout=300)
+    assert result.answer == "sat", result.reason
+    assert result.validated, result.violations

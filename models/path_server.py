@@ -296,6 +296,10 @@ class PathServer(ABC):
         first such step and must fire once the condition has held for `rto` steps; it detects
         every outstanding loss. Before step R the detected-loss curve is history, bounded only
         by the losses that had happened by step 0.
+
+        A periodic query's history steps (before ``v.first``) get none of these constraints:
+        each would be a copy of one at a trace step, one or more periods later, that reads less
+        of the past, so it is implied (and these are the model's largest groups, quadratic in T).
         """
         net = v.net
         for n in range(net.flows):
@@ -304,14 +308,17 @@ class PathServer(ABC):
             stalled_all_lost: list[Cond] = []
             for t in range(net.T):
                 if t < R:
-                    enc.add("model.loss_detection", Ld[t] <= L[0])
+                    if t >= v.first:
+                        enc.add("model.loss_detection", Ld[t] <= L[0])
                     stalled_all_lost.append(False)
                     continue
-                enc.add("model.loss_detection", Ld[t] <= L[t - R])
                 cond = z3.And(A[t - 1] == A[t - R],
                               S[t - R] == v.admitted_f(n, t - R),
                               L[t - R] > Ld[t - 1])
                 stalled_all_lost.append(cond)
+                if t < v.first:
+                    continue
+                enc.add("model.loss_detection", Ld[t] <= L[t - R])
                 enc.add("model.timeout", z3.Implies(tmo[t], cond),
                         z3.Implies(tmo[t], Ld[t] == L[t - R]))
                 if t - net.rto + 1 >= R:
@@ -361,9 +368,10 @@ class PathServer(ABC):
         S[t] <= (A-L)[s] no flow has been served beyond what it had admitted by s. Both are
         consequences of FIFO at the samples and say nothing between them: a relaxation of FIFO
         (the appendix's own relaxation, "if the delay is dt then S_i[t] > A_i[t-dt]", follows
-        from the first)."""
+        from the first). A periodic query's history steps are skipped, as in
+        :meth:`loss_detection`."""
         net = v.net
-        for t in range(net.T):
+        for t in range(v.first, net.T):
             for s in range(t):
                 for n in range(net.flows):
                     enc.add("model.fifo",

@@ -18,7 +18,7 @@ A query is a TOML file::
     description = "..."
     assume = ["..."]   # conditions every trace must meet
     find = "..."       # the condition a counterexample must meet
-    periodic = false   # true: the end state must equal the start state
+    periodic = false   # true: the trace is one period of a run that repeats forever
     expect = "sat"     # the answer this query is known to have
     horizons = [11, 15] # optional: the values of T `ccac bench` uses for this query, for
                         # queries whose meaning constrains T (e.g. a periodic cycle)

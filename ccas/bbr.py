@@ -73,7 +73,6 @@ from typing import Any
 import z3
 
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
-from ccac.encoding import maximum
 from ccac.params import POSITIVE, Param
 
 

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccac import limits
 from ccac.backends import SOLVERS, evaluate, fresh_context, to_smtlib
 from ccac.errors import CcacError
 from ccac.problem import Problem, build, symbols_for
 from ccac.query import Query
+from ccac.store import solver_version
 from ccac.trace import Trace
 from ccac.validate import validate
 
@@ -69,9 +71,23 @@ class Result:
 
 def solve(query: Query, solver: str = "z3", timeout: float | None = None,
           smtlib: str | Path | None = None) -> Result:
-    """Build and solve ``query``; a sat answer comes with a validated exact trace."""
+    """Build and solve ``query``; a sat answer comes with a validated exact trace.
+
+    ``timeout`` (seconds) bounds the whole call: building the formula, solving (the solver gets
+    what is left after building) and reading back and validating a trace. Running out is the
+    answer ``unknown`` with a reason starting ``timeout:`` that says where the time went."""
     if solver not in SOLVERS:
         raise CcacError(f"unknown solver {solver!r} (available: {', '.join(sorted(SOLVERS))})")
+    try:
+        with limits.time_limit(timeout) as clock:
+            return _solve(query, solver, clock, smtlib)
+    except limits.TimeLimit as e:
+        spent = clock.spent()
+        return Result(query, "unknown", e.reason, None, None, solver, solver_version(solver),
+                      spent.get(limits.BUILDING, 0.0), spent.get("solving", 0.0))
+
+
+def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | None) -> Result:
     start = time.perf_counter()
     fresh_context()
     problem = build(query)
@@ -79,9 +95,10 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
     build_seconds = time.perf_counter() - start
     if smtlib is not None:
         Path(smtlib).write_text(to_smtlib(formulas, smtlib_comments(problem)))
-    outcome = SOLVERS[solver](formulas, timeout)
+    outcome = SOLVERS[solver](formulas, _time_to_solve(clock, build_seconds))
     trace = violations = None
     if outcome.answer == "sat":
+        _validating(clock, build_seconds, outcome.seconds)
         assignment = outcome.assignment or {}
         trace = read_trace(problem, assignment)
         memo: dict[int, Any] = {}
@@ -90,6 +107,23 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
         violations = validate(query, trace, cca_pairs)
     return Result(query, outcome.answer, outcome.reason, trace, violations, outcome.solver,
                   outcome.version, build_seconds, outcome.seconds)
+
+
+def _time_to_solve(clock: limits.Clock, build_seconds: float) -> float | None:
+    """What is left of the time limit for the solver (None: no limit)."""
+    left = clock.remaining()
+    if left is not None and left <= 0:
+        raise clock.timeout(f"it took {build_seconds:.2f} s, leaving no time to solve")
+    clock.note = f"the formula was built in {build_seconds:.2f} s"
+    limits.set_phase("solving")
+    return left
+
+
+def _validating(clock: limits.Clock, build_seconds: float, solve_seconds: float) -> None:
+    """The time limit's remainder now goes to reading back and validating a trace."""
+    clock.note = (f"the formula was built in {build_seconds:.2f} s, the solver answered sat in "
+                  f"{solve_seconds:.2f} s; a trace is never reported unvalidated")
+    limits.set_phase("reading back and validating the trace")
 
 
 def read_trace(problem: Problem, assignment: dict[str, Any]) -> Trace:

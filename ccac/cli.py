@@ -63,7 +63,10 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     if not quiet:
         click.echo(describe_query(q))
     click.echo(answer_line(result.answer, timeout, result.reason))
-    if not quiet:
+    if not quiet and (result.reason or "").startswith("timeout: building"):
+        click.echo(f"solver: {result.solver} {result.solver_version}, not run (building stopped after "
+                   f"{result.build_seconds:.2f} s)")
+    elif not quiet:
         click.echo(f"solver: {result.solver} {result.solver_version}, {result.solve_seconds:.2f} s "
                    f"(formula built in {result.build_seconds:.2f} s)")
         click.echo(statement(q, result.answer))

@@ -162,11 +162,13 @@ def test_a_grid_is_bounded_as_a_whole(tmp_path: Path) -> None:
 def test_timeout_stops_building_and_says_where(tmp_path: Path) -> None:
     """Copa at T = 300 takes about 25 s to build; --timeout 3 answers unknown after about 3 s."""
     code, out, err, seconds = run("query", "copa_low_utilization_composing", "--set", "network.T=300",
-                                  "--timeout", "3", "-q")
+                                  "--timeout", "3")
     assert code == 3, err
     assert "Traceback" not in err
-    assert out.startswith("unknown: timeout: building the formula took more than 3 s (reached step "), out
-    assert " of 300 in " in out
+    answer = next(line for line in out.splitlines() if line.startswith("unknown"))
+    assert answer.startswith("unknown: timeout: building the formula took more than 3 s (reached step "), out
+    assert " of 300 in " in answer
+    assert "solver: z3" in out and ", not run (building stopped after 3.0" in out
     assert seconds < BAD_INPUT_SECONDS
 
 

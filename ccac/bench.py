@@ -20,6 +20,7 @@ import click
 
 from ccac.backends import SOLVERS
 from ccac.errors import CcacError
+from ccac.limits import check_seconds
 from ccac.query import bundled_queries, load_query, locate
 from ccac.solve import solve
 
@@ -86,12 +87,14 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None
 @click.option("--horizons", default=None, callback=parse_horizons,
               help="Comma-separated values of network.T to run every query at "
                    "[default: each query's own `horizons`, else 10,15].")
-@click.option("--timeout", type=float, default=None, help="Per-solve timeout in seconds.")
+@click.option("--timeout", type=float, default=None,
+              help="Per query and horizon: seconds of building, solving and validating.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
 @click.argument("queries", nargs=-1)
 def bench(horizons: list[int] | None, timeout: float | None, solver: str,
           queries: tuple[str, ...]) -> None:
     """Time build and solve of QUERIES (bundled names or files; default: all bundled)."""
+    check_seconds(timeout)
     names = list(queries) or sorted(bundled_queries())
     if not names:
         raise click.UsageError("no bundled queries yet: give query names or files")

@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -48,6 +49,7 @@ from typing import Any, Callable
 import click
 import z3
 
+from ccac import limits
 from ccac.backends import SOLVERS, Assignment, evaluate, fresh_context
 from ccac.encoding import num
 from ccac.errors import CcacError
@@ -146,9 +148,10 @@ class _Prober:
         self.version = ""
         self.problem: Problem | None = None
         self.formulas: list[z3.BoolRef] = []
-        try:
-            self.problem = build(dataclasses.replace(query, params={**query.params, name: self.symbol}))
-            self.formulas = self.problem.enc.formulas()
+        try:  # a TimeLimit escapes: no probe can be answered if the formula cannot be built in time
+            with limits.time_limit(timeout, "building the formula (once, for every probe)"):
+                self.problem = build(dataclasses.replace(query, params={**query.params, name: self.symbol}))
+                self.formulas = self.problem.enc.formulas()
         except CcacError as e:  # e.g. the parameter multiplies a solver quantity
             self.rebuilt = str(e)
 
@@ -156,18 +159,26 @@ class _Prober:
         """The query with the parameter set to ``value``."""
         return dataclasses.replace(self.query, params={**self.query.params, self.name: value})
 
-    def probe(self, value: Fraction) -> tuple[Probe, Problem, Assignment | None]:
-        """Solve at ``value``; return the probe and what reads its trace back (sat only)."""
-        if self.problem is None:
-            problem = build(self.at(value))
-            formulas = problem.enc.formulas()
-        else:
-            problem = dataclasses.replace(self.problem, query=self.at(value))
-            formulas = [*self.formulas, self.symbol == num(value)]
-        outcome = SOLVERS[self.solver](formulas, self.timeout)
-        if outcome.answer == "unsat" and problem.query.periodic:
-            fixed = [] if self.problem is None else [self.symbol == num(value)]
-            outcome = confirm_periodic_unsat(problem, self.solver, outcome, self.timeout, fixed)
+    def probe(self, value: Fraction) -> tuple[Probe, Problem | None, Assignment | None]:
+        """Solve at ``value``; return the probe and what reads its trace back (sat only).
+        The timeout bounds the probe: building its formula (when rebuilt) and solving."""
+        start = time.perf_counter()
+        try:
+            with limits.time_limit(self.timeout) as clock:
+                if self.problem is None:
+                    problem = build(self.at(value))
+                    formulas = problem.enc.formulas()
+                else:
+                    problem = dataclasses.replace(self.problem, query=self.at(value))
+                    formulas = [*self.formulas, self.symbol == num(value)]
+                limits.set_phase("solving")
+                left = clock.remaining()
+                outcome = SOLVERS[self.solver](formulas, None if left is None else max(left, 0.001))
+                if outcome.answer == "unsat" and problem.query.periodic:
+                    fixed = [] if self.problem is None else [self.symbol == num(value)]
+                    outcome = confirm_periodic_unsat(problem, self.solver, outcome, clock.remaining(), fixed)
+        except limits.TimeLimit as e:
+            return Probe(value, "unknown", time.perf_counter() - start, e.reason), self.problem, None
         self.version = outcome.version
         return Probe(value, outcome.answer, outcome.seconds, outcome.reason), problem, outcome.assignment
 
@@ -193,6 +204,7 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
         raise CcacError(f"--tol must be positive, got {show(tol)}")
     if solver not in SOLVERS:
         raise CcacError(f"unknown solver {solver!r} (available: {', '.join(sorted(SOLVERS))})")
+    timeout = limits.check_seconds(timeout)
     say = log or (lambda line: None)
     prober = _Prober(query, name, solver, timeout)
     if prober.rebuilt:
@@ -296,7 +308,8 @@ def result_lines(r: BoundResult) -> list[str]:
 @click.option("--lo", required=True, metavar="X", help="Low end of the search (exact: 0.1 is 1/10; 1/3 works).")
 @click.option("--hi", required=True, metavar="Y", help="High end of the search.")
 @click.option("--tol", default=None, metavar="E", help="Stop when the bracket is at most E wide [default: (hi - lo) / 100].")
-@click.option("--timeout", type=float, default=None, metavar="S", help="Give up on one probe after S seconds (answer: unknown).")
+@click.option("--timeout", type=float, default=None, metavar="S",
+              help="Give up on one probe after S seconds of building and solving (answer: unknown).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a query value, e.g. network.T=15, params.util=0 (to add a parameter).")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
@@ -325,6 +338,7 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     if plot_path is not None and Path(plot_path).suffix.lower() not in FORMATS:
         raise CcacError(f"unsupported plot format {Path(plot_path).suffix or '(none)'!r}; "
                         "use .png, .svg or .pdf", "--plot")
+    limits.show_progress(True)
     q = load_query(file_or_name, list(overrides))
     click.echo(describe_query(q))
     r = find_bound(q, name, lo, hi, tol, timeout, solver, log=click.echo)

@@ -1,7 +1,7 @@
 """The ``ccac`` command line: a thin layer over the Python API.
 
 Exit codes: 0 answered (and matched the expected answer, if one was given), 1 answered
-differently from the expectation, 2 bad input, 3 unknown (solver timeout or give-up),
+differently from the expectation, 2 bad input, 3 unknown (a time limit, or the solver gave up),
 4 a sat trace failed independent validation (a bug in ccac or the solver, never ignored).
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from ccac import limits
 from ccac.bench import bench
 from ccac.bound import bound
 from ccac.sweep import sweep
@@ -32,7 +33,8 @@ def cli() -> None:
 @click.argument("file_or_name")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a query value, e.g. network.T=15, cca.pacing=true, params.util=0.1.")
-@click.option("--timeout", type=float, default=None, metavar="S", help="Give up after S seconds (answer: unknown).")
+@click.option("--timeout", type=float, default=None, metavar="S",
+              help="Give up after S seconds of building, solving and validating together (answer: unknown).")
 @click.option("--expect", type=click.Choice(["sat", "unsat"]), default=None,
               help="Expected answer (overrides the file's); exit 1 if the answer differs.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the result as JSON.")
@@ -50,6 +52,8 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     from ccac.query import load_query
     from ccac.solve import solve
 
+    limits.check_seconds(timeout)
+    limits.show_progress(not quiet)
     q = load_query(file_or_name, list(overrides))
     if expect is not None:
         q.expect = expect
@@ -59,7 +63,10 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     if not quiet:
         click.echo(describe_query(q))
     click.echo(answer_line(result.answer, timeout, result.reason))
-    if not quiet:
+    if not quiet and (result.reason or "").startswith("timeout: building"):
+        click.echo(f"solver: {result.solver} {result.solver_version}, not run (building stopped after "
+                   f"{result.build_seconds:.2f} s)")
+    elif not quiet:
         click.echo(f"solver: {result.solver} {result.solver_version}, {result.solve_seconds:.2f} s "
                    f"(formula built in {result.build_seconds:.2f} s)")
         click.echo(statement(q, result.answer))
@@ -106,6 +113,8 @@ def answer_line(answer: str, timeout: float | None, reason: str | None) -> str:
         return "sat: counterexample found"
     if answer == "unsat":
         return "unsat: no trace of the model satisfies the query"
+    if reason and reason.startswith("timeout:"):  # the time limit ran out outside the solver
+        return f"unknown: {reason}"
     limit = f" after {timeout:g} s" if timeout is not None else ""
     why = f" ({reason})" if reason and reason != "timeout" else ""
     return f"unknown: solver timed out{limit}{why}" if reason in (None, "timeout", "canceled") \
@@ -161,7 +170,9 @@ def _show(v: Any) -> str:
 @click.argument("file_or_name")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a value of the proof's shared sections, e.g. network.buffer=2, steady_state.T=12.")
-@click.option("--timeout", type=float, default=None, metavar="S", help="Per SMT check; a timeout is 'unknown'.")
+@click.option("--timeout", type=float, default=None, metavar="S",
+              help="Per SMT check: building, solving and validating it (also: compiling the proof when "
+                   "it is read); a timeout is 'unknown'.")
 @click.option("--solver", default="z3", show_default=True, help="z3, or cvc5 (through SMT-LIB and pysmt).")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None,
               help="Directory for counterexample traces (JSON, CSV, PNG) [default: counterexamples/PROOF].")
@@ -174,7 +185,10 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     unknown (timeout), 4 if a trace failed independent validation."""
     from ccac.proof import check_proof, load_proof
 
-    proof = load_proof(file_or_name, list(overrides))
+    limits.check_seconds(timeout)
+    limits.show_progress(True)
+    with limits.time_limit(timeout, "building the proof's formulas to check its expressions"):
+        proof = load_proof(file_or_name, list(overrides))
     click.echo(f"proof: {proof.name} ({proof.source})")
     if proof.description:
         click.echo("  " + proof.description.splitlines()[0])
@@ -257,6 +271,13 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="ccac", standalone_mode=False)
     except CcacError as e:
         click.echo(f"error: {e}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except limits.TimeLimit as e:  # a time limit that ran out outside an SMT check
+        click.echo(f"unknown: {e.reason}")
+        sys.exit(EXIT_UNKNOWN)
+    except MemoryError:
+        click.echo("error: out of memory: the problem is too large for the memory this process may use "
+                   "(make T, the number of flows or the expressions smaller)", err=True)
         sys.exit(EXIT_BAD_INPUT)
     except click.exceptions.NoArgsIsHelpError as e:
         click.echo(e.ctx.get_help() if e.ctx else str(e))

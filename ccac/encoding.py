@@ -18,6 +18,8 @@ from typing import Any, Union
 
 import z3
 
+from ccac import limits
+
 Term = Union[z3.ArithRef, Fraction, int]
 Cond = Union[z3.BoolRef, bool]
 
@@ -122,6 +124,7 @@ class Encoding:
         self._names: set[str] = set()
         self.slots: dict[str, Slot] = {}
         self.timeline = timeline
+        self._adds = 0  # calls of add, for looking at the clock now and then
 
     def step(self, kind: str, series: str, e: int, flow: int | None = None,
              axis: str | None = None) -> z3.ExprRef:
@@ -167,13 +170,19 @@ class Encoding:
         return name
 
     def add(self, group: str, *constraints: Cond | Iterable[Cond]) -> None:
-        """Add constraints under ``group``; Python ``True`` is dropped, ``False`` kept as false."""
+        """Add constraints under ``group``; Python ``True`` is dropped, ``False`` kept as false.
+
+        Every :data:`ccac.limits.CHECK_EVERY` calls, the current time limit (if any) is
+        checked: past its deadline this raises :class:`ccac.limits.TimeLimit`."""
         for c in constraints:
             if isinstance(c, (bool, z3.BoolRef)):
                 self._add_one(group, c)
             else:
                 for item in c:
                     self._add_one(group, item)
+        self._adds += 1
+        if not self._adds % limits.CHECK_EVERY:
+            limits.checkpoint(self, group)
 
     def _add_one(self, group: str, c: Cond) -> None:
         if c is True:

@@ -26,19 +26,28 @@ other's; ``ratio(n, m, t1, t2)`` is flow n's over flow m's service in the window
 compared with a number c known before solving, and compiled without division: ``ratio OP c``
 means ``den > 0 and num OP c * den`` (num, den the two flows' bytes served in the window), so a
 ratio comparison is false when flow m got nothing.
+
+Size limits (:mod:`ccac.limits`), each an error naming the expression's place: one expression,
+with the definitions it expands, may visit at most ``MAX_EXPANSION`` syntax nodes and loop
+iterations together (a comprehension's range lengths are multiplied and checked before its first
+iteration); exact numbers may have at most ``MAX_NUMBER_BITS`` bits (a power is estimated before
+it is computed); syntax and definitions may nest at most ``MAX_DEPTH`` levels.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Iterator
 
 import z3
 
+from ccac import limits
 from ccac.encoding import as_real, is_symbolic, maximum, minimum, num
 from ccac.errors import CcacError
+from ccac.limits import MAX_DEPTH, MAX_EXPANSION, MAX_NUMBER_BITS, number_bits, power_bits, show_size
 
 Value = Any  # int | Fraction | bool | z3.ArithRef | z3.BoolRef
 
@@ -67,6 +76,18 @@ class Symbols:
         return sorted(set(self.constants) | set(self.series) | set(self.definitions))
 
 
+class _Budget:
+    """What one expression has expanded to so far (syntax nodes visited plus loop iterations,
+    across the definitions it expands), against :data:`ccac.limits.MAX_EXPANSION`."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.used = 0
+
+    def left(self) -> int:
+        return MAX_EXPANSION - self.used
+
+
 def compile_condition(source: str, symbols: Symbols, where: str) -> Value:
     """Compile ``source`` to a boolean (a z3 BoolRef, or a Python bool if already decided)."""
     value = _Compiler(source, symbols, where).run()
@@ -90,22 +111,35 @@ def _is_bool(v: Value) -> bool:
 
 
 class _Compiler:
-    def __init__(self, source: str, symbols: Symbols, where: str, expanding: tuple[str, ...] = ()) -> None:
+    def __init__(self, source: str, symbols: Symbols, where: str, expanding: tuple[str, ...] = (),
+                 budget: _Budget | None = None) -> None:
         self.source = source
         self.symbols = symbols
         self.where = where
         self.expanding = expanding  # definitions being expanded, outermost first
+        self.budget = budget if budget is not None else _Budget(where)  # shared with expansions
 
     # ------------------------------------------------------------------ entry and errors
     def run(self, env: dict[str, int] | None = None) -> Value:
         if not isinstance(self.source, str) or not self.source.strip():
             raise CcacError("expected a non-empty expression string", self.where)
-        try:
-            tree = ast.parse(self.source.strip(), mode="eval")
-        except SyntaxError as e:
-            raise CcacError(f"syntax error at column {e.offset}: `{self.source.strip()}`", self.where) from None
         self.text = self.source.strip()
-        return self.visit(tree.body, env or {})
+        try:
+            tree = ast.parse(self.text, mode="eval")
+        except SyntaxError as e:
+            raise CcacError(f"syntax error at column {e.offset}: `{_clip(self.text)}`", self.where) from None
+        except (RecursionError, MemoryError):  # the parser's own nesting limits
+            raise CcacError(f"the expression is nested too deeply to parse (at most {MAX_DEPTH} levels): "
+                            f"`{_clip(self.text)}`", self.where) from None
+        depth = _depth(tree.body)
+        if depth > MAX_DEPTH:
+            raise CcacError(f"the expression nests {depth} levels deep, more than {MAX_DEPTH} "
+                            f"(ccac.limits.MAX_DEPTH): `{_clip(self.text)}`", self.where)
+        try:
+            return self.visit(tree.body, env or {})
+        except RecursionError:
+            raise CcacError(f"the expression (with its definitions) nests too deeply to compile: "
+                            f"`{_clip(self.text)}`", self.where) from None
 
     def expand(self, node: ast.AST, name: str, env: dict[str, int]) -> Value:
         """The value of definition ``name`` here: its text compiled in the current bindings,
@@ -113,18 +147,50 @@ class _Compiler:
         if name in self.expanding:
             cycle = " -> ".join(self.expanding[self.expanding.index(name):] + (name,))
             raise self.fail(node, f"definitions refer to each other in a cycle: {cycle}")
+        if len(self.expanding) >= MAX_DEPTH:
+            raise self.fail(node, f"definitions nest more than {MAX_DEPTH} deep (ccac.limits.MAX_DEPTH)")
         inner = _Compiler(self.symbols.definitions[name], self.symbols, f"definitions.{name}",
-                          self.expanding + (name,))
+                          self.expanding + (name,), self.budget)
         return inner.run(env)
 
     def fail(self, node: ast.AST, message: str) -> CcacError:
         snippet = ast.get_source_segment(self.text, node) or self.text
         column = getattr(node, "col_offset", 0) + 1
-        detail = f" (`{snippet}`, column {column})" if snippet != self.text else ""
-        return CcacError(f"{message}{detail} in `{self.text}`", self.where)
+        detail = f" (`{_clip(snippet)}`, column {column})" if snippet != self.text else ""
+        return CcacError(f"{message}{detail} in `{_clip(self.text)}`", self.where)
+
+    def too_big(self, node: ast.AST, would: str | None = None) -> CcacError:
+        """The expansion budget is exceeded (or would be: ``would`` says by what), as an error at
+        the place of the whole expression, naming the definition being expanded."""
+        limit = f"{MAX_EXPANSION:,} syntax nodes and loop iterations (ccac.limits.MAX_EXPANSION)"
+        text = f"the expression expands to more than {limit}" if would is None \
+            else f"{would}, more than the {limit} one expression may expand to"
+        inside = f", while expanding definition `{self.expanding[-1]}`" if self.expanding else ""
+        snippet = (ast.get_source_segment(self.text, node) if would else None) or self.text
+        return CcacError(f"{text}{inside}, at `{_clip(snippet)}`", self.budget.where)
+
+    def spend(self, node: ast.AST, units: int = 1) -> None:
+        """Count ``units`` of expansion (a node visited, a loop iteration) against the budget;
+        look at the clock now and then."""
+        budget = self.budget
+        budget.used += units
+        if budget.used > MAX_EXPANSION:
+            raise self.too_big(node)
+        if budget.used % limits.CHECK_EVERY_NODES < units:
+            limits.checkpoint(None, budget.where)
+
+    def known_number(self, node: ast.AST, value: Value) -> Value:
+        """``value``, if it is no larger than :data:`ccac.limits.MAX_NUMBER_BITS`."""
+        if not is_symbolic(value) and not isinstance(value, bool) and isinstance(value, (int, Fraction)):
+            bits = number_bits(value)
+            if bits > MAX_NUMBER_BITS:
+                raise self.fail(node, f"number too large: it has {bits:,} bits, more than {MAX_NUMBER_BITS:,} "
+                                      f"(ccac.limits.MAX_NUMBER_BITS)")
+        return value
 
     # ------------------------------------------------------------------ dispatch
     def visit(self, node: ast.AST, env: dict[str, int]) -> Value:
+        self.spend(node)
         method: Callable[[Any, dict[str, int]], Value] | None = getattr(self, f"visit_{type(node).__name__}", None)
         if method is None:
             raise self.fail(node, f"unsupported syntax ({type(node).__name__})")
@@ -135,10 +201,12 @@ class _Compiler:
         if isinstance(v, bool):
             return v
         if isinstance(v, int):
-            return v
+            return self.known_number(node, v)
         if isinstance(v, float):
-            return Fraction(repr(v))
-        raise self.fail(node, f"unsupported constant {v!r}")
+            if not math.isfinite(v):
+                raise self.fail(node, "number too large: a decimal literal must be below about 1.8e308")
+            return self.known_number(node, Fraction(repr(v)))
+        raise self.fail(node, f"unsupported constant {_clip(repr(v))}")
 
     def visit_Name(self, node: ast.Name, env: dict[str, int]) -> Value:
         name = node.id
@@ -160,10 +228,10 @@ class _Compiler:
     def visit_Subscript(self, node: ast.Subscript, env: dict[str, int]) -> Value:
         if isinstance(node.value, ast.Name) and node.value.id in self.symbols.definitions \
                 and node.value.id not in env:
-            step = self.visit(node.slice, env)
-            if is_symbolic(step) or isinstance(step, bool) or Fraction(step).denominator != 1:
+            step = _whole(self.visit(node.slice, env))
+            if step is None:
                 raise self.fail(node.slice, "an index must be a whole number known before solving")
-            return self.expand(node, node.value.id, {**env, "t": int(step)})
+            return self.expand(node, node.value.id, {**env, "t": step})
         base = self.visit(node.value, env)
         if isinstance(base, _FlowRow):
             return self.pick(node, base.values, self.index(node.slice, env, len(base.values)), base.label)
@@ -180,16 +248,16 @@ class _Compiler:
         return values[i]
 
     def index(self, node: ast.AST, env: dict[str, int], length: int) -> int:
-        value = self.visit(node, env)
-        if is_symbolic(value) or isinstance(value, bool) or Fraction(value).denominator != 1:
+        whole = _whole(self.visit(node, env))
+        if whole is None:
             raise self.fail(node, "an index must be a whole number known before solving")
-        i = int(value)
+        i = whole
         bound = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & set(env)
         if -length <= i < 0 and not bound:
             return length + i
         if not 0 <= i < length:
             at = ", ".join(f"{k}={env[k]}" for k in sorted(bound))
-            raise self.fail(node, f"index {i} out of range 0..{length - 1}" + (f" at {at}" if at else ""))
+            raise self.fail(node, f"index {_show_int(i)} out of range 0..{length - 1}" + (f" at {at}" if at else ""))
         return i
 
     # ------------------------------------------------------------------ arithmetic
@@ -210,32 +278,45 @@ class _Compiler:
         self.need_number(node.left, a)
         self.need_number(node.right, b)
         op = node.op
+        known = not is_symbolic(a) and not is_symbolic(b)
         if isinstance(op, ast.Add):
-            return a + b
+            return self.known_number(node, a + b) if known else a + b
         if isinstance(op, ast.Sub):
-            return a - b
+            return self.known_number(node, a - b) if known else a - b
         if isinstance(op, ast.Mult):
             if is_symbolic(a) and is_symbolic(b):
                 raise self.fail(node, "non-linear: product of two solver quantities")
-            return a * b
+            return self.known_number(node, a * b) if known else a * b
         if isinstance(op, ast.Div):
             if is_symbolic(b):
                 raise self.fail(node, "non-linear: division by a solver quantity")
             if b == 0:
                 raise self.fail(node, "division by zero")
-            return a / Fraction(b) if not is_symbolic(a) else a / num(b)
+            return self.known_number(node, a / Fraction(b)) if not is_symbolic(a) else a / num(b)
         if isinstance(op, (ast.FloorDiv, ast.Mod, ast.Pow)):
-            if is_symbolic(a) or is_symbolic(b):
+            if not known:
                 raise self.fail(node, "non-linear: //, % and ** need numbers known before solving")
             if isinstance(op, ast.Pow):
-                if Fraction(b).denominator != 1:
-                    raise self.fail(node, "exponent must be a whole number")
-                return Fraction(a) ** int(b)
+                return self.known_number(node, self.power(node, a, b))
             if b == 0:
                 raise self.fail(node, "division by zero")
             result = Fraction(a) // Fraction(b) if isinstance(op, ast.FloorDiv) else Fraction(a) % Fraction(b)
-            return int(result) if result.denominator == 1 else result
+            return self.known_number(node, int(result) if result.denominator == 1 else result)
         raise self.fail(node, "unsupported operator")
+
+    def power(self, node: ast.AST, a: Value, b: Value) -> Fraction:
+        """``a ** b`` for known numbers, refused before it is computed if the result would have
+        more than :data:`ccac.limits.MAX_NUMBER_BITS` bits."""
+        if Fraction(b).denominator != 1:
+            raise self.fail(node, "exponent must be a whole number")
+        exponent = int(b)
+        if a == 0 and exponent < 0:
+            raise self.fail(node, "division by zero (0 to a negative power)")
+        bits = power_bits(a, exponent)
+        if bits > MAX_NUMBER_BITS:
+            raise self.fail(node, f"power too large: the result would have about {show_size(bits)} bits, more "
+                                  f"than {MAX_NUMBER_BITS:,} (ccac.limits.MAX_NUMBER_BITS)")
+        return Fraction(a) ** exponent
 
     # ------------------------------------------------------------------ logic
     def visit_BoolOp(self, node: ast.BoolOp, env: dict[str, int]) -> Value:
@@ -339,7 +420,7 @@ class _Compiler:
             self.need_number(item_node, v)
         values = [v for _, v in items]
         if name == "sum":
-            return _sum(values)
+            return _sum(values, lambda v: self.known_number(node, v))
         if not values:
             raise self.fail(node, f"{name}() of nothing")
         pick = minimum if name == "min" else maximum
@@ -362,7 +443,9 @@ class _Compiler:
             s = self.visit(args["s"], env)
             if is_symbolic(s) or _is_bool(s) or isinstance(s, (Series, _FlowRow, _Ratio)) or s < 1:
                 raise self.fail(args["s"], "sfair's factor s must be a number >= 1 known before solving")
-            got = [self.served_in(f, t1, t2) for f in range(len(self.symbols.series["S_f"].values))]
+            flows = len(self.symbols.series["S_f"].values)
+            self.spend(node, flows * flows)  # one comparison per ordered pair of flows
+            got = [self.served_in(f, t1, t2) for f in range(flows)]
             return _conjoin([as_real(a) <= as_real(s * b) if is_symbolic(a) or is_symbolic(b) else a <= s * b
                              for i, a in enumerate(got) for j, b in enumerate(got) if i != j])
         n = self.flow_index(args["n"], env)
@@ -388,6 +471,7 @@ class _Compiler:
     def arguments(self, node: ast.Call, env: dict[str, int]) -> Iterator[tuple[ast.AST, Value]]:
         if len(node.args) == 1 and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp)):
             gen = node.args[0]
+            self.check_loops(gen, env)
             for bound in self.iterate(gen.generators, 0, env):
                 yield gen.elt, self.visit(gen.elt, bound)
         elif len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
@@ -396,6 +480,29 @@ class _Compiler:
         else:
             for item in node.args:
                 yield item, self.visit(item, env)
+
+    def check_loops(self, gen: ast.GeneratorExp | ast.ListComp, env: dict[str, int]) -> None:
+        """Before the first iteration: the product of the lengths of the comprehension's ranges
+        (those whose bounds do not depend on its own loop variables) must fit in what is left of
+        the expansion budget. Ranges that depend on an outer loop variable of the same
+        comprehension are checked as each is reached (:meth:`iterate`)."""
+        bound: set[str] = set()
+        total, parts = 1, []
+        for g in gen.generators:
+            uses = {n.id for n in ast.walk(g.iter) if isinstance(n, ast.Name)}
+            if not uses & bound:
+                length = _range_length(self.range_values(g.iter, env))
+                total *= length
+                parts.append((_clip(ast.get_source_segment(self.text, g.iter) or "range(...)", 60), length))
+            if isinstance(g.target, ast.Name):
+                bound.add(g.target.id)
+        if total > self.budget.left():
+            if len(parts) == 1:
+                would = f"its loop over {parts[0][0]} would run {show_size(total)} times"
+            else:
+                each = " × ".join(f"{text}: {show_size(n)}" for text, n in parts)
+                would = f"its nested loops would run {show_size(total)} times ({each})"
+            raise self.too_big(gen, would)
 
     def iterate(self, generators: list[ast.comprehension], i: int, env: dict[str, int]) -> Iterator[dict[str, int]]:
         if i == len(generators):
@@ -407,7 +514,11 @@ class _Compiler:
         name = gen.target.id
         if name in self.symbols.constants or name in self.symbols.series or name in self.symbols.definitions:
             raise self.fail(gen.target, f"loop variable `{name}` hides a model name or a definition")
-        for value in self.range_values(gen.iter, env):
+        values = self.range_values(gen.iter, env)
+        if _range_length(values) > self.budget.left():
+            raise self.too_big(gen.iter, f"the loop would run {show_size(_range_length(values))} times")
+        for value in values:
+            self.spend(gen.iter)
             inner = {**env, name: value}
             keep = True
             for cond in gen.ifs:
@@ -421,14 +532,14 @@ class _Compiler:
     def range_values(self, node: ast.AST, env: dict[str, int]) -> range:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"):
             raise self.fail(node, "loops must run over range(...)")
-        if not 1 <= len(node.args) <= 3:
+        if not 1 <= len(node.args) <= 3 or node.keywords:
             raise self.fail(node, "range takes 1 to 3 arguments")
         bounds = []
         for arg in node.args:
-            v = self.visit(arg, env)
-            if is_symbolic(v) or isinstance(v, bool) or Fraction(v).denominator != 1:
+            v = _whole(self.visit(arg, env))
+            if v is None:
                 raise self.fail(arg, "range bounds must be whole numbers known before solving")
-            bounds.append(int(v))
+            bounds.append(v)
         if len(bounds) == 3 and bounds[2] == 0:
             raise self.fail(node, "range step must not be zero")
         return range(*bounds)
@@ -494,10 +605,47 @@ def _disjoin(values: list[Value]) -> Value:
     return False if not rest else rest[0] if len(rest) == 1 else z3.Or(*rest)
 
 
-def _sum(values: list[Value]) -> Value:
-    known = sum((Fraction(v) for v in values if not is_symbolic(v)), Fraction(0))
+def _sum(values: list[Value], check: Callable[[Fraction], Fraction] = lambda v: v) -> Value:
+    """The sum of numbers and terms; ``check`` sees each partial sum of the known numbers."""
+    known = Fraction(0)
+    for v in values:
+        if not is_symbolic(v):
+            known = check(known + Fraction(v))
     symbolic = [v for v in values if is_symbolic(v)]
     if not symbolic:
         return known
     total = z3.Sum(*symbolic) if len(symbolic) > 1 else symbolic[0]
     return total + num(known) if known else total
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    """``text`` shortened for a one-line message."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
+def _show_int(i: int) -> str:
+    return str(i) if abs(i) < 10**30 else f"about {'-' if i < 0 else ''}10^{len(str(abs(i))) - 1}"
+
+
+def _depth(root: ast.AST) -> int:
+    """The nesting depth of a syntax tree (without recursion, so any depth can be measured)."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _whole(v: Value) -> int | None:
+    """``v`` as an int if it is a whole number known before solving, else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, Fraction)) or Fraction(v).denominator != 1:
+        return None
+    return int(v)
+
+
+def _range_length(r: range) -> int:
+    """``len(r)``, also when it exceeds what ``len`` can return."""
+    if r.step > 0:
+        return max(0, (r.stop - r.start + r.step - 1) // r.step)
+    return max(0, (r.start - r.stop - r.step - 1) // -r.step)

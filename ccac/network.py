@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from ccac.errors import CcacError
+from ccac.limits import check_horizon
 from ccac.params import Param, resolve
 
 ZERO = Fraction(0)
@@ -139,6 +140,7 @@ def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
         raise CcacError(
             f"T = {net.T} is too small: the first R + D = {net.R + net.D} steps are history the CCA "
             f"did not choose, so T must be at least R + D + 1 = {net.R + net.D + 1}", where)
+    check_horizon(net.T, net.flows, f"{where}.T")
     if net.buffer_min is not None:
         if not isinstance(net.buffer, Fraction):
             raise CcacError("buffer_min needs a finite numeric buffer", where)

@@ -10,6 +10,7 @@ read through its decimal text, so it becomes exactly 1/10 rather than the neares
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
@@ -34,11 +35,25 @@ def to_fraction(value: Any, where: str) -> Fraction:
             raise CcacError(f"expected a finite number, got {value!r}", where)
         return Fraction(repr(value))
     if isinstance(value, str):
+        exponent = _EXPONENT.search(value)
+        if exponent and (len(exponent.group(1).lstrip("+-")) > 5 or abs(int(exponent.group(1))) > MAX_EXPONENT):
+            raise CcacError(f"number out of range: exponent {_clip(exponent.group(1))} (at most {MAX_EXPONENT} "
+                            f"in magnitude)", where)
         try:
             return Fraction(value.strip())
         except (ValueError, ZeroDivisionError):
             pass
-    raise CcacError(f"expected a number, got {value!r}", where)
+    raise CcacError(f"expected a number, got {_clip(repr(value))}", where)
+
+
+MAX_EXPONENT = 3000
+"""Largest decimal exponent a number written as text may have (``"1e3000"``): Fraction would
+compute 10 to that power exactly, so ``"1e999999999"`` would take minutes."""
+_EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)")
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 @dataclass(frozen=True)

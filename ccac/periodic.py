@@ -55,6 +55,7 @@ import z3
 
 from ccac.encoding import Cond, Encoding, Term, Timeline
 from ccac.errors import CcacError
+from ccac.limits import check_horizon
 from ccac.network import Network
 
 SETTLED = "query.periodic.settled"
@@ -82,6 +83,8 @@ def timeline(query: Any) -> Timeline:
                 f"T - 1 must be a multiple of {divisor}", "query.periodic")
         model_reach = path.R + net.D + path.D + net.rto
         reach = max(reach, model_reach, flow.cca.lookback(flow.params, path.R))
+    check_horizon(net.T + reach + period, net.flows, "query.periodic",
+                  "T plus a periodic query's history (the longest look-back plus one period)")
     return Timeline(history=reach + period, period=period)
 
 

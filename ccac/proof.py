@@ -31,6 +31,7 @@ import z3
 from ccac.backends import SOLVERS, fresh_context
 from ccac.errors import CcacError
 from ccac.expr import compile_condition, compile_number
+from ccac.limits import TimeLimit, check_horizon, time_limit
 from ccac.problem import build
 from ccac.query import Query, locate, parse_file, parse_query
 from ccac.solve import Result, solve
@@ -213,6 +214,10 @@ def _parse_steady(base: dict[str, Any], table: Any) -> SteadyState:
     if not 0 <= start < T - 1:
         raise CcacError(f"start must be a step before the window's last step (0 <= start < T-1 = {T - 1})",
                         f"{where}.start")
+    # stitching checks a window against one T-1-start steps longer (check_stitching)
+    check_horizon(T, network.flows, f"{where}.T")
+    check_horizon(2 * T - 1 - start, network.flows, f"{where}.T",
+                  f"the stitching horizon 2*T-1-start = {2 * T - 1 - start}: T")
     region = _strings(table.get("region", []), f"{where}.region")
     if not region:
         raise CcacError("the steady state needs a region: predicates over the state at step t", where)
@@ -449,9 +454,15 @@ def check_stitching(proof: Proof, solver: str, timeout: float | None) -> list[Ch
     s = proof.steady
     assert s is not None
     shift = s.T - 1 - s.start
-    fresh_context()
-    short = build(_steady_query(proof, []))
-    long = build(_steady_query(proof, [], T=s.T + shift))
+    start = time.perf_counter()
+    try:
+        with time_limit(timeout, "building the two windows' formulas"):
+            fresh_context()
+            short = build(_steady_query(proof, []))
+            long = build(_steady_query(proof, [], T=s.T + shift))
+    except TimeLimit as e:
+        return [Check("stitching", "the windows chain", "unknown", time.perf_counter() - start,
+                      "in every run: windows placed T-1-start steps apart chain", detail=e.reason)]
     solve_fn = SOLVERS[solver]
     checks = []
     for offset in (shift, 0):

@@ -39,6 +39,7 @@ from typing import Any, Callable
 from ccac.cca import CCA
 from ccac.ccas import get_cca
 from ccac.errors import CcacError
+from ccac.limits import check_horizon
 from ccac.network import FLOW_PATH_PARAMS, Network, parse_flow_path, parse_network
 from ccac.params import resolve, to_fraction
 
@@ -211,6 +212,8 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
     if horizons is not None and (not isinstance(horizons, list) or not horizons or not all(
             isinstance(h, int) and not isinstance(h, bool) and h >= 2 for h in horizons)):
         raise CcacError("horizons must be a non-empty list of whole numbers >= 2", "query.horizons")
+    for h in horizons or []:
+        check_horizon(h, network.flows, "query.horizons", "a horizon")
     slow = q.get("slow", False)
     if not isinstance(slow, bool):
         raise CcacError("slow must be true or false", "query.slow")
@@ -247,6 +250,7 @@ def parse_flows(tables: Any, default_cca: Any, given_network: dict[str, Any],
         raise CcacError(f"network.flows = {network.flows} but there are {len(tables)} [[flow]] tables "
                         f"(leave flows out: the tables say how many)", "network.flows")
     network = replace(network, flows=len(tables))
+    check_horizon(network.T, network.flows, "network.T")
     path_keys = {p.name for p in FLOW_PATH_PARAMS}
     flows, paths = [], []
     for i, table in enumerate(tables):

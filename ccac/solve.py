@@ -17,11 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from ccac import limits
 from ccac.backends import SOLVERS, Outcome, evaluate, fresh_context, to_smtlib
 from ccac.errors import CcacError
 from ccac.periodic import SETTLED
 from ccac.problem import Problem, build, symbols_for
 from ccac.query import Query
+from ccac.store import solver_version
 from ccac.trace import Trace
 from ccac.validate import unrolled, validate
 
@@ -75,9 +77,23 @@ class Result:
 
 def solve(query: Query, solver: str = "z3", timeout: float | None = None,
           smtlib: str | Path | None = None) -> Result:
-    """Build and solve ``query``; a sat answer comes with a validated exact trace."""
+    """Build and solve ``query``; a sat answer comes with a validated exact trace.
+
+    ``timeout`` (seconds) bounds the whole call: building the formula, solving (the solver gets
+    what is left after building) and reading back and validating a trace. Running out is the
+    answer ``unknown`` with a reason starting ``timeout:`` that says where the time went."""
     if solver not in SOLVERS:
         raise CcacError(f"unknown solver {solver!r} (available: {', '.join(sorted(SOLVERS))})")
+    try:
+        with limits.time_limit(timeout) as clock:
+            return _solve(query, solver, clock, smtlib)
+    except limits.TimeLimit as e:
+        spent = clock.spent()
+        return Result(query, "unknown", e.reason, None, None, solver, solver_version(solver),
+                      spent.get(limits.BUILDING, 0.0), spent.get("solving", 0.0))
+
+
+def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | None) -> Result:
     start = time.perf_counter()
     fresh_context()
     problem = build(query)
@@ -85,11 +101,12 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
     build_seconds = time.perf_counter() - start
     if smtlib is not None:
         Path(smtlib).write_text(to_smtlib(formulas, smtlib_comments(problem)))
-    outcome = SOLVERS[solver](formulas, timeout)
+    outcome = SOLVERS[solver](formulas, _time_to_solve(clock, build_seconds))
     if outcome.answer == "unsat" and query.periodic:
-        outcome = confirm_periodic_unsat(problem, solver, outcome, timeout)
+        outcome = confirm_periodic_unsat(problem, solver, outcome, clock.remaining())
     trace = violations = None
     if outcome.answer == "sat":
+        _validating(clock, build_seconds, outcome.seconds)
         assignment = outcome.assignment or {}
         trace = read_trace(problem, assignment)
         memo: dict[int, Any] = {}
@@ -101,14 +118,15 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
 
 
 def confirm_periodic_unsat(problem: Problem, solver: str, outcome: Outcome,
-                           timeout: float | None, extra: Sequence[Any] = ()) -> Outcome:
+                           remaining: float | None, extra: Sequence[Any] = ()) -> Outcome:
     """A periodic query's unsat holds only if it holds without the settling conditions too
     (:mod:`ccac.periodic`): solve again without them. Unsat again: no periodic run exists.
     Sat: only runs in which some byte waits, or some loss stays undetected, for longer than a
     period remain, which the settled encoding cannot represent exactly: unknown, said so.
-    ``extra`` are formulas solved with the problem's own (e.g. a probed parameter's value)."""
-    remaining = None if timeout is None else max(timeout - outcome.seconds, 0.001)
-    loose = SOLVERS[solver]([*problem.enc.formulas(skip=[SETTLED]), *extra], remaining)
+    ``extra`` are formulas solved with the problem's own (e.g. a probed parameter's value);
+    ``remaining`` is what is left of the time limit (None: no limit)."""
+    left = None if remaining is None else max(remaining, 0.001)
+    loose = SOLVERS[solver]([*problem.enc.formulas(skip=[SETTLED]), *extra], left)
     seconds = outcome.seconds + loose.seconds
     if loose.answer == "unsat":
         return replace(outcome, seconds=seconds)
@@ -117,6 +135,23 @@ def confirm_periodic_unsat(problem: Problem, solver: str, outcome: Outcome,
                  "longer than a period (T - 1 steps) is not ruled out; a larger T settles over a longer period"
                  if loose.answer == "sat" else f"is unknown ({loose.reason})"))
     return Outcome("unknown", reason, None, outcome.solver, outcome.version, seconds)
+
+
+def _time_to_solve(clock: limits.Clock, build_seconds: float) -> float | None:
+    """What is left of the time limit for the solver (None: no limit)."""
+    left = clock.remaining()
+    if left is not None and left <= 0:
+        raise clock.timeout(f"it took {build_seconds:.2f} s, leaving no time to solve")
+    clock.note = f"the formula was built in {build_seconds:.2f} s"
+    limits.set_phase("solving")
+    return left
+
+
+def _validating(clock: limits.Clock, build_seconds: float, solve_seconds: float) -> None:
+    """The time limit's remainder now goes to reading back and validating a trace."""
+    clock.note = (f"the formula was built in {build_seconds:.2f} s, the solver answered sat in "
+                  f"{solve_seconds:.2f} s; a trace is never reported unvalidated")
+    limits.set_phase("reading back and validating the trace")
 
 
 def read_trace(problem: Problem, assignment: dict[str, Any]) -> Trace:

@@ -35,12 +35,14 @@ import click
 
 from ccac.backends import SOLVERS
 from ccac.errors import CcacError
+from ccac.limits import TimeLimit, check_seconds, time_limit
 from ccac.query import QUERY_KEYS, SECTIONS, apply_overrides, bundled_queries, locate, read_toml
 from ccac.store import Store, ccac_version, result_key, reusable, solver_version
 
 __all__ = ["Axis", "parse_grid", "run_point", "sweep"]
 
 MAX_AXIS = 100_000  # values one --grid option may expand to
+MAX_POINTS = 100_000  # points of the whole grid (the product of the --grid options' sizes)
 COLUMNS = ("answer", "validated", "seconds", "cached", "note")  # note: an error, or a proof's failed checks
 ORDER = {"query": ("sat", "unsat", "unknown", "error"),
          "proof": ("proved", "refuted", "vacuous", "unknown", "error")}  # other answers follow
@@ -73,7 +75,8 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
             if task["kind"] == "proof":
                 from ccac.proof import check_proof, load_proof
 
-                proof = load_proof(task["file"], list(task["overrides"]))
+                with time_limit(task["timeout"], "building the proof's formulas to check its expressions"):
+                    proof = load_proof(task["file"], list(task["overrides"]))
                 out["resolved"] = proof.resolved()
                 report = check_proof(proof, solver=task["solver"], timeout=task["timeout"])
                 failed = [f"{c.name}: {c.verdict}" for c in report.checks if c.verdict != "proved"]
@@ -90,6 +93,8 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
                            seconds=time.perf_counter() - start)
     except CcacError as e:
         out.update(answer="error", error=str(e), seconds=time.perf_counter() - start)
+    except TimeLimit as e:
+        out.update(answer="unknown", reason=e.reason, seconds=time.perf_counter() - start)
     except Exception as e:  # a bug at one point must not lose the rest of the sweep
         out.update(answer="error", error=f"internal error: {type(e).__name__}: {e}",
                    seconds=time.perf_counter() - start)
@@ -467,13 +472,21 @@ points had errors; 3 some unknown; else 0 (all answered or proved)."""
               help="Also write the rows to a .csv or .json file.")
 @click.option("--fresh", is_flag=True, help="Ignore stored results; recompute and overwrite them.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
-              help="Per-point solver timeout in seconds (answer: unknown).")
+              help="Per point: seconds of building, solving and validating (per check for a proof; "
+                   "answer: unknown).")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
 def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...], workers: int | None,
           scheduler: str | None, out_path: str | None, fresh: bool, timeout: float | None,
           solver: str) -> None:
     started = time.perf_counter()
+    check_seconds(timeout)
     axes = [parse_grid(g) for g in grids]
+    count = 1
+    for a in axes:
+        count *= len(a.texts)
+    if count > MAX_POINTS:
+        sizes = " × ".join(f"{len(a.texts):,}" for a in axes)
+        raise CcacError(f"the grid has {count:,} points ({sizes}), more than {MAX_POINTS:,}", "--grid")
     keys = option_keys(axes, overrides)
     if out_path and Path(out_path).suffix.lower() not in (".csv", ".json"):
         raise CcacError(f"unsupported format {Path(out_path).suffix or '(none)'!r}; use .csv or .json", "--out")

@@ -111,6 +111,23 @@ def show_size(n: float) -> str:
     return f"about 10^{int(math.log10(n))}"
 
 
+# ---------------------------------------------------------------------- CCA durations
+MAX_DURATION = 64
+"""Largest CCA parameter counted in steps or RTTs (a filter window, a probing cycle, a monitor
+interval, an update timer). The formula grows with each, some steeply: Proteus-P's encoding at
+T = 10 takes 2 s and 0.5 GB with mi = 16 steps, 8 s and 1.8 GB with 32, 21 s and 3.5 GB with 64."""
+
+
+def check_durations(declared: Any, values: dict[str, Any], where: str) -> None:
+    """Reject a CCA parameter in steps or RTTs above :data:`MAX_DURATION`."""
+    for p in declared:
+        value = values.get(p.name)
+        if p.unit in ("steps", "RTTs") and isinstance(value, (int, Fraction)) and value > MAX_DURATION:
+            raise CcacError(f"must be at most {MAX_DURATION} {p.unit}, got {show_size(value)}: the "
+                            f"formula grows with it (a limit of ccac, see ccac.limits.MAX_DURATION)",
+                            f"{where}.{p.name}")
+
+
 # ---------------------------------------------------------------------- horizon
 def machine_memory() -> int:
     """Bytes of memory this process may use: the machine's, or less under a cgroup limit or an

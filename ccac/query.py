@@ -39,7 +39,7 @@ from typing import Any, Callable
 from ccac.cca import CCA
 from ccac.ccas import get_cca
 from ccac.errors import CcacError
-from ccac.limits import check_horizon
+from ccac.limits import check_durations, check_horizon
 from ccac.network import FLOW_PATH_PARAMS, Network, parse_flow_path, parse_network
 from ccac.params import resolve, to_fraction
 
@@ -277,4 +277,6 @@ def parse_cca(table: Any, where: str) -> FlowCCA:
         raise CcacError("name must be a string", f"{where}.name")
     cca = get_cca(table["name"], f"{where}.name")
     given = {k: v for k, v in table.items() if k != "name"}
-    return FlowCCA(cca, resolve(cca.params, given, where))
+    params = resolve(cca.params, given, where)
+    check_durations(cca.params, params, where)
+    return FlowCCA(cca, params)

@@ -14,11 +14,25 @@ each step t, in order of precedence:
    the window was last decreased. Bytes lost during the decrease step itself may count as
    before or after it: ``loss_mark`` is solver-chosen between L[t-1] and L[t] (both orders are
    possible within a step, so allowing both over-approximates).
-3. more losses of an old event are detected: cwnd holds (no growth during recovery).
-4. a full window of ACKs arrived since the last change (``S[t-R] - ack_mark >= cwnd``):
+3. a full window of ACKs arrived since the last change (``S[t-R] - ack_mark >= cwnd``):
    cwnd grows by alpha and the count restarts (``ack_mark = S[t-R]``). At most one increase
-   per step: the discrete AIMD reacts once per step (thesis 6.2).
-5. otherwise cwnd holds.
+   per step: the discrete AIMD reacts once per step (thesis 6.2). This applies also in a step
+   that detects more losses of an old event: the thesis' AIMD "increases its cwnd only when it
+   gets enough ACKs and does not react more than once to the same loss event" (6.2), so the
+   second burst of detections of one event neither halves nor holds the window (appendix A.2's
+   loss-burst trace depends on exactly this step).
+4. otherwise cwnd holds.
+
+``hold_in_recovery = true`` is the other reading, closer to RFC 6582's fast recovery: in a step
+that detects more losses of an old event cwnd holds and the ACK count does not restart. It is
+a different algorithm, not a relaxation: each variant has runs the other does not.
+
+Deliberate differences from the published CCAC code's AIMD (each keeps every run of the thesis'
+AIMD, so it is sound): the ACK count and the loss mark at the trace's start are the solver's
+(the thesis' lemmas hold "from any initial state"; the published code starts the loss mark at
+S_f[0] and counts ACKs from the last window change inside the trace); the loss mark is the
+loss curve's value (bytes lost on arrival) where the published code uses the sequence number
+A - L + dupacks of the decrease, which tells the same losses apart one step later.
 
 Before step R the state is history: cwnd, ``loss_mark`` and ``ack_mark`` are free (loss_mark
 at most L[t], since it is a past value of the loss curve; not at most L[0]: a decrease just
@@ -45,6 +59,9 @@ class AIMD(CCA):
         Param("pacing", False, "also pace at pacing_gain * cwnd / R bytes per step", kind="bool"),
         Param("pacing_gain", 1, "pacing rate as a multiple of cwnd / R (Linux used 2, later 1.2)",
               minimum=Fraction(0), exclusive_minimum=True),
+        Param("hold_in_recovery", False, "no increase in a step that detects more losses of an old "
+              "event (RFC 6582 fast recovery); false: the thesis' AIMD, which increases there",
+              kind="bool"),
     )
     state = (
         StateVar("loss_mark", "cumulative loss when cwnd was last decreased; detected loss beyond it is a new event",
@@ -73,16 +90,20 @@ class AIMD(CCA):
             window_acked = acked - ack_mark[t - 1] >= cwnd[t - 1]
             restart_event = z3.And(L[t - 1] <= loss_mark[t], loss_mark[t] <= L[t])
             keep_marks = z3.And(loss_mark[t] == loss_mark[t - 1], ack_mark[t] == ack_mark[t - 1])
+            # What rules out growth besides a timeout: a new loss event, and with
+            # hold_in_recovery also the detection of more losses of an old one.
+            recovering = ctx.params["hold_in_recovery"]
+            blocks_growth = old_loss if recovering else new_loss
             ctx.add(
                 z3.Implies(timeout, z3.And(cwnd[t] == ctx.alpha, restart_event, ack_mark[t] == acked)),
                 z3.Implies(z3.And(z3.Not(timeout), new_loss),
                            z3.And(cwnd[t] * 2 == cwnd[t - 1], restart_event, ack_mark[t] == acked)),
-                z3.Implies(z3.And(z3.Not(timeout), z3.Not(new_loss), old_loss),
-                           z3.And(cwnd[t] == cwnd[t - 1], keep_marks)),
-                z3.Implies(z3.And(z3.Not(timeout), z3.Not(old_loss), window_acked),
+                *([z3.Implies(z3.And(z3.Not(timeout), z3.Not(new_loss), old_loss),
+                              z3.And(cwnd[t] == cwnd[t - 1], keep_marks))] if recovering else []),
+                z3.Implies(z3.And(z3.Not(timeout), z3.Not(blocks_growth), window_acked),
                            z3.And(cwnd[t] == cwnd[t - 1] + ctx.alpha, ack_mark[t] == acked,
                                   loss_mark[t] == loss_mark[t - 1])),
-                z3.Implies(z3.And(z3.Not(timeout), z3.Not(old_loss), z3.Not(window_acked)),
+                z3.Implies(z3.And(z3.Not(timeout), z3.Not(blocks_growth), z3.Not(window_acked)),
                            z3.And(cwnd[t] == cwnd[t - 1], keep_marks)),
             )
         return {"loss_mark": loss_mark, "ack_mark": ack_mark}
@@ -104,7 +125,7 @@ class AIMD(CCA):
                 rule, ok = "timeout", f.cwnd[t] == f.alpha and fresh_event and ack_mark[t] == acked
             elif f.Ld[t] > loss_mark[t - 1]:
                 rule, ok = "new loss", f.cwnd[t] == f.cwnd[t - 1] / 2 and fresh_event and ack_mark[t] == acked
-            elif f.Ld[t] > f.Ld[t - 1]:
+            elif f.Ld[t] > f.Ld[t - 1] and f.params["hold_in_recovery"]:
                 rule, ok = "old loss", (f.cwnd[t] == f.cwnd[t - 1] and loss_mark[t] == loss_mark[t - 1]
                                         and ack_mark[t] == ack_mark[t - 1])
             elif acked - ack_mark[t - 1] >= f.cwnd[t - 1]:

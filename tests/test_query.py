@@ -15,7 +15,7 @@ def test_defaults_and_exact_numbers() -> None:
     assert q.network.T == 10 and q.network.R == 1 and q.network.D == 1 and q.network.compose
     assert q.network.buffer == Fraction(1, 10)          # 0.1 is read exactly, not as a double
     assert q.params["util"] == Fraction(1, 10)
-    assert q.flows[0].params == {"pacing": False, "pacing_gain": 1}
+    assert q.flows[0].params == {"pacing": False, "pacing_gain": 1, "hold_in_recovery": False}
 
 
 def test_overrides_use_toml_values() -> None:

@@ -31,8 +31,10 @@ Deliberate differences from the published CCAC code's AIMD (each keeps every run
 AIMD, so it is sound): the ACK count and the loss mark at the trace's start are the solver's
 (the thesis' lemmas hold "from any initial state"; the published code starts the loss mark at
 S_f[0] and counts ACKs from the last window change inside the trace); the loss mark is the
-loss curve's value (bytes lost on arrival) where the published code uses the sequence number
-A - L + dupacks of the decrease, which tells the same losses apart one step later.
+loss curve's value at the decrease, which is the thesis' definition (a loss is new iff the lost
+byte was sent after the last decrease; bytes are lost on arrival), where the published code
+marks the decrease by the sequence number A - L + dupacks and calls a detected loss new once
+the ACKs pass that mark.
 
 Before step R the state is history: cwnd, ``loss_mark`` and ``ack_mark`` are free (loss_mark
 at most L[t], since it is a past value of the loss curve; not at most L[0]: a decrease just

@@ -22,6 +22,7 @@ from ccac.backends import SOLVERS
 from ccac.errors import CcacError
 from ccac.limits import check_seconds
 from ccac.query import bundled_queries, load_query, locate
+from ccac.scaling import CASES, Case, Measured, measure, plot
 from ccac.solve import solve
 
 __all__ = ["bench"]
@@ -90,11 +91,23 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None
 @click.option("--timeout", type=float, default=None,
               help="Per query and horizon: seconds of building, solving and validating.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
+@click.option("--scaling", is_flag=True,
+              help="Instead: the scaling yardstick, a fixed set of queries at growing T (R grown "
+                   "with T where the question depends on it), with a fitted growth exponent each.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="With --scaling: draw time against T (log-log) to this file (.png, .svg, .pdf).")
 @click.argument("queries", nargs=-1)
-def bench(horizons: list[int] | None, timeout: float | None, solver: str,
-          queries: tuple[str, ...]) -> None:
+def bench(horizons: list[int] | None, timeout: float | None, solver: str, scaling: bool,
+          plot_path: str | None, queries: tuple[str, ...]) -> None:
     """Time build and solve of QUERIES (bundled names or files; default: all bundled)."""
     check_seconds(timeout)
+    if scaling:
+        if queries or horizons:
+            raise click.UsageError("--scaling runs its own fixed set of queries and horizons")
+        bench_scaling(timeout, solver, plot_path)
+        return
+    if plot_path is not None:
+        raise click.UsageError("--plot goes with --scaling")
     names = list(queries) or sorted(bundled_queries())
     if not names:
         raise click.UsageError("no bundled queries yet: give query names or files")
@@ -125,6 +138,31 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str,
                f"{failures} failed (answer against expectation or trace not validated)")
     if failures:
         raise SystemExit(1)
+
+
+def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
+                  cases: tuple[Case, ...] = CASES) -> list[Measured]:
+    """Run the scaling yardstick (``ccac.scaling``) and print one row per point, then the
+    fitted exponents."""
+    if plot_path is not None and Path(plot_path).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise CcacError(f"unsupported plot format for {plot_path!r}; use .png, .svg or .pdf", "--plot")
+    click.echo(f"{'query':36}  {'T':>3}  {'R':>2}  {'answer':8}  {'build s':>8}  {'solve s':>8}")
+    results = []
+    for case in cases:
+        measured = measure(case, timeout, solver)
+        for p in measured.points:
+            click.echo(f"{case.name:36}  {p.T:>3}  {p.R:>2}  {p.answer:8}  {p.build:8.3f}  {p.solve:8.3f}"
+                       + (f"  {p.note}" if p.note else ""))
+        results.append(measured)
+    click.echo("\ngrowth exponent k (time ~ T^k, least squares over the answered points):")
+    for m in results:
+        ks = [m.exponent(which) for which in ("build", "solve")]
+        shown = ["-" if k is None else f"{k:.2f}" for k in ks]
+        click.echo(f"  {m.case.name:36}  build {shown[0]:>5}  solve {shown[1]:>5}   {m.case.what}")
+    if plot_path is not None:
+        plot(results, plot_path)
+        click.echo(f"plot: {plot_path}")
+    return results
 
 
 if __name__ == "__main__":

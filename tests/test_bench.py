@@ -5,6 +5,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from ccac.bench import bench
+from ccac.query import bundled_queries
 
 QUERY = """
 [network]
@@ -49,3 +50,29 @@ def test_bench_uses_the_query_s_own_horizons_unless_told_otherwise(tmp_path):
     rows = [line.split() for line in CliRunner().invoke(bench, ["--horizons", "6", str(path)]).output.splitlines()
             if line.startswith("full_link")]
     assert [r[1] for r in rows] == ["6"]
+
+
+def test_scaling_fits_the_growth_exponent() -> None:
+    from ccac.scaling import Case, Measured, Point
+
+    m = Measured(Case("q", "", ()), [Point(10, 1, "sat", 1.0, 0.5), Point(20, 2, "unsat", 4.0, 4.0),
+                                     Point(40, 4, "unknown", 1.0, 1.0)])
+    assert abs(m.exponent("build") - 2) < 1e-9     # 1 s -> 4 s when T doubles
+    assert abs(m.exponent("solve") - 3) < 1e-9     # the unknown point is left out
+    assert Measured(Case("q", "", ()), [Point(10, 1, "sat", 1.0, 1.0)]).exponent("solve") is None
+
+
+def test_scaling_runs_cases_and_draws_them(tmp_path) -> None:
+    from ccac.bench import bench_scaling
+    from ccac.scaling import CASES, Case
+
+    assert {c.name for c in CASES} <= set(bundled_queries())
+    path = tmp_path / "scaling.png"
+    results = bench_scaling(120, "z3", str(path), (Case("aimd_premature_loss", "AIMD", ((5, 1), (7, 1))),))
+    assert [p.answer for p in results[0].points] == ["sat", "sat"]
+    assert results[0].exponent("solve") is not None and path.stat().st_size > 0
+
+
+def test_scaling_takes_no_queries_or_horizons(cli) -> None:
+    code, _, err = cli("bench", "--scaling", "--horizons", "10")
+    assert code == 2 and "--scaling runs its own" in err

@@ -1,0 +1,127 @@
+"""How the cost of a query grows with the horizon: the yardstick of ``ccac bench --scaling``.
+
+A fixed set of representative queries (:data:`CASES`: AIMD loss, a periodic Copa single-box
+query, BBR, Vivace, ETC, two flows) is built and solved at growing horizons. Where a query's
+meaning depends on the minimum RTT, R grows with T (T = 10 R + 1: ten RTTs at 1, 2, 3, 4 steps
+per RTT), so a longer trace is the same question at a finer time resolution; where it does
+not, R stays and T grows. Each case's build and solve times are fitted to c * T^k by least
+squares on their logarithms; k, the growth exponent, is what encoding work should lower.
+An answer that runs out of time is kept as a lower bound on the time and left out of the fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ccac.errors import CcacError
+from ccac.problem import build
+from ccac.query import load_query
+from ccac.solve import solve
+
+
+@dataclass(frozen=True)
+class Case:
+    """A query and the (T, R) points it is measured at."""
+
+    name: str
+    what: str
+    points: tuple[tuple[int, int], ...]
+
+
+def finer(*Rs: int) -> tuple[tuple[int, int], ...]:
+    """Ten RTTs at R steps per RTT: T = 10 R + 1."""
+    return tuple((10 * R + 1, R) for R in Rs)
+
+
+def longer(R: int, *Ts: int) -> tuple[tuple[int, int], ...]:
+    return tuple((T, R) for T in Ts)
+
+
+CASES: tuple[Case, ...] = (
+    Case("aimd_premature_loss", "AIMD, loss below the fluid threshold", finer(1, 2, 3, 4)),
+    Case("copa_low_utilization_single_box", "Copa, single box, periodic", finer(1, 2, 3, 4)),
+    Case("bbr_low_utilization", "BBR, periodic (T - 1 whole cycles)", longer(1, 9, 17, 25, 33, 41)),
+    Case("vivace_negative_gradient_decrease", "Vivace-Latency", longer(1, 10, 20, 30, 40)),
+    Case("etc_standing_queue", "ETC, periodic", longer(1, 9, 19, 29, 39)),
+    Case("copa_fair_equal_jitter", "two Copa flows, periodic", finer(1, 2, 3, 4)),
+)
+
+
+@dataclass
+class Point:
+    T: int
+    R: int
+    answer: str
+    build: float
+    solve: float
+    note: str = ""
+
+
+@dataclass
+class Measured:
+    case: Case
+    points: list[Point] = field(default_factory=list)
+
+    def exponent(self, which: str) -> float | None:
+        """The least-squares k of time ~ c * T^k over the answered points (None: fewer than 2)."""
+        xs, ys = [], []
+        for p in self.points:
+            seconds = getattr(p, which)
+            if p.answer in ("sat", "unsat") and seconds > 0:
+                xs.append(math.log(p.T))
+                ys.append(math.log(seconds))
+        if len(xs) < 2 or max(xs) == min(xs):
+            return None
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def measure(case: Case, timeout: float | None, solver: str = "z3",
+            points: tuple[tuple[int, int], ...] | None = None) -> Measured:
+    """Build and solve ``case`` at each of its points (or the given ones). The first point is
+    built once untimed first, so that its build time does not include the process's warm-up."""
+    out = Measured(case)
+    T0, R0 = (points or case.points)[0]
+    try:
+        build(load_query(case.name, [f"network.T={T0}", f"network.R={R0}"]))
+    except CcacError:
+        pass  # reported with the point below
+    for T, R in points or case.points:
+        try:
+            query = load_query(case.name, [f"network.T={T}", f"network.R={R}"])
+            result = solve(query, solver, timeout)
+        except CcacError as e:
+            out.points.append(Point(T, R, "invalid", 0.0, 0.0, str(e)))
+            continue
+        note = result.reason or "; ".join(result.violations or [])
+        out.points.append(Point(T, R, result.answer, result.build_seconds, result.solve_seconds, note))
+    return out
+
+
+def plot(results: list[Measured], path: str | Path) -> None:
+    """Build and solve time against T, log-log, one line per case."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 4.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, 2, sharex=True)
+    for ax, which, title in zip(axes, ("build", "solve"), ("building the formula", "solving")):
+        for m in results:
+            answered = [p for p in m.points if p.answer in ("sat", "unsat")]
+            if not answered:
+                continue
+            k = m.exponent(which)
+            label = f"{m.case.name}" + (f" (k = {k:.2f})" if k is not None else "")
+            ax.plot([p.T for p in answered], [max(getattr(p, which), 1e-4) for p in answered],
+                    marker="o", label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("horizon T (steps)")
+        ax.set_ylabel("seconds")
+        ax.set_title(title)
+        ax.grid(True, which="both", color="0.9")
+    axes[1].legend(fontsize=7, loc="upper left")
+    fig.savefig(path, dpi=130)

@@ -151,7 +151,8 @@ def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
     for case in cases:
         measured = measure(case, timeout, solver)
         for p in measured.points:
-            click.echo(f"{case.name:36}  {p.T:>3}  {p.R:>2}  {p.answer:8}  {p.build:8.3f}  {p.solve:8.3f}"
+            R = "-" if p.R is None else p.R
+            click.echo(f"{case.name:36}  {p.T:>3}  {R:>2}  {p.answer:8}  {p.build:8.3f}  {p.solve:8.3f}"
                        + (f"  {p.note}" if p.note else ""))
         results.append(measured)
     click.echo("\ngrowth exponent k (time ~ T^k, least squares over the answered points):")

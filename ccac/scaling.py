@@ -27,7 +27,7 @@ class Case:
 
     name: str
     what: str
-    points: tuple[tuple[int, int], ...]
+    points: tuple[tuple[int, int | None], ...]  # (T, R); R None: the query's own
 
 
 def finer(*Rs: int) -> tuple[tuple[int, int], ...]:
@@ -35,16 +35,17 @@ def finer(*Rs: int) -> tuple[tuple[int, int], ...]:
     return tuple((10 * R + 1, R) for R in Rs)
 
 
-def longer(R: int, *Ts: int) -> tuple[tuple[int, int], ...]:
-    return tuple((T, R) for T in Ts)
+def longer(*Ts: int) -> tuple[tuple[int, None], ...]:
+    """Longer traces at the query's own R."""
+    return tuple((T, None) for T in Ts)
 
 
 CASES: tuple[Case, ...] = (
     Case("aimd_premature_loss", "AIMD, loss below the fluid threshold", finer(1, 2, 3, 4)),
     Case("copa_low_utilization_single_box", "Copa, single box, periodic", finer(1, 2, 3, 4)),
-    Case("bbr_low_utilization", "BBR, periodic (T - 1 whole cycles)", longer(1, 9, 17, 25, 33, 41)),
-    Case("vivace_negative_gradient_decrease", "Vivace-Latency", longer(1, 10, 20, 30, 40)),
-    Case("etc_standing_queue", "ETC, periodic", longer(1, 9, 19, 29, 39)),
+    Case("bbr_low_utilization", "BBR, periodic (T - 1 whole cycles)", longer(9, 17, 25, 33, 41)),
+    Case("vivace_negative_gradient_decrease", "Vivace-Latency (R = 2)", longer(10, 20, 30, 40)),
+    Case("etc_standing_queue", "ETC, periodic", longer(9, 19, 29, 39)),
     Case("copa_fair_equal_jitter", "two Copa flows, periodic", finer(1, 2, 3, 4)),
 )
 
@@ -52,7 +53,7 @@ CASES: tuple[Case, ...] = (
 @dataclass
 class Point:
     T: int
-    R: int
+    R: int | None
     answer: str
     build: float
     solve: float
@@ -79,18 +80,17 @@ class Measured:
 
 
 def measure(case: Case, timeout: float | None, solver: str = "z3",
-            points: tuple[tuple[int, int], ...] | None = None) -> Measured:
+            points: tuple[tuple[int, int | None], ...] | None = None) -> Measured:
     """Build and solve ``case`` at each of its points (or the given ones). The first point is
     built once untimed first, so that its build time does not include the process's warm-up."""
     out = Measured(case)
-    T0, R0 = (points or case.points)[0]
     try:
-        build(load_query(case.name, [f"network.T={T0}", f"network.R={R0}"]))
+        build(load_query(case.name, overrides(*(points or case.points)[0])))
     except CcacError:
         pass  # reported with the point below
     for T, R in points or case.points:
         try:
-            query = load_query(case.name, [f"network.T={T}", f"network.R={R}"])
+            query = load_query(case.name, overrides(T, R))
             result = solve(query, solver, timeout)
         except CcacError as e:
             out.points.append(Point(T, R, "invalid", 0.0, 0.0, str(e)))
@@ -98,6 +98,10 @@ def measure(case: Case, timeout: float | None, solver: str = "z3",
         note = result.reason or "; ".join(result.violations or [])
         out.points.append(Point(T, R, result.answer, result.build_seconds, result.solve_seconds, note))
     return out
+
+
+def overrides(T: int, R: int | None) -> list[str]:
+    return [f"network.T={T}"] + ([f"network.R={R}"] if R is not None else [])
 
 
 def plot(results: list[Measured], path: str | Path) -> None:

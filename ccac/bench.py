@@ -144,8 +144,10 @@ def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
                   cases: tuple[Case, ...] = CASES) -> list[Measured]:
     """Run the scaling yardstick (``ccac.scaling``) and print one row per point, then the
     fitted exponents."""
-    if plot_path is not None and Path(plot_path).suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise CcacError(f"unsupported plot format for {plot_path!r}; use .png, .svg or .pdf", "--plot")
+    if plot_path is not None:
+        from ccac.plot import check_format
+
+        check_format(plot_path)
     click.echo(f"{'query':36}  {'T':>3}  {'R':>2}  {'answer':8}  {'build s':>8}  {'solve s':>8}")
     results = []
     for case in cases:

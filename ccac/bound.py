@@ -333,11 +333,10 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     --tol; 4 the boundary counterexample failed validation.
     """
     from ccac.cli import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, describe_query, echo_validation
-    from ccac.plot import FORMATS
+    from ccac.plot import check_format
 
-    if plot_path is not None and Path(plot_path).suffix.lower() not in FORMATS:
-        raise CcacError(f"unsupported plot format {Path(plot_path).suffix or '(none)'!r}; "
-                        "use .png, .svg or .pdf", "--plot")
+    if plot_path is not None:
+        check_format(plot_path)
     limits.show_progress(True)
     q = load_query(file_or_name, list(overrides))
     click.echo(describe_query(q))

@@ -58,7 +58,9 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     if expect is not None:
         q.expect = expect
     if plot_path is not None:
-        _check_plot_format(plot_path)
+        from ccac.plot import check_format
+
+        check_format(plot_path)
     result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path)
     if not quiet:
         click.echo(describe_query(q))
@@ -101,11 +103,6 @@ def echo_validation(validated: bool | None, violations: list[str] | None) -> Non
         click.echo("validated: NO - the solver's trace violates:", err=True)
         for v in violations or []:
             click.echo(f"  {v}", err=True)
-
-
-def _check_plot_format(path: str) -> None:
-    if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise CcacError(f"unsupported plot format {Path(path).suffix or '(none)'!r}; use .png, .svg or .pdf", "--plot")
 
 
 def answer_line(answer: str, timeout: float | None, reason: str | None) -> str:

@@ -42,13 +42,19 @@ LOSS, TIMEOUT, DELAY = "crimson", "darkorange", "teal"
 MARK = dict(marker="o", markersize=3)
 
 
+def check_format(path: str | Path, where: str = "--plot") -> None:
+    """A figure is written as PNG, SVG or PDF, chosen by the file's extension."""
+    if Path(path).suffix.lower() not in FORMATS:
+        raise CcacError(f"unsupported plot format {Path(path).suffix or '(no extension)'!r} for "
+                        f"{str(path)!r}; use .png, .svg or .pdf", where)
+
+
 def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "",
                period: int | None = None) -> Figure:
     """Draw ``trace``; save it to ``path`` (format from the extension) if given; return the Figure.
     ``period``: the trace repeats with this period (steps); each period's start is marked."""
-    if path is not None and Path(path).suffix.lower() not in FORMATS:
-        raise CcacError(f"unsupported plot format {Path(path).suffix or '(no extension)'!r} for "
-                        f"{str(path)!r}; use .png, .svg or .pdf")
+    if path is not None:
+        check_format(path)
     paced = [n for n in range(trace.flows) if _flow(trace, "rate", n) is not None]
     states = _state_groups(trace)
     kinds = (["cumulative"] + (["share"] if trace.flows > 1 else []) + ["cwnd"]
@@ -289,4 +295,4 @@ def _num(v: Any) -> str:
     return str(f.numerator) if f.denominator == 1 else f"{float(f):.4g}"
 
 
-__all__ = ["plot_trace", "FORMATS"]
+__all__ = ["plot_trace", "check_format", "FORMATS"]

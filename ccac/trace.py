@@ -57,7 +57,8 @@ class Trace:
         admitted = [a - l for a, l in zip(A, L)]
         if not self.periodic:
             return delay_range(served, admitted, t)
-        return delay_range(with_past(served), with_past(admitted), t + PAST_PERIODS * (self.T - 1))
+        past = [repeat_period(curve, PAST_PERIODS, 0) for curve in (served, admitted)]
+        return delay_range(*past, t + PAST_PERIODS * (self.T - 1))
 
     # ------------------------------------------------------------------ tabular forms
     def columns(self) -> list[tuple[str, list[Any]]]:
@@ -116,8 +117,8 @@ class Trace:
         constants = {k: _pair(v) for k, v in self.symbols.constants.items()}
         delay = [dict(zip(("min", "max"), self.delay_range(t))) for t in range(self.T)]
         paths = [{k: _pair(v) for k, v in p.items()} for p in self.paths()]
-        return {"T": self.T, "periodic": self.periodic, "flows": self.flows, "ccas": self.ccas, "constants": constants,
-                "paths": paths, "series": series, "delay": delay}
+        return {"T": self.T, "periodic": self.periodic, "flows": self.flows, "ccas": self.ccas,
+                "constants": constants, "paths": paths, "series": series, "delay": delay}
 
     def table(self, max_columns: int | None = None) -> str:
         """A readable per-step table (floats rounded for the eye; exact values are in JSON/CSV)."""
@@ -136,13 +137,16 @@ class Trace:
 PAST_PERIODS = 2  # earlier periods a periodic trace's delay readings look into
 
 
-def with_past(curve: list[Fraction]) -> list[Fraction]:
-    """A cumulative curve of a periodic trace with :data:`PAST_PERIODS` earlier periods before
-    it: the period repeated, each repetition shifted down by the period's growth."""
-    P = len(curve) - 1
-    growth = curve[P] - curve[0]
-    past = [curve[t] - j * growth for j in range(PAST_PERIODS, 0, -1) for t in range(P)]
-    return past + list(curve)
+def repeat_period(values: list[Any], before: int, after: int, shifts: bool = True) -> list[Any]:
+    """One period of a periodic trace (its T = P + 1 values, the last being the next period's
+    first) with ``before`` earlier and ``after`` later periods around it: the value at step
+    t + j*P is the period's at t, plus j times its growth over the period if it is a byte
+    position (``shifts``), unchanged otherwise (windows, rates, flags)."""
+    P = len(values) - 1
+    if not shifts:
+        return [values[t] for _ in range(before + after + 1) for t in range(P)] + [values[P]]
+    growth = values[P] - values[0]
+    return [values[t] + j * growth for j in range(-before, after + 1) for t in range(P)] + [values[P] + after * growth]
 
 
 def delay_range(served: list[Fraction], admitted: list[Fraction], t: int) -> tuple[int, int | None]:

@@ -24,14 +24,15 @@ from ccac.cca import FlowValues
 from ccac.expr import Series, Symbols, compile_condition
 from ccac.problem import FLOW_SERIES
 from ccac.query import Query
-from ccac.trace import Trace
+from ccac.trace import Trace, repeat_period
 
 
 def validate(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, Any]] | None = None) -> list[str]:
     """All violations found in ``trace`` (empty when it is a genuine answer to ``query``).
 
-    ``periodic_pairs`` are the exact (label, start, end) values of the CCA state a periodic
-    query constrains; the model's own periodic quantities are recomputed here.
+    ``periodic_pairs`` are the exact (label, start, end) values of the encoding's periodic
+    conditions (the model's and every CCA variable's); the model's are also recomputed here from
+    the trace (:func:`check_periodic`), and a periodic trace is checked by repeating it.
     """
     if query.periodic:
         problems = [f"repeated {PERIODS} times: {p}" for p in check_trace(query, unrolled(query, trace, PERIODS))]
@@ -64,9 +65,7 @@ def unrolled(query: Query, trace: Trace, periods: int) -> Trace:
     shifting = set(CUMULATIVE) | {sv.name for f in query.flows for sv in f.cca.state if sv.axis}
 
     def repeat(values: list[Any], shifts: bool) -> list[Any]:
-        growth = values[P] - values[0] if shifts else 0
-        return [values[t] + j * growth if shifts else values[t]
-                for j in range(periods) for t in range(P)] + [values[P] + (periods - 1) * growth if shifts else values[P]]
+        return repeat_period(values, 0, periods - 1, shifts)
 
     symbols = Symbols()
     symbols.constants.update(trace.symbols.constants)

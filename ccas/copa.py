@@ -224,9 +224,10 @@ class Copa(CCA):
             ok = lo == exact_lo and hi == exact_hi
         else:
             least = min(r[0] for r in floors + exact)
-            ok = least <= lo and (exact_lo is None or lo <= exact_lo)
-            ok = ok and (hi is None if exact_hi is None and hi is None else
-                         hi is not None and hi >= lo + 1 and (exact_hi is None or hi <= exact_hi))
+            lo_ok = least <= lo and (exact_lo is None or lo <= exact_lo)
+            hi_ok = (hi is None and exact_hi is None) or (
+                hi is not None and hi > lo and (exact_hi is None or hi <= exact_hi))
+            ok = lo_ok and hi_ok
             want = (f"lo in [{least}, {exact_lo if exact_lo is not None else 'inf'}], hi above lo and "
                     f"at most {exact_hi if exact_hi is not None else 'inf'} (samples reach before step 0)")
         shown = f"[{lo}, {hi if hi is not None else 'inf'}]"

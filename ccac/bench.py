@@ -22,7 +22,7 @@ from ccac.backends import SOLVERS
 from ccac.errors import CcacError
 from ccac.limits import check_seconds
 from ccac.query import bundled_queries, load_query, locate
-from ccac.scaling import CASES, Case, Measured, measure, plot
+from ccac.scaling import CASES, Case, Measured, finer_horizon, measure, overrides, plot
 from ccac.solve import solve
 
 __all__ = ["bench"]
@@ -47,10 +47,12 @@ class Row:
                 self.solve, self.note)
 
 
-def run(name: str, T: int, solver: str, timeout: float | None) -> Row:
+def run(name: str, T: int, solver: str, timeout: float | None, sets: tuple[str, ...] = (),
+        resolution: int | None = None) -> Row:
     label = Path(name).stem
     try:
-        result = solve(load_query(name, overrides=[f"network.T={T}"]), solver, timeout)
+        scaled = overrides(name, T, resolution) if resolution is not None else [f"network.T={T}"]
+        result = solve(load_query(name, overrides=[*sets, *scaled]), solver, timeout)
     except CcacError as e:
         return Row(label, str(T), "invalid", note=str(e))
     validated = {True: "yes", False: "NO", None: "-"}[result.validated]
@@ -64,9 +66,12 @@ def run(name: str, T: int, solver: str, timeout: float | None) -> Row:
 DEFAULT_HORIZONS = [10, 15]
 
 
-def horizons_of(name: str) -> list[int]:
-    """The horizons a query states for benchmarking, else the defaults."""
+def horizons_of(name: str, resolution: int | None = None) -> list[int]:
+    """The horizons a query states for benchmarking, else the defaults; at another resolution,
+    its own horizon scaled to it."""
     try:
+        if resolution is not None:
+            return [finer_horizon(name, resolution)]
         return load_query(name).horizons or DEFAULT_HORIZONS
     except CcacError:
         return DEFAULT_HORIZONS  # the row for each horizon reports the error
@@ -91,18 +96,24 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None
 @click.option("--timeout", type=float, default=None,
               help="Per query and horizon: seconds of building, solving and validating.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override a value in every query, as for `ccac query`, e.g. network.R=3.")
+@click.option("--resolution", type=click.IntRange(1, 64), default=None, metavar="R",
+              help="Run every query at R steps per RTT: its jitter bounds, RTTs, timeout clock and "
+                   "MSS scaled with R, and (without --horizons) its horizon too, the same number "
+                   "of RTTs.")
 @click.option("--scaling", is_flag=True,
               help="Instead: the scaling yardstick, a fixed set of queries at growing T (R grown "
                    "with T where the question depends on it), with a fitted growth exponent each.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="With --scaling: draw time against T (log-log) to this file (.png, .svg, .pdf).")
 @click.argument("queries", nargs=-1)
-def bench(horizons: list[int] | None, timeout: float | None, solver: str, scaling: bool,
-          plot_path: str | None, queries: tuple[str, ...]) -> None:
+def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: tuple[str, ...],
+          resolution: int | None, scaling: bool, plot_path: str | None, queries: tuple[str, ...]) -> None:
     """Time build and solve of QUERIES (bundled names or files; default: all bundled)."""
     check_seconds(timeout)
     if scaling:
-        if queries or horizons:
+        if queries or horizons or sets or resolution:
             raise click.UsageError("--scaling runs its own fixed set of queries and horizons")
         bench_scaling(timeout, solver, plot_path)
         return
@@ -113,7 +124,7 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, scalin
         raise click.UsageError("no bundled queries yet: give query names or files")
     widths = [len(c) for c in COLUMNS]
     widths[0] = max(widths[0], *(len(Path(n).stem) for n in names))
-    plan = {name: horizons or horizons_of(name) for name in names}
+    plan = {name: horizons or horizons_of(name, resolution) for name in names}
     widths[1] = max(widths[1], *(len(str(T)) for Ts in plan.values() for T in Ts))
     widths[2:7] = [max(w, 8) for w in widths[2:7]]
 
@@ -130,7 +141,7 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, scalin
             click.echo(line(Row(Path(name).stem, "-", "invalid", note=str(e)).cells()))
             continue
         for T in plan[name]:
-            row = run(name, T, solver, timeout)
+            row = run(name, T, solver, timeout, sets, resolution)
             failures += row.failed
             click.echo(line(row.cells()))
     runs = sum(len(Ts) for Ts in plan.values())

@@ -85,12 +85,12 @@ def measure(case: Case, timeout: float | None, solver: str = "z3",
     built once untimed first, so that its build time does not include the process's warm-up."""
     out = Measured(case)
     try:
-        build(load_query(case.name, overrides(*(points or case.points)[0])))
+        build(load_query(case.name, overrides(case.name, *(points or case.points)[0])))
     except CcacError:
         pass  # reported with the point below
     for T, R in points or case.points:
         try:
-            query = load_query(case.name, overrides(T, R))
+            query = load_query(case.name, overrides(case.name, T, R))
             result = solve(query, solver, timeout)
         except CcacError as e:
             out.points.append(Point(T, R, "invalid", 0.0, 0.0, str(e)))
@@ -100,8 +100,36 @@ def measure(case: Case, timeout: float | None, solver: str = "z3",
     return out
 
 
-def overrides(T: int, R: int | None) -> list[str]:
-    return [f"network.T={T}"] + ([f"network.R={R}"] if R is not None else [])
+def overrides(name: str, T: int, R: int | None) -> list[str]:
+    """``--set`` values for query ``name`` at horizon T and, if R is given, at R steps per RTT.
+
+    A finer resolution is the same question only if every duration in steps scales with R: the
+    jitter bounds (the network's and each flow's box), each flow's own RTT, the timeout clock,
+    and the MSS (bytes: the link serves C bytes per step, so one RTT carries R times as many).
+    The query's own R must divide the new one."""
+    out = [f"network.T={T}"]
+    if R is None:
+        return out
+    base = load_query(name)
+    net = base.network
+    if R % net.R:
+        raise CcacError(f"R = {R} is not a multiple of the query's own R = {net.R}", name)
+    k = R // net.R
+    out += [f"network.R={R}", f"network.D={net.D * k}", f"network.rto={net.rto * k}"]
+    if net.alpha is not None:
+        out.append(f"network.alpha={net.alpha * k}")
+    for n, path in enumerate(net.paths):
+        out += [f"flow.{n}.D={path.D * k}", f"flow.{n}.R={path.R * k}"]
+    return out
+
+
+def finer_horizon(name: str, R: int) -> int:
+    """The query's own horizon at R steps per RTT: the same number of RTTs, (T - 1) R / R_q + 1
+    steps (so a periodic query's period stays a whole number of its clocks)."""
+    base = load_query(name)
+    if R % base.network.R:
+        raise CcacError(f"R = {R} is not a multiple of the query's own R = {base.network.R}", name)
+    return (base.network.T - 1) * (R // base.network.R) + 1
 
 
 def plot(results: list[Measured], path: str | Path) -> None:

@@ -218,7 +218,15 @@ def evaluate(term: Any, assignment: Assignment, memo: dict[int, Any] | None = No
     return value
 
 
+def solve_portfolio(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
+    """z3 and cvc5 at once, the first definitive answer wins (:mod:`ccac.portfolio`)."""
+    from ccac.portfolio import solve_portfolio as race
+
+    return race(formulas, timeout)
+
+
 SOLVERS: dict[str, Callable[[list[z3.BoolRef], float | None], Outcome]] = {
     "z3": solve_z3,
     "cvc5": solve_cvc5,
+    "portfolio": solve_portfolio,
 }

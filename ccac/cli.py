@@ -41,7 +41,7 @@ def cli() -> None:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write the trace as CSV.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Draw the trace (.png, .svg or .pdf).")
-@click.option("--solver", default="z3", show_default=True, help="z3, or cvc5 (through SMT-LIB and pysmt).")
+@click.option("--solver", default="z3", show_default=True, help="z3; cvc5 (through SMT-LIB and pysmt); or portfolio (both at once, the first definitive answer wins).")
 @click.option("--smtlib", "smtlib_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the problem as an SMT-LIB 2 script.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the answer line.")
@@ -170,7 +170,7 @@ def _show(v: Any) -> str:
 @click.option("--timeout", type=float, default=None, metavar="S",
               help="Per SMT check: building, solving and validating it (also: compiling the proof when "
                    "it is read); a timeout is 'unknown'.")
-@click.option("--solver", default="z3", show_default=True, help="z3, or cvc5 (through SMT-LIB and pysmt).")
+@click.option("--solver", default="z3", show_default=True, help="z3; cvc5 (through SMT-LIB and pysmt); or portfolio (both at once, the first definitive answer wins).")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None,
               help="Directory for counterexample traces (JSON, CSV, PNG) [default: counterexamples/PROOF].")
 @click.option("--verbose", "-v", is_flag=True, help="Also print what each check states.")

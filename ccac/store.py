@@ -77,6 +77,10 @@ def solver_version(solver: str) -> str:
 
         version = cvc5.Solver().getVersion()
         return (version.decode() if isinstance(version, bytes) else version).strip('"')
+    if solver == "portfolio":
+        from ccac.portfolio import MEMBERS
+
+        return " + ".join(f"{member} {solver_version(member)}" for member in MEMBERS)
     raise CcacError(f"unknown solver {solver!r}")
 
 

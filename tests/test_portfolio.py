@@ -1,0 +1,67 @@
+"""The solver portfolio: the first definitive answer wins, the others are stopped, the
+result names the member that answered, and no member's failure or silence becomes a proof."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import z3
+
+from ccac import backends
+from ccac.backends import Outcome
+from ccac.portfolio import solve_portfolio
+from ccac.query import load_query
+from ccac.solve import solve
+
+
+def _formulas(sat: bool) -> list[z3.BoolRef]:
+    x = z3.Real("x")
+    return [x > 1, x < 3] if sat else [x > 1, x < 0]
+
+
+def _sleepy(formulas, timeout):
+    time.sleep(60)
+    return Outcome("unknown", "slept", None, "sleepy", "0", 60.0)
+
+
+def _broken(formulas, timeout):
+    raise RuntimeError("no such solver")
+
+
+def _gives_up(formulas, timeout):
+    return Outcome("unknown", "incomplete", None, "gives_up", "1", 0.0)
+
+
+@pytest.fixture
+def members(monkeypatch):
+    for name, backend in (("sleepy", _sleepy), ("broken", _broken), ("gives_up", _gives_up)):
+        monkeypatch.setitem(backends.SOLVERS, name, backend)
+
+
+def test_portfolio_answers_sat_and_unsat_with_the_winner_named():
+    sat = solve_portfolio(_formulas(True), 10)
+    assert sat.answer == "sat" and sat.solver.endswith("(portfolio)")
+    assert 1 < sat.assignment["x"] < 3
+    assert solve_portfolio(_formulas(False), 10).answer == "unsat"
+
+
+def test_the_first_definitive_answer_wins_and_a_slow_member_is_stopped(members):
+    start = time.perf_counter()
+    out = solve_portfolio(_formulas(True), 60, members=("sleepy", "z3"))
+    assert out.answer == "sat" and out.solver == "z3 (portfolio)"
+    assert time.perf_counter() - start < 10  # sleepy was killed, not waited for
+
+
+def test_a_failing_member_is_that_members_unknown_not_the_races(members):
+    assert solve_portfolio(_formulas(False), 10, members=("broken", "z3")).answer == "unsat"
+    out = solve_portfolio(_formulas(False), 10, members=("broken", "gives_up"))
+    assert out.answer == "unknown"
+    assert "no such solver" in out.reason and "incomplete" in out.reason
+
+
+def test_a_portfolio_query_is_validated_like_any_other():
+    result = solve(load_query("aimd_premature_loss"), solver="portfolio", timeout=60)
+    assert result.answer == "sat" and result.validated is True
+    assert result.solver in ("z3 (portfolio)", "cvc5 (portfolio)")
+    assert solve(load_query("aimd_no_loss_below_buffer"), solver="portfolio", timeout=60).answer == "unsat"

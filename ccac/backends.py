@@ -57,14 +57,14 @@ def solve_z3(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
     version = z3.get_version_string()
     if result == z3.sat:
         model = solver.model()
-        assignment = {d.name(): _z3_value(model[d]) for d in model.decls() if d.arity() == 0}
+        assignment = {d.name(): z3_value(model[d]) for d in model.decls() if d.arity() == 0}
         return Outcome("sat", None, assignment, "z3", version, seconds)
     if result == z3.unsat:
         return Outcome("unsat", None, None, "z3", version, seconds)
     return Outcome("unknown", solver.reason_unknown(), None, "z3", version, seconds)
 
 
-def _z3_value(v: z3.ExprRef) -> Any:
+def z3_value(v: z3.ExprRef) -> Any:
     if z3.is_true(v):
         return True
     if z3.is_false(v):
@@ -134,13 +134,16 @@ def to_smtlib(formulas: list[z3.BoolRef], comments: list[str] = ()) -> str:
     """The formulas as a standalone SMT-LIB 2 script any solver can read."""
     solver = z3.Solver()
     solver.add(*formulas)
-    logic = "QF_LIRA" if _uses_integers(formulas) else "QF_LRA"
+    integers, functions = _signature(formulas)
+    logic = "QF_" + ("UF" if functions else "") + ("LIRA" if integers else "LRA")
     header = "".join(f"; {line}\n" for line in comments)
     body = solver.to_smt2()
     return f"{header}(set-logic {logic})\n(set-option :produce-models true)\n{body}(get-model)\n"
 
 
-def _uses_integers(formulas: list[z3.BoolRef]) -> bool:
+def _signature(formulas: list[z3.BoolRef]) -> tuple[bool, bool]:
+    """Whether the formulas use integers, and uninterpreted functions (``ccac.frontier``)."""
+    integers = functions = False
     seen: set[int] = set()
     stack: list[z3.ExprRef] = list(formulas)
     while stack:
@@ -148,10 +151,11 @@ def _uses_integers(formulas: list[z3.BoolRef]) -> bool:
         if e.get_id() in seen:
             continue
         seen.add(e.get_id())
-        if z3.is_int(e):
-            return True
+        integers = integers or z3.is_int(e)
+        functions = functions or (z3.is_app(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED
+                                  and e.decl().arity() > 0)
         stack.extend(e.children())
-    return False
+    return integers, functions
 
 
 # ---------------------------------------------------------------------- evaluation

@@ -20,6 +20,7 @@ import click
 
 from ccac.backends import SOLVERS
 from ccac.errors import CcacError
+from ccac.frontier import STYLES
 from ccac.limits import check_seconds
 from ccac.query import bundled_queries, load_query, locate
 from ccac.scaling import CASES, Case, Measured, finer_horizon, measure, overrides, plot
@@ -48,11 +49,11 @@ class Row:
 
 
 def run(name: str, T: int, solver: str, timeout: float | None, sets: tuple[str, ...] = (),
-        resolution: int | None = None) -> Row:
+        resolution: int | None = None, encoding: str = "pairs") -> Row:
     label = Path(name).stem
     try:
         scaled = overrides(name, T, resolution) if resolution is not None else [f"network.T={T}"]
-        result = solve(load_query(name, overrides=[*sets, *scaled]), solver, timeout)
+        result = solve(load_query(name, overrides=[*sets, *scaled]), solver, timeout, encoding=encoding)
     except CcacError as e:
         return Row(label, str(T), "invalid", note=str(e))
     validated = {True: "yes", False: "NO", None: "-"}[result.validated]
@@ -102,6 +103,8 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None
               help="Run every query at R steps per RTT: its jitter bounds, RTTs, timeout clock and "
                    "MSS scaled with R, and (without --horizons) its horizon too, the same number "
                    "of RTTs.")
+@click.option("--encoding", type=click.Choice(STYLES), default="pairs", show_default=True,
+              help="How frontiers are encoded (see `ccac query --help`).")
 @click.option("--scaling", is_flag=True,
               help="Instead: the scaling yardstick, a fixed set of queries at growing T (R grown "
                    "with T where the question depends on it), with a fitted growth exponent each.")
@@ -109,13 +112,13 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None
               help="With --scaling: draw time against T (log-log) to this file (.png, .svg, .pdf).")
 @click.argument("queries", nargs=-1)
 def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: tuple[str, ...],
-          resolution: int | None, scaling: bool, plot_path: str | None, queries: tuple[str, ...]) -> None:
+          resolution: int | None, encoding: str, scaling: bool, plot_path: str | None, queries: tuple[str, ...]) -> None:
     """Time build and solve of QUERIES (bundled names or files; default: all bundled)."""
     check_seconds(timeout)
     if scaling:
         if queries or horizons or sets or resolution:
             raise click.UsageError("--scaling runs its own fixed set of queries and horizons")
-        bench_scaling(timeout, solver, plot_path)
+        bench_scaling(timeout, solver, plot_path, encoding=encoding)
         return
     if plot_path is not None:
         raise click.UsageError("--plot goes with --scaling")
@@ -141,7 +144,7 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: 
             click.echo(line(Row(Path(name).stem, "-", "invalid", note=str(e)).cells()))
             continue
         for T in plan[name]:
-            row = run(name, T, solver, timeout, sets, resolution)
+            row = run(name, T, solver, timeout, sets, resolution, encoding)
             failures += row.failed
             click.echo(line(row.cells()))
     runs = sum(len(Ts) for Ts in plan.values())
@@ -152,7 +155,7 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: 
 
 
 def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
-                  cases: tuple[Case, ...] = CASES) -> list[Measured]:
+                  cases: tuple[Case, ...] = CASES, encoding: str = "pairs") -> list[Measured]:
     """Run the scaling yardstick (``ccac.scaling``) and print one row per point, then the
     fitted exponents."""
     if plot_path is not None:
@@ -162,7 +165,7 @@ def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
     click.echo(f"{'query':36}  {'T':>3}  {'R':>2}  {'answer':8}  {'build s':>8}  {'solve s':>8}")
     results = []
     for case in cases:
-        measured = measure(case, timeout, solver)
+        measured = measure(case, timeout, solver, encoding=encoding)
         for p in measured.points:
             R = "-" if p.R is None else p.R
             click.echo(f"{case.name:36}  {p.T:>3}  {R:>2}  {p.answer:8}  {p.build:8.3f}  {p.solve:8.3f}"

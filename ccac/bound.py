@@ -24,11 +24,12 @@ parameter, which holds when the parameter only loosens or tightens the query's c
 (e.g. ``S[T-1] - S[0] < util * C * (T - 1)``); bisection does not check it.
 
 Solving: the formula is built once with the parameter as a solver constant p, and each probe
-solves it plus ``p == value`` in a fresh solver (so any backend works). Incremental z3
-(push/pop or check-under-assumption on one solver) was measured slower on hard probes: z3's
-incremental mode gives up the preprocessing of a one-shot check. If the parameter cannot be a
-solver constant (a product with a solver quantity, a range bound, ...), the formula is rebuilt
-with the number for each probe instead.
+solves it plus ``p == value`` in a fresh solver (so any backend works). With ``--reuse`` every
+probe is instead a check of one z3 solver under assumptions (:mod:`ccac.incremental`), a
+periodic probe's re-check without the settling conditions included; measured against fresh
+solvers it is no faster on the library's bounds (README, "Reusing one solver"), so fresh is
+the default. If the parameter cannot be a solver constant (a product with a solver quantity,
+a range bound, ...), the formula is rebuilt with the number for each probe instead.
 
 The sat end of the bracket (the counterexample closest to the threshold) is read back exactly
 and validated independently, as :func:`ccac.solve.solve` does, against the query with the
@@ -56,7 +57,9 @@ from ccac.errors import CcacError
 from ccac.params import to_fraction
 from ccac.problem import Problem, build
 from ccac.query import Query, load_query
-from ccac.solve import confirm_periodic_unsat, read_trace
+from ccac.incremental import Incremental
+from ccac.periodic import SETTLED
+from ccac.solve import confirm_periodic_unsat, periodic_verdict, read_trace
 from ccac.trace import Trace
 from ccac.validate import validate
 
@@ -101,6 +104,7 @@ class BoundResult:
     solver: str
     solver_version: str
     rebuilt: str | None = None  # why the formula was rebuilt per probe (None: built once)
+    reused: bool = False  # every probe a check of one shared z3 solver
     trace: Trace | None = None
     violations: list[str] | None = None
     boundary_query: Query | None = field(default=None, repr=False)
@@ -129,6 +133,7 @@ class BoundResult:
             "unknown_inside": [p.to_json() for p in self.unknown],
             "assumes": MONOTONE_CAVEAT,
             "rebuilt_per_probe": self.rebuilt,
+            "solver_reused": self.reused,
             "probes": [p.to_json() for p in self.probes],
             "validated": self.validated, "violations": self.violations,
             "query": self.query.resolved(),
@@ -140,7 +145,8 @@ class BoundResult:
 class _Prober:
     """Answers the query at any value of one parameter, building the formula once if it can."""
 
-    def __init__(self, query: Query, name: str, solver: str, timeout: float | None) -> None:
+    def __init__(self, query: Query, name: str, solver: str, timeout: float | None,
+                 reuse: bool = False) -> None:
         self.query, self.name, self.solver, self.timeout = query, name, solver, timeout
         fresh_context()
         self.symbol = z3.Real("__bound_" + name)
@@ -154,6 +160,10 @@ class _Prober:
                 self.formulas = self.problem.enc.formulas()
         except CcacError as e:  # e.g. the parameter multiplies a solver quantity
             self.rebuilt = str(e)
+        self.incremental: Incremental | None = None
+        if reuse and solver == "z3" and self.problem is not None:
+            settled = [c for g, c in self.problem.enc.constraints if g.startswith(SETTLED)]
+            self.incremental = Incremental(self.problem.enc.formulas(skip=[SETTLED]), settled)
 
     def at(self, value: Fraction) -> Query:
         """The query with the parameter set to ``value``."""
@@ -173,6 +183,8 @@ class _Prober:
                     formulas = [*self.formulas, self.symbol == num(value)]
                 limits.set_phase("solving")
                 left = clock.remaining()
+                if self.incremental is not None:
+                    return self._reused(value, problem, clock, start)
                 outcome = SOLVERS[self.solver](formulas, None if left is None else max(left, 0.001))
                 if outcome.answer == "unsat" and problem.query.periodic:
                     fixed = [] if self.problem is None else [self.symbol == num(value)]
@@ -183,9 +195,27 @@ class _Prober:
         return Probe(value, outcome.answer, outcome.seconds, outcome.reason), problem, outcome.assignment
 
 
+    def _reused(self, value: Fraction, problem: Problem, clock: limits.Clock,
+                start: float) -> tuple[Probe, Problem | None, Assignment | None]:
+        """The probe as a check of the one shared solver under ``p == value`` (and, for a
+        periodic unsat, again without the settling conditions)."""
+        assert self.incremental is not None
+        fact = [self.symbol == num(value)]
+
+        def left() -> float | None:
+            remaining = clock.remaining()
+            return None if remaining is None else max(remaining, 0.001)
+
+        outcome = self.incremental.check(fact, True, left())
+        if outcome.answer == "unsat" and problem.query.periodic:
+            outcome = periodic_verdict(outcome, self.incremental.check(fact, False, left()))
+        self.version = outcome.version
+        return Probe(value, outcome.answer, outcome.seconds, outcome.reason), problem, outcome.assignment
+
+
 def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
                timeout: float | None = None, solver: str = "z3",
-               log: Callable[[str], None] | None = None) -> BoundResult:
+               log: Callable[[str], None] | None = None, reuse: bool = False) -> BoundResult:
     """Bracket the value of ``params.<name>`` in [lo, hi] where the answer flips.
 
     ``tol`` defaults to (hi - lo) / 100; ``timeout`` bounds each probe (seconds). ``log``
@@ -206,7 +236,7 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
         raise CcacError(f"unknown solver {solver!r} (available: {', '.join(sorted(SOLVERS))})")
     timeout = limits.check_seconds(timeout)
     say = log or (lambda line: None)
-    prober = _Prober(query, name, solver, timeout)
+    prober = _Prober(query, name, solver, timeout, reuse)
     if prober.rebuilt:
         say(f"note: params.{name} cannot be a solver constant ({prober.rebuilt}); "
             "rebuilding the formula for each probe")
@@ -223,7 +253,8 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
         return p
 
     a, b = probe(lo), probe(hi)
-    result = BoundResult(query, name, lo, hi, tol, probes, None, [], solver, prober.version, prober.rebuilt)
+    result = BoundResult(query, name, lo, hi, tol, probes, None, [], solver, prober.version, prober.rebuilt,
+                         prober.incremental is not None)
     if "unknown" not in (a.answer, b.answer) and a.answer != b.answer:
         unknown: list[Probe] = []
         while b.value - a.value > tol:
@@ -313,12 +344,16 @@ def result_lines(r: BoundResult) -> list[str]:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a query value, e.g. network.T=15, params.util=0 (to add a parameter).")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
+@click.option("--reuse/--fresh", default=False, show_default=True,
+              help="Answer every probe with one z3 solver (checks under assumptions), or each "
+                   "with a fresh solver; see the README's measurements.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Draw the boundary counterexample (.png, .svg or .pdf).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write every probe, the bracket and the boundary trace as JSON.")
 def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeout: float | None,
-          overrides: tuple[str, ...], solver: str, plot_path: str | None, json_path: str | None) -> None:
+          overrides: tuple[str, ...], solver: str, reuse: bool, plot_path: str | None,
+          json_path: str | None) -> None:
     """Find where the answer to FILE_OR_NAME flips between unsat and sat as params.NAME goes
     from --lo to --hi, by bisection over exact values.
 
@@ -340,9 +375,10 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     limits.show_progress(True)
     q = load_query(file_or_name, list(overrides))
     click.echo(describe_query(q))
-    r = find_bound(q, name, lo, hi, tol, timeout, solver, log=click.echo)
+    r = find_bound(q, name, lo, hi, tol, timeout, solver, log=click.echo, reuse=reuse)
     click.echo(f"solver: {r.solver} {r.solver_version}; formula "
-               + ("rebuilt for each probe" if r.rebuilt else "built once, parameter as a solver constant"))
+               + ("rebuilt for each probe" if r.rebuilt else "built once, parameter as a solver constant")
+               + ("; one solver reused across probes" if r.reused else ""))
     for line in result_lines(r):
         click.echo(line)
     if r.trace is not None:

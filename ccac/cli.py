@@ -16,6 +16,7 @@ import click
 
 from ccac import limits
 from ccac.bench import bench
+from ccac.frontier import STYLES
 from ccac.bound import bound
 from ccac.sweep import sweep
 from ccac.errors import CcacError
@@ -44,10 +45,14 @@ def cli() -> None:
 @click.option("--solver", default="z3", show_default=True, help="z3; cvc5 (through SMT-LIB and pysmt); or portfolio (both at once, the first definitive answer wins).")
 @click.option("--smtlib", "smtlib_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the problem as an SMT-LIB 2 script.")
+@click.option("--encoding", type=click.Choice(STYLES), default="pairs", show_default=True,
+              help="How loss detection, FIFO and delay readings are encoded: one comparison per pair "
+                   "of steps (fastest to solve) or an integer frontier per step (linear size, for "
+                   "long horizons). The answer does not depend on it.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the answer line.")
 def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, expect: str | None,
           json_path: str | None, csv_path: str | None, plot_path: str | None, solver: str,
-          smtlib_path: str | None, quiet: bool) -> None:
+          smtlib_path: str | None, encoding: str, quiet: bool) -> None:
     """Answer a query FILE_OR_NAME (a .toml file, or the name of a bundled query)."""
     from ccac.query import load_query
     from ccac.solve import solve
@@ -61,7 +66,7 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         from ccac.plot import check_format
 
         check_format(plot_path)
-    result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path)
+    result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path, encoding=encoding)
     if not quiet:
         click.echo(describe_query(q))
     click.echo(answer_line(result.answer, timeout, result.reason))

@@ -119,8 +119,9 @@ class Timeline:
 class Encoding:
     """Named variables plus labelled constraints; the input to every solver backend."""
 
-    def __init__(self, timeline: Timeline = Timeline()) -> None:
+    def __init__(self, timeline: Timeline = Timeline(), style: str = "pairs") -> None:
         self.constraints: list[tuple[str, z3.BoolRef]] = []
+        self.style = style  # how frontiers are encoded: "pairs" or "index" (ccac.frontier)
         self._names: set[str] = set()
         self.slots: dict[str, Slot] = {}
         self.timeline = timeline
@@ -138,7 +139,7 @@ class Encoding:
         if t < 0:
             return self.wrapped(slot)
         var = slot.at(t)
-        self._fresh(var.decl().name())
+        self.fresh_name(var.decl().name())
         self.slots[var.decl().name()] = slot
         return var
 
@@ -155,15 +156,16 @@ class Encoding:
         return later - periods * growth
 
     def real(self, name: str) -> z3.ArithRef:
-        return z3.Real(self._fresh(name))
+        return z3.Real(self.fresh_name(name))
 
     def boolean(self, name: str) -> z3.BoolRef:
-        return z3.Bool(self._fresh(name))
+        return z3.Bool(self.fresh_name(name))
 
     def integer(self, name: str) -> z3.ArithRef:
-        return z3.Int(self._fresh(name))
+        return z3.Int(self.fresh_name(name))
 
-    def _fresh(self, name: str) -> str:
+    def fresh_name(self, name: str) -> str:
+        """``name``, registered: declaring the same name twice is an error."""
         if name in self._names:
             raise ValueError(f"variable {name} declared twice")
         self._names.add(name)

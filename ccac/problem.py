@@ -14,6 +14,7 @@ from ccac.encoding import Encoding
 from ccac import periodic as steady
 from ccac.errors import CcacError
 from ccac.expr import Series, Symbols, compile_condition
+from ccac.frontier import STYLES
 from ccac.models import MODELS, FlowSetup, PathVars
 from ccac.cca import FlowContext, flow_view
 from ccac.query import Query
@@ -108,12 +109,15 @@ def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
     return sym
 
 
-def build(query: Query) -> Problem:
+def build(query: Query, style: str = "pairs") -> Problem:
     """Encode model, CCAs and query as one set of constraints. A periodic query is built over
-    its trace plus wrapped history steps (:mod:`ccac.periodic`)."""
+    its trace plus wrapped history steps (:mod:`ccac.periodic`). ``style`` is how frontiers
+    are encoded (:mod:`ccac.frontier`): the answer does not depend on it, the cost does."""
+    if style not in STYLES:
+        raise CcacError(f"unknown encoding {style!r} (available: {', '.join(STYLES)})")
     model = MODELS[query.network.model_name]
     timeline = steady.timeline(query)
-    enc = Encoding(timeline)
+    enc = Encoding(timeline, style)
     setups = [FlowSetup(paced=f.cca.paced(f.params), dupacks_default=f.cca.dupacks_default)
               for f in query.flows]
     v = model.declare(enc, steady.extended(query.network, timeline), setups)

@@ -80,18 +80,19 @@ class Measured:
 
 
 def measure(case: Case, timeout: float | None, solver: str = "z3",
-            points: tuple[tuple[int, int | None], ...] | None = None) -> Measured:
+            points: tuple[tuple[int, int | None], ...] | None = None,
+            encoding: str = "pairs") -> Measured:
     """Build and solve ``case`` at each of its points (or the given ones). The first point is
     built once untimed first, so that its build time does not include the process's warm-up."""
     out = Measured(case)
     try:
-        build(load_query(case.name, overrides(case.name, *(points or case.points)[0])))
+        build(load_query(case.name, overrides(case.name, *(points or case.points)[0])), encoding)
     except CcacError:
         pass  # reported with the point below
     for T, R in points or case.points:
         try:
             query = load_query(case.name, overrides(case.name, T, R))
-            result = solve(query, solver, timeout)
+            result = solve(query, solver, timeout, encoding=encoding)
         except CcacError as e:
             out.points.append(Point(T, R, "invalid", 0.0, 0.0, str(e)))
             continue

@@ -76,7 +76,7 @@ class Result:
 
 
 def solve(query: Query, solver: str = "z3", timeout: float | None = None,
-          smtlib: str | Path | None = None) -> Result:
+          smtlib: str | Path | None = None, encoding: str = "pairs") -> Result:
     """Build and solve ``query``; a sat answer comes with a validated exact trace.
 
     ``timeout`` (seconds) bounds the whole call: building the formula, solving (the solver gets
@@ -86,17 +86,18 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
         raise CcacError(f"unknown solver {solver!r} (available: {', '.join(sorted(SOLVERS))})")
     try:
         with limits.time_limit(timeout) as clock:
-            return _solve(query, solver, clock, smtlib)
+            return _solve(query, solver, clock, smtlib, encoding)
     except limits.TimeLimit as e:
         spent = clock.spent()
         return Result(query, "unknown", e.reason, None, None, solver, solver_version(solver),
                       spent.get(limits.BUILDING, 0.0), spent.get("solving", 0.0))
 
 
-def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | None) -> Result:
+def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | None,
+           encoding: str) -> Result:
     start = time.perf_counter()
     fresh_context()
-    problem = build(query)
+    problem = build(query, encoding)
     formulas = problem.enc.formulas()
     build_seconds = time.perf_counter() - start
     if smtlib is not None:
@@ -127,6 +128,11 @@ def confirm_periodic_unsat(problem: Problem, solver: str, outcome: Outcome,
     ``remaining`` is what is left of the time limit (None: no limit)."""
     left = None if remaining is None else max(remaining, 0.001)
     loose = SOLVERS[solver]([*problem.enc.formulas(skip=[SETTLED]), *extra], left)
+    return periodic_verdict(outcome, loose)
+
+
+def periodic_verdict(outcome: Outcome, loose: Outcome) -> Outcome:
+    """A periodic unsat (``outcome``) given the answer without the settling conditions."""
     seconds = outcome.seconds + loose.seconds
     if loose.answer == "unsat":
         return replace(outcome, seconds=seconds)

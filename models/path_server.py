@@ -36,6 +36,7 @@ from fractions import Fraction
 import z3
 
 from ccac.encoding import Cond, Encoding, Term, maximum, minimum
+from ccac.frontier import Frontier, Lookups
 from ccac.network import Network
 
 
@@ -70,15 +71,24 @@ class PathVars:
     A: list[Term] = field(default_factory=list)
     S: list[Term] = field(default_factory=list)
     L: list[Term] = field(default_factory=list)
-    _served_past: dict[tuple[int, int], Cond] = field(default_factory=dict)
-    _observed_past: dict[tuple[int, int, int], Cond] = field(default_factory=dict)
+    lookups: Lookups | None = None  # curves read at solver-chosen steps (index-style frontiers)
+    _curves: dict[str, list[Term]] = field(default_factory=dict)
+    _frontiers: dict[tuple[int | None, int, bool], Frontier] = field(default_factory=dict)
 
     def admitted_f(self, n: int, t: int) -> Term:
         """Bytes of flow n that entered the queue by step t (arrived and not dropped)."""
-        return self.A_f[n][t] - self.L_f[n][t]
+        return self.admitted_curve(n)[t]
 
     def admitted(self, t: int) -> Term:
-        return self.A[t] - self.L[t]
+        return self.admitted_curve(None)[t]
+
+    def admitted_curve(self, n: int | None) -> list[Term]:
+        """Flow n's admitted bytes at every step (n None: all flows'), built once."""
+        name = "admitted" if n is None else f"admitted_{n}"
+        if name not in self._curves:
+            self._curves[name] = ([self.A[t] - self.L[t] for t in range(self.net.T)] if n is None else
+                                  [self.A_f[n][t] - self.L_f[n][t] for t in range(self.net.T)])
+        return self._curves[name]
 
     def token_line(self, t: int) -> Term:
         """C*t - W[t]: the most the server can have served by t (the upper service bound).
@@ -86,17 +96,27 @@ class PathVars:
         negative times."""
         return self.net.C * (t - self.first) - self.W[t]
 
+    def reach(self, t: int, strict: bool, n: int | None = None) -> Frontier:
+        """How far the service at t has reached along the admitted curve (:mod:`ccac.frontier`):
+        step s is reached if ``(A-L)[s] < S[t]`` (strict: the byte after s's last was served,
+        so every byte admitted by s was) or ``(A-L)[s] <= S[t]``. With ``n``, flow n's own
+        curves as its sender sees them (``So_f[n]`` through its box). Built on demand, once."""
+        key = (n, t, strict)
+        if key not in self._frontiers:
+            name = "admitted" if n is None else f"admitted_{n}"
+            probe = self.S[t] if n is None else self.So_f[n][t]
+            label = f"{'lt' if strict else 'le'}_{'all' if n is None else n}_{t}"
+            self._frontiers[key] = Frontier(self.lookups.enc, self.lookups, name,
+                                            self.admitted_curve(n), probe, t, strict, label)
+        return self._frontiers[key]
+
     def served_past(self, t: int, k: int) -> Cond:
         """S[t] > (A-L)[t-k]: every byte admitted by step t-k was served by step t.
 
         This is how queueing delay is read off the curves (thesis figure 5-1B): the byte at the
         head of the service curve at t has waited less than k steps if this holds and at least k
-        steps if it does not. Built on demand and cached, since only delay-based CCAs use it.
-        """
-        key = (t, k)
-        if key not in self._served_past:
-            self._served_past[key] = self.S[t] > self.admitted(t - k)
-        return self._served_past[key]
+        steps if it does not."""
+        return self.reach(t, strict=True).reached(t - k)
 
     def observed_past(self, n: int, t: int, k: int) -> Cond:
         """The delay reading of flow n's sender: :meth:`served_past` without a jitter box of its
@@ -107,10 +127,7 @@ class PathVars:
         not, so it bounds exactly the delay this sender experiences, box included."""
         if self.net.path(n).D == 0:
             return self.served_past(t, k)
-        key = (n, t, k)
-        if key not in self._observed_past:
-            self._observed_past[key] = self.So_f[n][t] > self.admitted_f(n, t - k)
-        return self._observed_past[key]
+        return self.reach(t, strict=True, n=n).reached(t - k)
 
 
 class PathServer(ABC):
@@ -156,7 +173,7 @@ class PathServer(ABC):
             timeout=[[enc.step("bool", "timeout", t, n) if t >= net.path(n).R else z3.BoolVal(False)
                       for t in range(T)] for n in range(N)],
             alpha=alpha, dupacks=dupacks, buffer=buffer, buffer_min=buffer_min,
-            first=enc.timeline.history,
+            first=enc.timeline.history, lookups=Lookups(enc, "model.frontier"),
         )
         v.So_f = [[enc.step("real", "So", t, n, "S") for t in range(T)] if net.path(n).D > 0 else v.S_f[n]
                   for n in range(N)]
@@ -305,7 +322,9 @@ class PathServer(ABC):
         for n in range(net.flows):
             R = net.path(n).R
             A, S, L, Ld, tmo = v.A_f[n], v.So_f[n], v.L_f[n], v.Ld_f[n], v.timeout[n]
+            lossless = v.buffer is None and net.path(n).eta == 0
             stalled_all_lost: list[Cond] = []
+            previous: Frontier | None = None
             for t in range(net.T):
                 if t < R:
                     if t >= v.first:
@@ -324,11 +343,33 @@ class PathServer(ABC):
                 if t - net.rto + 1 >= R:
                     held = z3.And(*stalled_all_lost[t - net.rto + 1:t + 1])
                     enc.add("model.timeout", z3.Implies(held, tmo[t]))
-                for s in range(t - R + 1):
-                    detectable = v.admitted_f(n, s) + v.dupacks <= S[t - R]
-                    enc.add("model.loss_detection",
-                            z3.Implies(z3.And(z3.Not(tmo[t]), detectable), Ld[t] >= L[s]),
-                            z3.Implies(z3.And(z3.Not(tmo[t]), z3.Not(detectable)), Ld[t] <= L[s]))
+                if lossless:
+                    enc.add("model.loss_detection", *self._detected_without_loss(v, n, t))
+                    continue
+                # Detectable losses are detected, undetectable ones are not (no timeout).
+                frontier = Frontier(enc, v.lookups, f"admitted_{n}", v.admitted_curve(n),
+                                    S[t - R] - v.dupacks, t - R, False, f"detect_{n}_{t}")
+                enc.add("model.loss_detection",
+                        *frontier.at_least(Ld[t], f"L_{n}", L, z3.Not(tmo[t])),
+                        *frontier.at_most(Ld[t], f"L_{n}", L, z3.Not(tmo[t])),
+                        *(previous.next_at(frontier) if previous is not None else []))
+                previous = frontier
+
+    @staticmethod
+    def _detected_without_loss(v: PathVars, n: int, t: int) -> list[Cond]:
+        """Loss detection at step t for a flow that cannot lose (infinite buffer, eta = 0), so
+        L_f[n] is constant: the detected-loss curve reaches L[0] once the first step's losses
+        (there are none) are detectable, and stays at most L[0] while the last step's are not.
+        Exactly the all-steps rule: a loss at step s is detectable only if one at step 0 is,
+        and undetectable whenever one at step t-R is, and every L[s] equals L[0]. Two
+        comparisons instead of t - R + 1."""
+        R, S, L, Ld, tmo = v.net.path(n).R, v.So_f[n], v.L_f[n], v.Ld_f[n], v.timeout[n]
+
+        def detectable(s: int) -> Cond:
+            return v.admitted_f(n, s) + v.dupacks <= S[t - R]
+
+        return [z3.Implies(z3.And(z3.Not(tmo[t]), detectable(0)), Ld[t] >= L[0]),
+                z3.Implies(z3.And(z3.Not(tmo[t]), z3.Not(detectable(t - R))), Ld[t] <= L[0])]
 
     def sender(self, enc: Encoding, v: PathVars) -> None:
         """ACK clocking and pacing (thesis 4.2.2): from step R on, the sender keeps cwnd bytes
@@ -372,11 +413,12 @@ class PathServer(ABC):
         :meth:`loss_detection`."""
         net = v.net
         for t in range(v.first, net.T):
-            for s in range(t):
-                for n in range(net.flows):
-                    enc.add("model.fifo",
-                            z3.Implies(v.S[t] >= v.admitted(s), v.S_f[n][t] >= v.admitted_f(n, s)),
-                            z3.Implies(v.S[t] <= v.admitted(s), v.S_f[n][t] <= v.admitted_f(n, s)))
+            reached, passed = v.reach(t, strict=False), v.reach(t, strict=True)
+            for n in range(net.flows):
+                curve = v.admitted_curve(n)
+                enc.add("model.fifo",
+                        *reached.at_least(v.S_f[n][t], f"admitted_{n}", curve),
+                        *passed.at_most(v.S_f[n][t], f"admitted_{n}", curve))
 
     # ---------------------------------------------------------------- steady state
     def periodic(self, v: PathVars) -> list[tuple[str, Term, Term]]:

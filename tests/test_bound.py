@@ -147,3 +147,23 @@ def test_cli_bad_input_exits_2_with_one_line(cli, tmp_path, args, message) -> No
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], err
     assert "Traceback" not in err + out
+
+
+def test_one_reused_solver_brackets_the_same_threshold() -> None:
+    """--reuse: every probe a check of one z3 solver under assumptions; same exact answers."""
+    r = find_bound(service_query(), "x", 0, Fraction(12, 5), tol="0.01", reuse=True)
+    assert r.reused and r.status == "flip" and consistent(r.probes)
+    assert r.bracket[0].value == THRESHOLD and r.validated is True
+
+
+def test_reused_solver_confirms_periodic_unsat_without_the_settling_group() -> None:
+    """A periodic probe that is unsat is checked again, in the same solver, without the settling
+    conditions; both the reused and the fresh search give the same bracket."""
+    from ccac.query import load_query
+
+    q = load_query("copa_steady_utilization")
+    fresh = find_bound(q, "util", 0, 1, tol="0.05")
+    reused = find_bound(q, "util", 0, 1, tol="0.05", reuse=True)
+    assert reused.reused and not fresh.reused
+    assert [(p.value, p.answer) for p in reused.probes] == [(p.value, p.answer) for p in fresh.probes]
+    assert reused.validated is True

@@ -12,7 +12,7 @@ import io
 import re
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -46,8 +46,11 @@ def fresh_context() -> None:
     z3.z3._main_ctx = None
 
 
-def solve_z3(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
+def solve_z3(formulas: list[z3.BoolRef], timeout: float | None, seed: int | None = None) -> Outcome:
+    """z3's default solver; ``seed`` sets its random seed (the order of its case splits)."""
     solver = z3.Solver(ctx=formulas[0].ctx) if formulas else z3.Solver()
+    if seed is not None:
+        solver.set("random_seed", seed)
     if timeout is not None:
         solver.set("timeout", max(1, int(timeout * 1000)))
     solver.add(*formulas)
@@ -234,3 +237,26 @@ SOLVERS: dict[str, Callable[[list[z3.BoolRef], float | None], Outcome]] = {
     "cvc5": solve_cvc5,
     "portfolio": solve_portfolio,
 }
+
+SOLVER_HELP = ("z3; cvc5 (through SMT-LIB and pysmt); z3#N (z3 with random seed N); portfolio "
+               "(z3 and cvc5 at once, the first definitive answer wins); or portfolio:A,B,... "
+               "(those solvers at once, e.g. portfolio:z3,z3#1).")
+
+
+def backend(name: str) -> Callable[[list[z3.BoolRef], float | None], Outcome]:
+    """The solver called ``name`` (see :data:`SOLVER_HELP`); unknown names are bad input."""
+    if name in SOLVERS:
+        return SOLVERS[name]
+    seed = re.fullmatch(r"z3#(\d{1,9})", name)
+    if seed:
+        return lambda formulas, timeout: replace(solve_z3(formulas, timeout, int(seed.group(1))), solver=name)
+    if name.startswith("portfolio:"):
+        from ccac.portfolio import members_of, solve_portfolio as race
+
+        members = members_of(name)
+        for member in members:
+            backend(member)
+        return lambda formulas, timeout: race(formulas, timeout, members)
+    from ccac.errors import CcacError
+
+    raise CcacError(f"unknown solver {name!r}: use {SOLVER_HELP}", "--solver")

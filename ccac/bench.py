@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from ccac.backends import SOLVERS
+from ccac.backends import SOLVER_HELP, backend
 from ccac.errors import CcacError
 from ccac.frontier import STYLES
 from ccac.limits import check_seconds
@@ -96,7 +96,7 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None
                    "[default: each query's own `horizons`, else 10,15].")
 @click.option("--timeout", type=float, default=None,
               help="Per query and horizon: seconds of building, solving and validating.")
-@click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
+@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a value in every query, as for `ccac query`, e.g. network.R=3.")
 @click.option("--resolution", type=click.IntRange(1, 64), default=None, metavar="R",
@@ -115,6 +115,7 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: 
           resolution: int | None, encoding: str, scaling: bool, plot_path: str | None, queries: tuple[str, ...]) -> None:
     """Time build and solve of QUERIES (bundled names or files; default: all bundled)."""
     check_seconds(timeout)
+    backend(solver)  # an unknown solver is bad input, not one invalid row per query
     if scaling:
         if queries or horizons or sets or resolution:
             raise click.UsageError("--scaling runs its own fixed set of queries and horizons")

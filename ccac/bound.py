@@ -51,7 +51,7 @@ import click
 import z3
 
 from ccac import limits
-from ccac.backends import SOLVERS, Assignment, evaluate, fresh_context
+from ccac.backends import SOLVER_HELP, Assignment, backend, evaluate, fresh_context
 from ccac.encoding import num
 from ccac.errors import CcacError
 from ccac.params import to_fraction
@@ -185,7 +185,7 @@ class _Prober:
                 left = clock.remaining()
                 if self.incremental is not None:
                     return self._reused(value, problem, clock, start)
-                outcome = SOLVERS[self.solver](formulas, None if left is None else max(left, 0.001))
+                outcome = backend(self.solver)(formulas, None if left is None else max(left, 0.001))
                 if outcome.answer == "unsat" and problem.query.periodic:
                     fixed = [] if self.problem is None else [self.symbol == num(value)]
                     outcome = confirm_periodic_unsat(problem, self.solver, outcome, clock.remaining(), fixed)
@@ -232,8 +232,7 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
     tol = (hi - lo) / 100 if tol is None else to_fraction(tol, "--tol")
     if tol <= 0:
         raise CcacError(f"--tol must be positive, got {show(tol)}")
-    if solver not in SOLVERS:
-        raise CcacError(f"unknown solver {solver!r} (available: {', '.join(sorted(SOLVERS))})")
+    backend(solver)  # an unknown name is bad input before anything is built
     timeout = limits.check_seconds(timeout)
     say = log or (lambda line: None)
     prober = _Prober(query, name, solver, timeout, reuse)
@@ -343,7 +342,7 @@ def result_lines(r: BoundResult) -> list[str]:
               help="Give up on one probe after S seconds of building and solving (answer: unknown).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a query value, e.g. network.T=15, params.util=0 (to add a parameter).")
-@click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
+@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
 @click.option("--reuse/--fresh", default=False, show_default=True,
               help="Answer every probe with one z3 solver (checks under assumptions), or each "
                    "with a fresh solver; see the README's measurements.")

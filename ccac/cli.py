@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from ccac import limits
+from ccac.backends import SOLVER_HELP
 from ccac.bench import bench
 from ccac.frontier import STYLES
 from ccac.bound import bound
@@ -42,7 +43,7 @@ def cli() -> None:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write the trace as CSV.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Draw the trace (.png, .svg or .pdf).")
-@click.option("--solver", default="z3", show_default=True, help="z3; cvc5 (through SMT-LIB and pysmt); or portfolio (both at once, the first definitive answer wins).")
+@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
 @click.option("--smtlib", "smtlib_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the problem as an SMT-LIB 2 script.")
 @click.option("--encoding", type=click.Choice(STYLES), default="pairs", show_default=True,
@@ -175,7 +176,7 @@ def _show(v: Any) -> str:
 @click.option("--timeout", type=float, default=None, metavar="S",
               help="Per SMT check: building, solving and validating it (also: compiling the proof when "
                    "it is read); a timeout is 'unknown'.")
-@click.option("--solver", default="z3", show_default=True, help="z3; cvc5 (through SMT-LIB and pysmt); or portfolio (both at once, the first definitive answer wins).")
+@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None,
               help="Directory for counterexample traces (JSON, CSV, PNG) [default: counterexamples/PROOF].")
 @click.option("--verbose", "-v", is_flag=True, help="Also print what each check states.")

@@ -29,17 +29,31 @@ from ccac.backends import Outcome
 
 MEMBERS = ("z3", "cvc5")
 DEFINITIVE = ("sat", "unsat")
+MAX_MEMBERS = 8
+
+
+def members_of(name: str) -> tuple[str, ...]:
+    """The members of portfolio ``name``: ``portfolio`` (z3 and cvc5) or ``portfolio:A,B,...``."""
+    from ccac.errors import CcacError
+
+    if name == "portfolio":
+        return MEMBERS
+    members = tuple(m.strip() for m in name.removeprefix("portfolio:").split(","))
+    if not 2 <= len(members) <= MAX_MEMBERS or any(not m or m.startswith("portfolio") for m in members):
+        raise CcacError(f"a portfolio names 2 to {MAX_MEMBERS} solvers other than portfolios, "
+                        f"got {name!r}", "--solver")
+    return members
 
 
 def solve_portfolio(formulas: list[z3.BoolRef], timeout: float | None,
                     members: tuple[str, ...] = MEMBERS) -> Outcome:
-    from ccac.backends import SOLVERS
+    from ccac.backends import backend
 
     start = time.perf_counter()
     running: dict[int, tuple[str, int]] = {}  # read end -> (member, pid)
     try:
         for name in members:
-            running.update(_spawn(name, SOLVERS[name], formulas, timeout))
+            running.update(_spawn(name, backend(name), formulas, timeout))
         received: dict[int, bytes] = {fd: b"" for fd in running}
         finished: list[Outcome] = []
         while running:

@@ -28,7 +28,7 @@ from typing import Any
 
 import z3
 
-from ccac.backends import SOLVERS, fresh_context
+from ccac.backends import backend, fresh_context
 from ccac.errors import CcacError
 from ccac.expr import compile_condition, compile_number
 from ccac.limits import TimeLimit, check_horizon, time_limit
@@ -463,7 +463,7 @@ def check_stitching(proof: Proof, solver: str, timeout: float | None) -> list[Ch
     except TimeLimit as e:
         return [Check("stitching", "the windows chain", "unknown", time.perf_counter() - start,
                       "in every run: windows placed T-1-start steps apart chain", detail=e.reason)]
-    solve_fn = SOLVERS[solver]
+    solve_fn = backend(solver)
     checks = []
     for offset in (shift, 0):
         checks.append(_window_check(window_is_trace(short, long, offset, solve_fn, timeout)))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ccac import limits
-from ccac.backends import SOLVERS, Outcome, evaluate, fresh_context, to_smtlib
+from ccac.backends import backend, Outcome, evaluate, fresh_context, to_smtlib
 from ccac.errors import CcacError
 from ccac.periodic import SETTLED
 from ccac.problem import Problem, build, symbols_for
@@ -82,8 +82,7 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
     ``timeout`` (seconds) bounds the whole call: building the formula, solving (the solver gets
     what is left after building) and reading back and validating a trace. Running out is the
     answer ``unknown`` with a reason starting ``timeout:`` that says where the time went."""
-    if solver not in SOLVERS:
-        raise CcacError(f"unknown solver {solver!r} (available: {', '.join(sorted(SOLVERS))})")
+    backend(solver)  # an unknown name is bad input before anything is built
     try:
         with limits.time_limit(timeout) as clock:
             return _solve(query, solver, clock, smtlib, encoding)
@@ -102,7 +101,7 @@ def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | 
     build_seconds = time.perf_counter() - start
     if smtlib is not None:
         Path(smtlib).write_text(to_smtlib(formulas, smtlib_comments(problem)))
-    outcome = SOLVERS[solver](formulas, _time_to_solve(clock, build_seconds))
+    outcome = backend(solver)(formulas, _time_to_solve(clock, build_seconds))
     if outcome.answer == "unsat" and query.periodic:
         outcome = confirm_periodic_unsat(problem, solver, outcome, clock.remaining())
     trace = violations = None
@@ -127,7 +126,7 @@ def confirm_periodic_unsat(problem: Problem, solver: str, outcome: Outcome,
     ``extra`` are formulas solved with the problem's own (e.g. a probed parameter's value);
     ``remaining`` is what is left of the time limit (None: no limit)."""
     left = None if remaining is None else max(remaining, 0.001)
-    loose = SOLVERS[solver]([*problem.enc.formulas(skip=[SETTLED]), *extra], left)
+    loose = backend(solver)([*problem.enc.formulas(skip=[SETTLED]), *extra], left)
     return periodic_verdict(outcome, loose)
 
 

@@ -68,6 +68,9 @@ def ccac_version() -> str:
 
 def solver_version(solver: str) -> str:
     """The version of ``solver`` in this process, as the backends report it."""
+    from ccac.backends import backend
+
+    backend(solver)  # an unknown name is bad input
     if solver == "z3":
         import z3
 
@@ -77,10 +80,12 @@ def solver_version(solver: str) -> str:
 
         version = cvc5.Solver().getVersion()
         return (version.decode() if isinstance(version, bytes) else version).strip('"')
-    if solver == "portfolio":
-        from ccac.portfolio import MEMBERS
+    if solver.startswith("z3#"):
+        return solver_version("z3")
+    if solver.startswith("portfolio"):
+        from ccac.portfolio import members_of
 
-        return " + ".join(f"{member} {solver_version(member)}" for member in MEMBERS)
+        return " + ".join(f"{member} {solver_version(member)}" for member in members_of(solver))
     raise CcacError(f"unknown solver {solver!r}")
 
 

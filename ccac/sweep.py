@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import click
 
-from ccac.backends import SOLVERS
+from ccac.backends import SOLVER_HELP
 from ccac.errors import CcacError
 from ccac.limits import TimeLimit, check_seconds, time_limit
 from ccac.query import QUERY_KEYS, SECTIONS, apply_overrides, bundled_queries, locate, read_toml
@@ -474,7 +474,7 @@ points had errors; 3 some unknown; else 0 (all answered or proved)."""
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
               help="Per point: seconds of building, solving and validating (per check for a proof; "
                    "answer: unknown).")
-@click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="z3", show_default=True)
+@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
 def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...], workers: int | None,
           scheduler: str | None, out_path: str | None, fresh: bool, timeout: float | None,
           solver: str) -> None:

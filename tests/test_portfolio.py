@@ -65,3 +65,24 @@ def test_a_portfolio_query_is_validated_like_any_other():
     assert result.answer == "sat" and result.validated is True
     assert result.solver in ("z3 (portfolio)", "cvc5 (portfolio)")
     assert solve(load_query("aimd_no_loss_below_buffer"), solver="portfolio", timeout=60).answer == "unsat"
+
+
+def test_solver_names_seeds_and_custom_portfolios():
+    from ccac.backends import backend
+    from ccac.errors import CcacError
+    from ccac.portfolio import members_of
+
+    assert backend("z3#3")(_formulas(True), 10).solver == "z3#3"
+    assert members_of("portfolio") == ("z3", "cvc5")
+    assert members_of("portfolio:z3, z3#1") == ("z3", "z3#1")
+    out = backend("portfolio:z3#1,z3#2")(_formulas(False), 10)
+    assert out.answer == "unsat" and out.solver in ("z3#1 (portfolio)", "z3#2 (portfolio)")
+    for bad in ("bogus", "z3#", "portfolio:z3", "portfolio:z3,portfolio", "portfolio:z3,nope"):
+        with pytest.raises(CcacError):
+            backend(bad)
+
+
+def test_cli_unknown_solver_is_bad_input(cli):
+    for command in (["query", "aimd_premature_loss"], ["bench", "aimd_premature_loss"]):
+        code, out, err = cli(*command, "--solver", "bogus")
+        assert code == 2 and "unknown solver 'bogus'" in err and "Traceback" not in err

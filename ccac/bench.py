@@ -23,7 +23,8 @@ from ccac.errors import CcacError
 from ccac.frontier import STYLES
 from ccac.limits import check_seconds
 from ccac.query import bundled_queries, load_query, locate
-from ccac.scaling import CASES, Case, Measured, finer_horizon, measure, overrides, plot
+from ccac.scaling import (BUILD_HORIZONS, CASES, Case, Measured, finer_horizon, measure, measure_build,
+                          overrides, plot)
 from ccac.solve import solve
 
 __all__ = ["bench"]
@@ -108,19 +109,25 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None
 @click.option("--scaling", is_flag=True,
               help="Instead: the scaling yardstick, a fixed set of queries at growing T (R grown "
                    "with T where the question depends on it), with a fitted growth exponent each.")
+@click.option("--build-only", is_flag=True,
+              help=f"With --scaling: only build each case, at its own R, at T = "
+                   f"{', '.join(map(str, BUILD_HORIZONS))} (--timeout bounds each build).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="With --scaling: draw time against T (log-log) to this file (.png, .svg, .pdf).")
 @click.argument("queries", nargs=-1)
 def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: tuple[str, ...],
-          resolution: int | None, encoding: str, scaling: bool, plot_path: str | None, queries: tuple[str, ...]) -> None:
+          resolution: int | None, encoding: str, scaling: bool, build_only: bool,
+          plot_path: str | None, queries: tuple[str, ...]) -> None:
     """Time build and solve of QUERIES (bundled names or files; default: all bundled)."""
     check_seconds(timeout)
     backend(solver)  # an unknown solver is bad input, not one invalid row per query
     if scaling:
         if queries or horizons or sets or resolution:
             raise click.UsageError("--scaling runs its own fixed set of queries and horizons")
-        bench_scaling(timeout, solver, plot_path, encoding=encoding)
+        bench_scaling(timeout, solver, plot_path, encoding=encoding, build_only=build_only)
         return
+    if build_only:
+        raise click.UsageError("--build-only goes with --scaling")
     if plot_path is not None:
         raise click.UsageError("--plot goes with --scaling")
     names = list(queries) or sorted(bundled_queries())
@@ -156,7 +163,8 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: 
 
 
 def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
-                  cases: tuple[Case, ...] = CASES, encoding: str = "pairs") -> list[Measured]:
+                  cases: tuple[Case, ...] = CASES, encoding: str = "pairs",
+                  build_only: bool = False) -> list[Measured]:
     """Run the scaling yardstick (``ccac.scaling``) and print one row per point, then the
     fitted exponents."""
     if plot_path is not None:
@@ -166,7 +174,8 @@ def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
     click.echo(f"{'query':36}  {'T':>3}  {'R':>2}  {'answer':8}  {'build s':>8}  {'solve s':>8}")
     results = []
     for case in cases:
-        measured = measure(case, timeout, solver, encoding=encoding)
+        measured = (measure_build(case, timeout, encoding) if build_only
+                    else measure(case, timeout, solver, encoding=encoding))
         for p in measured.points:
             R = "-" if p.R is None else p.R
             click.echo(f"{case.name:36}  {p.T:>3}  {R:>2}  {p.answer:8}  {p.build:8.3f}  {p.solve:8.3f}"

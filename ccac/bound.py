@@ -59,7 +59,7 @@ from ccac.problem import Problem, build
 from ccac.query import Query, load_query
 from ccac.incremental import Incremental
 from ccac.periodic import SETTLED
-from ccac.solve import confirm_periodic_unsat, periodic_verdict, read_trace
+from ccac.solve import periodic_verdict, read_trace, solve_periodic
 from ccac.trace import Trace
 from ccac.validate import validate
 
@@ -185,10 +185,12 @@ class _Prober:
                 left = clock.remaining()
                 if self.incremental is not None:
                     return self._reused(value, problem, clock, start)
-                outcome = backend(self.solver)(formulas, None if left is None else max(left, 0.001))
-                if outcome.answer == "unsat" and problem.query.periodic:
+                budget = None if left is None else max(left, 0.001)
+                if problem.query.periodic:
                     fixed = [] if self.problem is None else [self.symbol == num(value)]
-                    outcome = confirm_periodic_unsat(problem, self.solver, outcome, clock.remaining(), fixed)
+                    outcome = solve_periodic(problem, self.solver, budget, fixed)
+                else:
+                    outcome = backend(self.solver)(formulas, budget)
         except limits.TimeLimit as e:
             return Probe(value, "unknown", time.perf_counter() - start, e.reason), self.problem, None
         self.version = outcome.version

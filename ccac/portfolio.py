@@ -45,17 +45,17 @@ def members_of(name: str) -> tuple[str, ...]:
     return members
 
 
-def solve_portfolio(formulas: list[z3.BoolRef], timeout: float | None,
-                    members: tuple[str, ...] = MEMBERS) -> Outcome:
-    from ccac.backends import backend
-
-    start = time.perf_counter()
-    running: dict[int, tuple[str, int]] = {}  # read end -> (member, pid)
+def race(jobs: dict[str, Callable[[], Outcome]],
+         decide: Callable[[dict[str, Outcome]], Outcome | None]) -> Outcome:
+    """Run every job in its own forked process; after each one finishes, ``decide`` gets the
+    outcomes so far (by job name) and returns the answer, or None to wait for more. Jobs still
+    running when it answers are killed. ``decide`` must answer once every job has finished."""
+    running: dict[int, tuple[str, int]] = {}  # read end -> (job, pid)
     try:
-        for name in members:
-            running.update(_spawn(name, backend(name), formulas, timeout))
+        for name, job in jobs.items():
+            running.update(_spawn(name, job))
         received: dict[int, bytes] = {fd: b"" for fd in running}
-        finished: list[Outcome] = []
+        finished: dict[str, Outcome] = {}
         while running:
             ready, _, _ = select.select(list(running), [], [])
             for fd in ready:
@@ -66,24 +66,43 @@ def solve_portfolio(formulas: list[z3.BoolRef], timeout: float | None,
                 name, pid = running.pop(fd)
                 os.close(fd)
                 os.waitpid(pid, 0)
-                outcome = _decode(name, received.pop(fd))
-                if outcome.answer in DEFINITIVE:
-                    seconds = time.perf_counter() - start
-                    return Outcome(outcome.answer, outcome.reason, outcome.assignment,
-                                   f"{name} (portfolio)", outcome.version, seconds)
-                finished.append(outcome)
-        reasons = "; ".join(f"{o.solver}: {o.reason}" for o in finished)
-        versions = ", ".join(f"{o.solver} {o.version}" for o in finished)
-        return Outcome("unknown", reasons, None, "portfolio", versions, time.perf_counter() - start)
+                finished[name] = _decode(name, received.pop(fd))
+                answer = decide(finished)
+                if answer is not None:
+                    return answer
+        raise AssertionError("decide gave no answer with every job finished")
     finally:
         for fd, (_, pid) in running.items():
             _stop(pid)
             os.close(fd)
 
 
-def _spawn(name: str, backend: Callable[[list[z3.BoolRef], float | None], Outcome],
-           formulas: list[z3.BoolRef], timeout: float | None) -> dict[int, tuple[str, int]]:
-    """Fork a child that runs ``backend`` and writes its pickled outcome to a pipe."""
+def solve_portfolio(formulas: list[z3.BoolRef], timeout: float | None,
+                    members: tuple[str, ...] = MEMBERS) -> Outcome:
+    from ccac.backends import backend
+
+    start = time.perf_counter()
+
+    def job(name: str) -> Callable[[], Outcome]:
+        solve = backend(name)
+        return lambda: solve(formulas, timeout)
+
+    def first_definitive(finished: dict[str, Outcome]) -> Outcome | None:
+        seconds = time.perf_counter() - start
+        for name, o in finished.items():
+            if o.answer in DEFINITIVE:
+                return Outcome(o.answer, o.reason, o.assignment, f"{name} (portfolio)", o.version, seconds)
+        if len(finished) < len(members):
+            return None
+        reasons = "; ".join(f"{o.solver}: {o.reason}" for o in finished.values())
+        versions = ", ".join(f"{o.solver} {o.version}" for o in finished.values())
+        return Outcome("unknown", reasons, None, "portfolio", versions, seconds)
+
+    return race({name: job(name) for name in members}, first_definitive)
+
+
+def _spawn(name: str, job: Callable[[], Outcome]) -> dict[int, tuple[str, int]]:
+    """Fork a child that runs ``job`` and writes its pickled outcome to a pipe."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns into the parent's code
@@ -93,8 +112,8 @@ def _spawn(name: str, backend: Callable[[list[z3.BoolRef], float | None], Outcom
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             try:
-                outcome = backend(formulas, timeout)
-            except Exception as e:  # a member's failure is that member's unknown, not the race's
+                outcome = job()
+            except Exception as e:  # a job's failure is that job's unknown, not the race's
                 outcome = Outcome("unknown", f"failed: {type(e).__name__}: {e}", None, name, "", 0.0)
             data = pickle.dumps(outcome)
             view = memoryview(data)

@@ -12,9 +12,12 @@ An answer that runs out of time is kept as a lower bound on the time and left ou
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ccac import limits
+from ccac.backends import fresh_context
 from ccac.errors import CcacError
 from ccac.problem import build
 from ccac.query import load_query
@@ -50,6 +53,10 @@ CASES: tuple[Case, ...] = (
 )
 
 
+# Horizons for building alone (``--build-only``): each case at its own R, T up to 1001.
+BUILD_HORIZONS = (101, 201, 501, 1001)
+
+
 @dataclass
 class Point:
     T: int
@@ -70,7 +77,7 @@ class Measured:
         xs, ys = [], []
         for p in self.points:
             seconds = getattr(p, which)
-            if p.answer in ("sat", "unsat") and seconds > 0:
+            if p.answer in ("sat", "unsat", "built") and seconds > 0:
                 xs.append(math.log(p.T))
                 ys.append(math.log(seconds))
         if len(xs) < 2 or max(xs) == min(xs):
@@ -98,6 +105,27 @@ def measure(case: Case, timeout: float | None, solver: str = "z3",
             continue
         note = result.reason or "; ".join(result.violations or [])
         out.points.append(Point(T, R, result.answer, result.build_seconds, result.solve_seconds, note))
+    return out
+
+
+def measure_build(case: Case, timeout: float | None, encoding: str = "pairs",
+                  horizons: tuple[int, ...] = BUILD_HORIZONS) -> Measured:
+    """Build ``case`` (no solving) at each horizon at its own R: answer "built", or "timeout"
+    (the time is then a lower bound) or "invalid" (a message in ``note``)."""
+    out = Measured(case)
+    for T in horizons:
+        fresh_context()
+        start = time.perf_counter()
+        try:
+            with limits.time_limit(timeout):
+                build(load_query(case.name, overrides(case.name, T, None)), encoding)
+        except limits.TimeLimit as e:
+            out.points.append(Point(T, None, "timeout", time.perf_counter() - start, 0.0, e.reason))
+            continue
+        except CcacError as e:
+            out.points.append(Point(T, None, "invalid", 0.0, 0.0, str(e)))
+            continue
+        out.points.append(Point(T, None, "built", time.perf_counter() - start, 0.0))
     return out
 
 
@@ -143,7 +171,7 @@ def plot(results: list[Measured], path: str | Path) -> None:
     axes = fig.subplots(1, 2, sharex=True)
     for ax, which, title in zip(axes, ("build", "solve"), ("building the formula", "solving")):
         for m in results:
-            answered = [p for p in m.points if p.answer in ("sat", "unsat")]
+            answered = [p for p in m.points if p.answer in ("sat", "unsat", "built")]
             if not answered:
                 continue
             k = m.exponent(which)

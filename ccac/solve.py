@@ -12,6 +12,7 @@ This is the Python API the CLI is a thin layer over::
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -101,9 +102,11 @@ def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | 
     build_seconds = time.perf_counter() - start
     if smtlib is not None:
         Path(smtlib).write_text(to_smtlib(formulas, smtlib_comments(problem)))
-    outcome = backend(solver)(formulas, _time_to_solve(clock, build_seconds))
-    if outcome.answer == "unsat" and query.periodic:
-        outcome = confirm_periodic_unsat(problem, solver, outcome, clock.remaining())
+    left = _time_to_solve(clock, build_seconds)
+    if query.periodic:
+        outcome = solve_periodic(problem, solver, left)
+    else:
+        outcome = backend(solver)(formulas, left)
     trace = violations = None
     if outcome.answer == "sat":
         _validating(clock, build_seconds, outcome.seconds)
@@ -115,6 +118,43 @@ def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | 
         violations = validate(query, trace, cca_pairs)
     return Result(query, outcome.answer, outcome.reason, trace, violations, outcome.solver,
                   outcome.version, build_seconds, outcome.seconds)
+
+
+def solve_periodic(problem: Problem, solver: str, timeout: float | None,
+                   extra: Sequence[Any] = ()) -> Outcome:
+    """A periodic query: sat needs a settled periodic trace, unsat needs the query without the
+    settling conditions to be unsat too (:func:`confirm_periodic_unsat`). With two or more
+    CPUs both are solved at once (:func:`ccac.portfolio.race`) and the first that decides wins:
+    a settled trace (sat) or an unsat without settling (unsat, which implies the settled one);
+    only "settled unsat, unsettled not" needs both. Sequentially an unsat costs two solves;
+    this way it costs the slower one's time only when the answer needs both. ``extra`` are
+    formulas solved with the problem's own (e.g. a probed parameter's value)."""
+    if (os.cpu_count() or 1) < 2:
+        outcome = backend(solver)([*problem.enc.formulas(), *extra], timeout)
+        if outcome.answer == "unsat":
+            outcome = confirm_periodic_unsat(problem, solver, outcome, timeout, extra)
+        return outcome
+    from ccac.portfolio import race
+
+    solve = backend(solver)
+    start = time.perf_counter()
+    jobs = {"settled": lambda: solve([*problem.enc.formulas(), *extra], timeout),
+            "loose": lambda: solve([*problem.enc.formulas(skip=[SETTLED]), *extra], timeout)}
+
+    def decide(done: dict[str, Outcome]) -> Outcome | None:
+        settled, loose = done.get("settled"), done.get("loose")
+        seconds = time.perf_counter() - start
+        if settled is not None and settled.answer == "sat":
+            return replace(settled, seconds=seconds)
+        if loose is not None and loose.answer == "unsat":
+            return replace(loose, seconds=seconds)
+        if settled is None or loose is None:
+            return None
+        if settled.answer == "unsat":
+            return replace(periodic_verdict(settled, loose), seconds=seconds)
+        return replace(settled, seconds=seconds)  # unknown, with the settled solve's reason
+
+    return race(jobs, decide)
 
 
 def confirm_periodic_unsat(problem: Problem, solver: str, outcome: Outcome,

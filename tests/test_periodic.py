@@ -17,6 +17,7 @@ import pytest
 
 from ccac import load_query, solve
 from ccac.query import bundled_queries
+from ccac.problem import build
 from ccac.validate import validate
 
 from conftest import make_query
@@ -117,3 +118,38 @@ def test_periodic_runs_of_each_kind_validate_when_repeated(network: dict[str, An
     result = solve(make_query(network, cca, find="True", periodic=True), timeout=300)
     assert result.answer == "sat", result.reason
     assert result.validated, result.violations
+
+
+@pytest.mark.parametrize("settled, loose, slow, expected", [
+    ("unsat", "unsat", "settled", "unsat"),   # unsat without settling decides alone
+    ("sat", "sat", "loose", "sat"),           # a settled trace decides alone
+    ("unsat", "sat", None, "unknown"),        # only "settled unsat, unsettled sat" needs both
+    ("unknown", "unsat", None, "unsat"),
+    ("unknown", "sat", None, "unknown"),
+])
+def test_periodic_solves_race_and_the_first_decisive_one_answers(monkeypatch, settled, loose, slow, expected):
+    import os
+    import time as clock
+
+    from ccac import backends
+    from ccac.backends import Outcome
+    from ccac.solve import solve_periodic
+
+    problem = build(load_query("copa_low_utilization_single_box"))
+    every = len(problem.enc.formulas())
+
+    def fake(formulas, timeout):
+        which = "settled" if len(formulas) == every else "loose"
+        if which == slow:
+            clock.sleep(60)
+        answer = settled if which == "settled" else loose
+        return Outcome(answer, f"{which} said so", {} if answer == "sat" else None, "fake", "0", 0.0)
+
+    monkeypatch.setitem(backends.SOLVERS, "fake", fake)
+    start = clock.perf_counter()
+    out = solve_periodic(problem, "fake", 60)
+    assert out.answer == expected
+    if expected == "unknown" and loose == "sat" and settled == "unsat":
+        assert "is sat" in out.reason
+    if slow is not None and (os.cpu_count() or 1) >= 2:
+        assert clock.perf_counter() - start < 20  # the slow one was not waited for

@@ -181,7 +181,8 @@ def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
             click.echo(f"{case.name:36}  {p.T:>3}  {R:>2}  {p.answer:8}  {p.build:8.3f}  {p.solve:8.3f}"
                        + (f"  {p.note}" if p.note else ""))
         results.append(measured)
-    click.echo("\ngrowth exponent k (time ~ T^k, least squares over the answered points):")
+    click.echo("\ngrowth exponent k (time ~ T^k, least squares; solve: answered points, build: every "
+               "point built):")
     for m in results:
         ks = [m.exponent(which) for which in ("build", "solve")]
         shown = ["-" if k is None else f"{k:.2f}" for k in ks]

@@ -72,12 +72,20 @@ class Measured:
     case: Case
     points: list[Point] = field(default_factory=list)
 
+    def counted(self, which: str) -> list[Point]:
+        """The points that measure ``which``: solve time of the answered ones; build time of
+        every point whose formula was built completely (a solver timeout comes after that)."""
+        if which == "solve":
+            return [p for p in self.points if p.answer in ("sat", "unsat")]
+        return [p for p in self.points if p.answer != "invalid" and p.build > 0
+                and not p.note.startswith("timeout: building")]
+
     def exponent(self, which: str) -> float | None:
-        """The least-squares k of time ~ c * T^k over the answered points (None: fewer than 2)."""
+        """The least-squares k of time ~ c * T^k over the counted points (None: fewer than 2)."""
         xs, ys = [], []
-        for p in self.points:
+        for p in self.counted(which):
             seconds = getattr(p, which)
-            if p.answer in ("sat", "unsat", "built") and seconds > 0:
+            if seconds > 0:
                 xs.append(math.log(p.T))
                 ys.append(math.log(seconds))
         if len(xs) < 2 or max(xs) == min(xs):
@@ -162,7 +170,8 @@ def finer_horizon(name: str, R: int) -> int:
 
 
 def plot(results: list[Measured], path: str | Path) -> None:
-    """Build and solve time against T, log-log, one line per case."""
+    """Build and solve time against T, log-log, one line per case; a hollow marker is a point
+    not answered in time (its time a lower bound)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -171,13 +180,15 @@ def plot(results: list[Measured], path: str | Path) -> None:
     axes = fig.subplots(1, 2, sharex=True)
     for ax, which, title in zip(axes, ("build", "solve"), ("building the formula", "solving")):
         for m in results:
-            answered = [p for p in m.points if p.answer in ("sat", "unsat", "built")]
-            if not answered:
-                continue
+            counted = m.counted(which)
             k = m.exponent(which)
             label = f"{m.case.name}" + (f" (k = {k:.2f})" if k is not None else "")
-            ax.plot([p.T for p in answered], [max(getattr(p, which), 1e-4) for p in answered],
-                    marker="o", label=label)
+            line = ax.plot([p.T for p in counted], [max(getattr(p, which), 1e-4) for p in counted],
+                           marker="o", label=label)[0]
+            if which == "solve":  # unanswered points: hollow, at the time spent (a lower bound)
+                out = [p for p in m.points if p.answer == "unknown" and p.solve > 0]
+                ax.plot([p.T for p in out], [p.solve for p in out], linestyle="none", marker="o",
+                        markerfacecolor="none", color=line.get_color())
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("horizon T (steps)")

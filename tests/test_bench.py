@@ -56,9 +56,11 @@ def test_scaling_fits_the_growth_exponent() -> None:
     from ccac.scaling import Case, Measured, Point
 
     m = Measured(Case("q", "", ()), [Point(10, 1, "sat", 1.0, 0.5), Point(20, 2, "unsat", 4.0, 4.0),
-                                     Point(40, 4, "unknown", 1.0, 1.0)])
-    assert abs(m.exponent("build") - 2) < 1e-9     # 1 s -> 4 s when T doubles
-    assert abs(m.exponent("solve") - 3) < 1e-9     # the unknown point is left out
+                                     Point(40, 4, "unknown", 16.0, 1.0, "timeout"),
+                                     Point(80, 8, "unknown", 1.0, 0.0, "timeout: building the formula ...")])
+    assert abs(m.exponent("build") - 2) < 1e-9     # 1 s -> 4 s -> 16 s as T doubles; a solver
+    # timeout's build counts, a build cut short does not
+    assert abs(m.exponent("solve") - 3) < 1e-9     # unanswered points are left out
     assert Measured(Case("q", "", ()), [Point(10, 1, "sat", 1.0, 1.0)]).exponent("solve") is None
 
 
@@ -71,6 +73,25 @@ def test_scaling_runs_cases_and_draws_them(tmp_path) -> None:
     results = bench_scaling(120, "z3", str(path), (Case("aimd_premature_loss", "AIMD", ((5, 1), (7, 1))),))
     assert [p.answer for p in results[0].points] == ["sat", "sat"]
     assert results[0].exponent("solve") is not None and path.stat().st_size > 0
+
+
+def test_scaling_build_only_builds_at_long_horizons(tmp_path) -> None:
+    from ccac.scaling import Case, measure_build
+
+    m = measure_build(Case("aimd_premature_loss", "AIMD", ()), 60, "index", horizons=(50, 100))
+    assert [p.answer for p in m.points] == ["built", "built"] and m.exponent("build") is not None
+    cut = measure_build(Case("copa_low_utilization_single_box", "Copa", ()), 0.5, horizons=(301,))
+    assert cut.points[0].answer == "timeout" and cut.points[0].note.startswith("timeout: building")
+
+
+def test_resolution_scales_every_duration_with_R() -> None:
+    from ccac.query import load_query
+    from ccac.scaling import finer_horizon, overrides
+
+    q = load_query("copa_starvation_unequal_jitter", overrides("copa_starvation_unequal_jitter", 25, 3))
+    assert (q.network.R, q.network.D, q.network.rto) == (3, 0, 3)
+    assert [(p.R, p.D) for p in q.network.paths] == [(3, 0), (3, 9)]   # flow 1's box: D = 3 -> 9
+    assert finer_horizon("copa_starvation_unequal_jitter", 3) == 25      # 8 RTTs at R = 3
 
 
 def test_scaling_takes_no_queries_or_horizons(cli) -> None:

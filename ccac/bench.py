@@ -171,14 +171,14 @@ def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
         from ccac.plot import check_format
 
         check_format(plot_path)
-    click.echo(f"{'query':36}  {'T':>3}  {'R':>2}  {'answer':8}  {'build s':>8}  {'solve s':>8}")
+    click.echo(f"{'query':36}  {'T':>4}  {'R':>2}  {'answer':8}  {'build s':>8}  {'solve s':>8}")
     results = []
     for case in cases:
         measured = (measure_build(case, timeout, encoding) if build_only
                     else measure(case, timeout, solver, encoding=encoding))
         for p in measured.points:
             R = "-" if p.R is None else p.R
-            click.echo(f"{case.name:36}  {p.T:>3}  {R:>2}  {p.answer:8}  {p.build:8.3f}  {p.solve:8.3f}"
+            click.echo(f"{case.name:36}  {p.T:>4}  {R:>2}  {p.answer:8}  {p.build:8.3f}  {p.solve:8.3f}"
                        + (f"  {p.note}" if p.note else ""))
         results.append(measured)
     click.echo("\ngrowth exponent k (time ~ T^k, least squares; solve: answered points, build: every "

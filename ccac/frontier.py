@@ -65,6 +65,7 @@ class Frontier:
         self.keys_name, self.keys = keys_name, keys
         self.probe, self.top, self.strict = probe, top, strict
         self.group = lookups.group
+        self._reached: dict[int, Cond] = {}
         self.p: z3.ArithRef | None = None
         if enc.style == "index" and top >= 0:
             self.p = enc.integer(f"reach_{label}")
@@ -77,10 +78,10 @@ class Frontier:
         return key < self.probe if self.strict else key <= self.probe
 
     def reached(self, s: int) -> Cond:
-        """Whether step s (0 <= s <= top) is reached."""
-        if self.p is None:
-            return self._below(self.keys[s])
-        return self.p >= s
+        """Whether step s (0 <= s <= top) is reached (built once per step)."""
+        if s not in self._reached:
+            self._reached[s] = self._below(self.keys[s]) if self.p is None else self.p >= s
+        return self._reached[s]
 
     def at_least(self, x: Term, name: str, curve: Sequence[Term], guard: Cond = True) -> list[Cond]:
         """x >= curve[s] for every reached step s (curve non-decreasing), under ``guard``."""

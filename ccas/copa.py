@@ -104,6 +104,8 @@ T even every periodic Copa query is unsat for that reason alone (a vacuous answe
 
 from __future__ import annotations
 
+import functools
+
 from fractions import Fraction
 from typing import Any
 
@@ -155,6 +157,7 @@ class Copa(CCA):
             known = [s for s in samples if s >= 0]
             top = max(known, default=0)  # every finite bound is at most the latest sample step
 
+            @functools.cache
             def lo_at_least(k: int) -> Cond:
                 """dq_lo >= k: every sample's delay is at least k."""
                 if k <= 0:
@@ -163,6 +166,7 @@ class Copa(CCA):
                     return False
                 return z3.And(*(z3.Not(v.served_past(s, k)) for s in known))
 
+            @functools.cache
             def hi_at_most(k: int) -> Cond:
                 """dq_hi <= k: some sample's delay is below k (so its hi_s <= k)."""
                 if k <= 0:

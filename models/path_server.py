@@ -314,9 +314,15 @@ class PathServer(ABC):
         every outstanding loss. Before step R the detected-loss curve is history, bounded only
         by the losses that had happened by step 0.
 
+        The steps whose losses are detectable form a prefix (admitted bytes never decrease), so
+        "detected exactly the detectable" is stated through the detection frontier
+        (:mod:`ccac.frontier`: all pairs, or an integer frontier with lookups); a flow that
+        cannot lose needs only two comparisons (:meth:`_detected_without_loss`).
+
         A periodic query's history steps (before ``v.first``) get none of these constraints:
         each would be a copy of one at a trace step, one or more periods later, that reads less
-        of the past, so it is implied (and these are the model's largest groups, quadratic in T).
+        of the past, so it is implied (and these are the model's largest groups, quadratic in T
+        with the pairs encoding).
         """
         net = v.net
         for n in range(net.flows):
@@ -409,8 +415,10 @@ class PathServer(ABC):
         S[t] <= (A-L)[s] no flow has been served beyond what it had admitted by s. Both are
         consequences of FIFO at the samples and say nothing between them: a relaxation of FIFO
         (the appendix's own relaxation, "if the delay is dt then S_i[t] > A_i[t-dt]", follows
-        from the first). A periodic query's history steps are skipped, as in
-        :meth:`loss_detection`."""
+        from the first). Both are stated through the service frontier of step t
+        (:meth:`PathVars.reach`), the second with the strict one (S[t] <= (A-L)[s] is "s not
+        passed"); s = t is included, where both are implied. A periodic query's history steps
+        are skipped, as in :meth:`loss_detection`."""
         net = v.net
         for t in range(v.first, net.T):
             reached, passed = v.reach(t, strict=False), v.reach(t, strict=True)

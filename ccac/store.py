@@ -80,6 +80,10 @@ def solver_version(solver: str) -> str:
 
         version = cvc5.Solver().getVersion()
         return (version.decode() if isinstance(version, bytes) else version).strip('"')
+    if solver == "yices":
+        from ccac.backends import yices_version
+
+        return yices_version()
     if solver.startswith("z3#"):
         return solver_version("z3")
     if solver.startswith("portfolio"):

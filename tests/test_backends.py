@@ -1,4 +1,4 @@
-"""Solver backends: z3 and cvc5 agree, cvc5 traces validate, SMT-LIB export round-trips, and a
+"""Solver backends: z3, cvc5 and yices agree, their traces validate, SMT-LIB export round-trips, and a
 timeout is "unknown", never a proof."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import z3
 
 import ccac
-from ccac.backends import SOLVERS, evaluate, solve_cvc5
+from ccac.backends import SOLVERS, evaluate, solve_cvc5, solve_yices
 
 CONST = {"network": {"T": 6, "buffer": 1}, "cca": {"name": "const", "cwnd": 2}}
 MORE_THAN_LINK = "S[T-1] - S[0] > C*(T-1+D)"  # the link cannot serve more than C per step
@@ -38,19 +38,21 @@ def test_cvc5_is_registered():
 
 
 @pytest.mark.parametrize("q,expected", CASES)
-def test_z3_and_cvc5_agree(q, expected):
-    results = {name: ccac.solve(q, solver=name) for name in ("z3", "cvc5")}
-    assert {name: r.answer for name, r in results.items()} == {"z3": expected, "cvc5": expected}
+def test_z3_cvc5_and_yices_agree(q, expected):
+    results = {name: ccac.solve(q, solver=name) for name in ("z3", "cvc5", "yices")}
+    assert {name: r.answer for name, r in results.items()} == dict.fromkeys(results, expected)
     for r in results.values():
         assert r.validated is (True if expected == "sat" else None), r.violations
     assert results["cvc5"].solver == "cvc5" and results["cvc5"].solver_version
+    assert results["yices"].solver == "yices" and results["yices"].solver_version[0].isdigit()
 
 
-def test_cvc5_assignment_is_exact_and_named_like_z3():
+@pytest.mark.parametrize("backend", [solve_cvc5, solve_yices])
+def test_pysmt_assignment_is_exact_and_named_like_z3(backend):
     # Integers (QF_LIRA), booleans, rationals and names SMT-LIB must quote.
     n, b, x, y = z3.Int("n"), z3.Bool("flag"), z3.Real("a b"), z3.Real("c.d!")
     formulas = [x > Fraction(1, 3), y == 2 * x, z3.ToReal(n) > x, b == (n > 2), x < Fraction(1, 2)]
-    outcome = solve_cvc5(formulas, None)
+    outcome = backend(formulas, None)
     assert outcome.answer == "sat"
     assert set(outcome.assignment) == {"n", "flag", "a b", "c.d!"}
     assert isinstance(outcome.assignment["a b"], Fraction)
@@ -67,7 +69,7 @@ def test_smtlib_export_reparses_in_z3(q, expected, tmp_path):
     assert str(solver.check()) == expected
 
 
-@pytest.mark.parametrize("solver", ["z3", "cvc5"])
+@pytest.mark.parametrize("solver", ["z3", "cvc5", "yices"])
 def test_timeout_is_unknown_never_unsat(solver):
     result = ccac.solve(query(AIMD_LOSS), solver=solver, timeout=0.001)
     assert result.answer != "unsat"  # the query is sat: a timeout must never read as a proof

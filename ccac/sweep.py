@@ -65,6 +65,8 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     seconds, reason, error (the message), the resolved query and the versions that computed it.
     Runs in pool workers and on Dask workers; never raises for a bad point.
     """
+    if task["kind"] == "family":
+        return run_family(task)
     out: dict[str, Any] = {"answer": "error", "validated": None, "seconds": 0.0, "reason": None,
                            "error": None, "resolved": None}
     start = time.perf_counter()
@@ -99,6 +101,40 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
         out.update(answer="error", error=f"internal error: {type(e).__name__}: {e}",
                    seconds=time.perf_counter() - start)
     return out
+
+
+def run_family(task: dict[str, Any]) -> dict[str, Any]:
+    """Answer points that differ only in [params] values with one z3 solver (``--reuse``,
+    :mod:`ccac.family`): ``{"family": [one run_point-shaped result per point]}``."""
+    from ccac.family import solve_family
+    from ccac.query import load_query
+
+    outs: list[dict[str, Any]] = []
+    try:
+        with _SOLVING:
+            env = environment(task["solver"])
+            queries = [load_query(task["file"], list(o)) for o in task["overrides_list"]]
+            for result in solve_family(queries, task["timeout"]):
+                outs.append({**env, "answer": result.answer, "validated": result.validated,
+                             "reason": result.reason, "error": None, "resolved": result.query.resolved(),
+                             "seconds": result.build_seconds + result.solve_seconds})
+    except Exception as e:  # every point of the family gets the error; none is lost silently
+        message = str(e) if isinstance(e, CcacError) else f"internal error: {type(e).__name__}: {e}"
+        outs = [{"answer": "error", "validated": None, "seconds": 0.0, "reason": None,
+                 "error": message, "resolved": None} for _ in task["overrides_list"]]
+    return {"family": outs}
+
+
+def families(groups: list[list[int]], resolved: dict[int, dict[str, Any]], chunks: int) -> list[list[list[int]]] | None:
+    """The groups split into at most ``chunks`` families for one shared solver each, if every
+    group's query differs from the others only in [params] values; else None."""
+    def without_params(n: int) -> dict[str, Any]:
+        return {k: v for k, v in resolved[n].items() if k != "params"}
+
+    if len(groups) < 2 or any(without_params(g[0]) != without_params(groups[0][0]) for g in groups):
+        return None
+    size = -(-len(groups) // max(1, min(chunks, len(groups))))
+    return [groups[i:i + size] for i in range(0, len(groups), size)]
 
 
 # ---------------------------------------------------------------------- the grid
@@ -475,9 +511,12 @@ points had errors; 3 some unknown; else 0 (all answered or proved)."""
               help="Per point: seconds of building, solving and validating (per check for a proof; "
                    "answer: unknown).")
 @click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
+@click.option("--reuse", is_flag=True,
+              help="Points whose queries differ only in [params] values share one z3 solver per "
+                   "worker (checks under assumptions) instead of a fresh solve each.")
 def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...], workers: int | None,
           scheduler: str | None, out_path: str | None, fresh: bool, timeout: float | None,
-          solver: str) -> None:
+          solver: str, reuse: bool) -> None:
     started = time.perf_counter()
     check_seconds(timeout)
     axes = [parse_grid(g) for g in grids]
@@ -504,25 +543,40 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
         env = cluster_environment(client, solver) if client else environment(solver)
         with Store() as store:
             groups = lookup(store, points, resolved, kind, solver, env, timeout, fresh)
-            tasks = [{"kind": kind, "file": target, "overrides": points[ns[0]].overrides,
-                      "solver": solver, "timeout": timeout} for ns in groups]
             nworkers = workers or os.cpu_count() or 1
+            shared = (families(groups, resolved, nworkers)
+                      if reuse and kind == "query" and solver == "z3" else None)
+            if shared is not None:
+                tasks = [{"kind": "family", "file": target, "solver": solver, "timeout": timeout,
+                          "overrides_list": [points[ns[0]].overrides for ns in family]} for family in shared]
+            else:
+                tasks = [{"kind": kind, "file": target, "overrides": points[ns[0]].overrides,
+                          "solver": solver, "timeout": timeout} for ns in groups]
             where = f"Dask scheduler {scheduler}" if client else _plural(min(nworkers, len(tasks)), "local worker")
             click.echo(f"sweep: {_plural(len(points), 'point')}, {sum(p.cached for p in points)} in the store "
-                       f"({store.path}), {len(tasks)} to compute" + (f" on {where}" if tasks else ""), err=True)
+                       f"({store.path}), {len(groups)} to compute"
+                       + (f" in {_plural(len(tasks), 'family')} sharing a solver each" if shared else "")
+                       + (f" on {where}" if tasks else ""), err=True)
             counts = Counter(p.answer for p in points if p.result)
             bar = _progress(len(tasks))
             bar.set_postfix(_postfix(kind, counts), refresh=False)
 
-            def done(i: int, result: dict[str, Any]) -> None:
-                if result["answer"] != "error" and result.get("resolved") is not None:
-                    key = result_key(kind, result["resolved"], solver, result["solver_version"],
-                                     result["ccac_version"])  # the versions that computed it
-                    store.put(key, kind, result["resolved"], result, timeout, solver)
-                result["error"] = _unlocated(result.get("error"), source)
-                for n in groups[i]:
-                    points[n].result = result
-                counts.update([result["answer"]] * len(groups[i]))
+            def done(i: int, outcome: dict[str, Any]) -> None:
+                if shared is None:
+                    parts = [(groups[i], outcome)]
+                elif "family" in outcome:
+                    parts = list(zip(shared[i], outcome["family"]))
+                else:  # the worker died: every point of its family gets the error
+                    parts = [(group, dict(outcome)) for group in shared[i]]
+                for group, result in parts:
+                    if result["answer"] != "error" and result.get("resolved") is not None:
+                        key = result_key(kind, result["resolved"], solver, result["solver_version"],
+                                         result["ccac_version"])  # the versions that computed it
+                        store.put(key, kind, result["resolved"], result, timeout, solver)
+                    result["error"] = _unlocated(result.get("error"), source)
+                    for n in group:
+                        points[n].result = result
+                    counts.update([result["answer"]] * len(group))
                 bar.set_postfix(_postfix(kind, counts), refresh=False)
                 bar.update(1)
 

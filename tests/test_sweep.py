@@ -211,3 +211,23 @@ def test_a_proof_sweep_reports_verdicts_and_failed_checks(cli, store_dir) -> Non
     assert "no loss below the threshold: refuted" in " ".join(cells[1])
     code, stdout, _ = cli("sweep", "const_queue_bounded", "--grid", "network.D=1,2", "--workers", "1")
     assert code == 0 and [r[1] for r in rows(stdout)] == ["proved", "proved"]
+
+
+def test_reuse_answers_params_points_with_one_shared_solver(cli, store_dir) -> None:
+    """--reuse: points that differ only in [params] values are one family per worker, each a
+    check of one z3 solver; the answers (and validated traces) are those of fresh solves, and
+    they are stored like any others. A grid over a network value is not a family: --reuse
+    then changes nothing."""
+    args = ("sweep", "copa_steady_utilization", "--grid", "params.util=0.2,0.45,0.5,0.9", "--workers", "1")
+    code, fresh, err = cli(*args, "--fresh")
+    assert code == 0 and "sharing a solver" not in err
+    code, reused, err = cli(*args, "--fresh", "--reuse")
+    assert code == 0 and "4 to compute in 1 family sharing a solver each" in err
+    assert [r[:3] for r in rows(reused)] == [r[:3] for r in rows(fresh)]
+    assert [r[1] for r in rows(reused)] == ["unsat", "unsat", "sat", "sat"]
+    assert all(r[2] == "yes" for r in rows(reused) if r[1] == "sat")
+    code, again, _ = cli(*args, "--reuse")
+    assert code == 0 and "4 reused from the store" in again
+    code, _, err = cli("sweep", "copa_steady_utilization", "--grid", "network.D=1,2", "--workers", "1",
+                       "--fresh", "--reuse")
+    assert code == 0 and "sharing a solver" not in err

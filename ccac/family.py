@@ -1,0 +1,81 @@
+"""Queries that differ only in ``[params]`` values, answered by one shared z3 solver.
+
+A sweep over ``params.*`` axes asks the same formula at many values. :func:`solve_family` builds
+it once with every varying parameter as a solver constant and answers each query as a check of
+one :class:`~ccac.incremental.Incremental` solver under the assumption ``p == value`` (a
+periodic query's settling conditions behind their own literal, so the unsat re-check runs in
+the same solver). Each answer is exactly what :func:`ccac.solve.solve` would say: a sat trace is
+read back against that query (its own parameter values) and validated independently.
+
+If a parameter cannot be a solver constant (it multiplies a solver quantity, bounds a range,
+...), building raises and every query is solved on its own instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import z3
+
+from ccac import limits
+from ccac.backends import evaluate, fresh_context
+from ccac.encoding import num
+from ccac.errors import CcacError
+from ccac.incremental import Incremental
+from ccac.periodic import SETTLED
+from ccac.problem import build
+from ccac.query import Query
+from ccac.solve import Result, periodic_verdict, read_trace, solve
+from ccac.validate import validate
+
+
+def varying(queries: list[Query]) -> list[str] | None:
+    """The parameters whose values differ, if the queries differ in nothing else; else None."""
+    def without_params(q: Query) -> dict[str, Any]:
+        return {k: v for k, v in q.resolved().items() if k != "params"}
+
+    first = without_params(queries[0])
+    if any(without_params(q) != first for q in queries[1:]):
+        return None
+    names = set().union(*(q.params for q in queries))
+    return sorted(n for n in names if len({str(q.params.get(n)) for q in queries}) > 1)
+
+
+def solve_family(queries: list[Query], timeout: float | None = None) -> list[Result]:
+    """Answer every query with z3 (one solver when they differ only in parameter values)."""
+    names = varying(queries)
+    if not queries or names is None:
+        raise CcacError("a family of queries must differ only in [params] values")
+    start = time.perf_counter()
+    fresh_context()
+    symbols = {name: z3.Real(f"__family_{name}") for name in names}
+    try:
+        with limits.time_limit(timeout, "building the formula (once, for every point)"):
+            base = queries[0]
+            problem = build(dataclasses.replace(base, params={**base.params, **symbols}))
+    except CcacError:  # a parameter cannot be a solver constant: each query on its own
+        return [solve(q, "z3", timeout) for q in queries]
+    build_seconds = time.perf_counter() - start
+    settled = [c for g, c in problem.enc.constraints if g.startswith(SETTLED)]
+    shared = Incremental(problem.enc.formulas(skip=[SETTLED]), settled)
+    results = []
+    for q in queries:
+        facts = [symbols[n] == num(q.params[n]) for n in names]
+        outcome = shared.check(facts, True, timeout)
+        if outcome.answer == "unsat" and q.periodic:
+            outcome = periodic_verdict(outcome, shared.check(facts, False, timeout))
+        trace = violations = None
+        if outcome.answer == "sat":
+            own = dataclasses.replace(problem, query=q)
+            assignment = outcome.assignment or {}
+            trace = read_trace(own, assignment)
+            memo: dict[int, Any] = {}
+            pairs = [(label, evaluate(a, assignment, memo), evaluate(b, assignment, memo))
+                     for label, a, b in problem.periodic_pairs]
+            violations = validate(q, trace, pairs)
+        results.append(Result(q, outcome.answer, outcome.reason, trace, violations, "z3",
+                              outcome.version, build_seconds, outcome.seconds))
+        build_seconds = 0.0  # built once: the first answer carries it
+    return results

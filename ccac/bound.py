@@ -51,7 +51,7 @@ import click
 import z3
 
 from ccac import limits
-from ccac.backends import SOLVER_HELP, Assignment, backend, evaluate, fresh_context
+from ccac.backends import SOLVER_HELP, Assignment, backend, fresh_context
 from ccac.encoding import num
 from ccac.errors import CcacError
 from ccac.params import to_fraction
@@ -59,9 +59,8 @@ from ccac.problem import Problem, build
 from ccac.query import Query, load_query
 from ccac.incremental import Incremental
 from ccac.periodic import SETTLED
-from ccac.solve import periodic_verdict, read_trace, solve_periodic
+from ccac.solve import checked_trace, periodic_verdict, solve_periodic
 from ccac.trace import Trace
-from ccac.validate import validate
 
 __all__ = ["BoundResult", "Probe", "bound", "find_bound"]
 
@@ -282,11 +281,7 @@ def check_boundary(result: BoundResult, problem: Problem, assignment: Assignment
     """Read the sat end's trace back exactly and validate it as :func:`ccac.solve.solve` does,
     against the query with the parameter at that number (``problem.query``)."""
     result.boundary_query = problem.query
-    result.trace = read_trace(problem, assignment)
-    memo: dict[int, Any] = {}
-    cca_pairs = [(label, evaluate(x, assignment, memo), evaluate(y, assignment, memo))
-                 for label, x, y in problem.periodic_pairs]
-    result.violations = validate(problem.query, result.trace, cca_pairs)
+    result.trace, result.violations = checked_trace(problem, assignment)
 
 
 def show(value: Fraction) -> str:

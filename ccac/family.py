@@ -20,24 +20,25 @@ from typing import Any
 import z3
 
 from ccac import limits
-from ccac.backends import evaluate, fresh_context
+from ccac.backends import fresh_context
 from ccac.encoding import num
 from ccac.errors import CcacError
 from ccac.incremental import Incremental
 from ccac.periodic import SETTLED
 from ccac.problem import build
 from ccac.query import Query
-from ccac.solve import Result, periodic_verdict, read_trace, solve
-from ccac.validate import validate
+from ccac.solve import Result, checked_trace, periodic_verdict, solve
+
+
+def only_params_differ(resolved: list[dict[str, Any]]) -> bool:
+    """Whether resolved queries (``Query.resolved()``) differ in nothing but their [params]."""
+    rest = [{k: v for k, v in r.items() if k != "params"} for r in resolved]
+    return all(r == rest[0] for r in rest)
 
 
 def varying(queries: list[Query]) -> list[str] | None:
     """The parameters whose values differ, if the queries differ in nothing else; else None."""
-    def without_params(q: Query) -> dict[str, Any]:
-        return {k: v for k, v in q.resolved().items() if k != "params"}
-
-    first = without_params(queries[0])
-    if any(without_params(q) != first for q in queries[1:]):
+    if not only_params_differ([q.resolved() for q in queries]):
         return None
     names = set().union(*(q.params for q in queries))
     return sorted(n for n in names if len({str(q.params.get(n)) for q in queries}) > 1)
@@ -68,13 +69,7 @@ def solve_family(queries: list[Query], timeout: float | None = None) -> list[Res
             outcome = periodic_verdict(outcome, shared.check(facts, False, timeout))
         trace = violations = None
         if outcome.answer == "sat":
-            own = dataclasses.replace(problem, query=q)
-            assignment = outcome.assignment or {}
-            trace = read_trace(own, assignment)
-            memo: dict[int, Any] = {}
-            pairs = [(label, evaluate(a, assignment, memo), evaluate(b, assignment, memo))
-                     for label, a, b in problem.periodic_pairs]
-            violations = validate(q, trace, pairs)
+            trace, violations = checked_trace(dataclasses.replace(problem, query=q), outcome.assignment or {})
         results.append(Result(q, outcome.answer, outcome.reason, trace, violations, "z3",
                               outcome.version, build_seconds, outcome.seconds))
         build_seconds = 0.0  # built once: the first answer carries it

@@ -110,12 +110,7 @@ def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | 
     trace = violations = None
     if outcome.answer == "sat":
         _validating(clock, build_seconds, outcome.seconds)
-        assignment = outcome.assignment or {}
-        trace = read_trace(problem, assignment)
-        memo: dict[int, Any] = {}
-        cca_pairs = [(label, evaluate(a, assignment, memo), evaluate(b, assignment, memo))
-                     for label, a, b in problem.periodic_pairs]
-        violations = validate(query, trace, cca_pairs)
+        trace, violations = checked_trace(problem, outcome.assignment or {})
     return Result(query, outcome.answer, outcome.reason, trace, violations, outcome.solver,
                   outcome.version, build_seconds, outcome.seconds)
 
@@ -197,6 +192,16 @@ def _validating(clock: limits.Clock, build_seconds: float, solve_seconds: float)
     clock.note = (f"the formula was built in {build_seconds:.2f} s, the solver answered sat in "
                   f"{solve_seconds:.2f} s; a trace is never reported unvalidated")
     limits.set_phase("reading back and validating the trace")
+
+
+def checked_trace(problem: Problem, assignment: dict[str, Any]) -> tuple[Trace, list[str]]:
+    """The exact trace of a sat ``assignment`` and what the independent validator finds wrong
+    with it, against ``problem.query`` (empty: validated)."""
+    trace = read_trace(problem, assignment)
+    memo: dict[int, Any] = {}
+    cca_pairs = [(label, evaluate(a, assignment, memo), evaluate(b, assignment, memo))
+                 for label, a, b in problem.periodic_pairs]
+    return trace, validate(problem.query, trace, cca_pairs)
 
 
 def read_trace(problem: Problem, assignment: dict[str, Any]) -> Trace:

@@ -128,10 +128,9 @@ def run_family(task: dict[str, Any]) -> dict[str, Any]:
 def families(groups: list[list[int]], resolved: dict[int, dict[str, Any]], chunks: int) -> list[list[list[int]]] | None:
     """The groups split into at most ``chunks`` families for one shared solver each, if every
     group's query differs from the others only in [params] values; else None."""
-    def without_params(n: int) -> dict[str, Any]:
-        return {k: v for k, v in resolved[n].items() if k != "params"}
+    from ccac.family import only_params_differ
 
-    if len(groups) < 2 or any(without_params(g[0]) != without_params(groups[0][0]) for g in groups):
+    if len(groups) < 2 or not only_params_differ([resolved[g[0]] for g in groups]):
         return None
     size = -(-len(groups) // max(1, min(chunks, len(groups))))
     return [groups[i:i + size] for i in range(0, len(groups), size)]

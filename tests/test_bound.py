@@ -124,7 +124,10 @@ def test_cli_unknown_endpoint_exits_3(cli, tmp_path, monkeypatch) -> None:
 
 
 def test_cli_invalid_boundary_trace_exits_4(cli, tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(ccac.bound, "validate", lambda query, trace, pairs: ["step 1: made up"])
+    import importlib  # the boundary trace is checked by ccac.solve.checked_trace (the module;
+    # `ccac.solve` as an attribute is the function)
+    monkeypatch.setattr(importlib.import_module("ccac.solve"), "validate",
+                        lambda query, trace, pairs: ["step 1: made up"])
     path = tmp_path / "service.toml"
     path.write_text(QUERY_FILE)
     code, _, err = cli("bound", str(path), "--param", "x", "--lo", "0", "--hi", "2.4", "--tol", "0.5")

@@ -58,8 +58,7 @@ from ccac.params import to_fraction
 from ccac.problem import Problem, build
 from ccac.query import Query, load_query
 from ccac.incremental import Incremental
-from ccac.periodic import SETTLED
-from ccac.solve import checked_trace, periodic_verdict, solve_periodic
+from ccac.solve import checked_trace, solve_periodic
 from ccac.trace import Trace
 
 __all__ = ["BoundResult", "Probe", "bound", "find_bound"]
@@ -161,8 +160,7 @@ class _Prober:
             self.rebuilt = str(e)
         self.incremental: Incremental | None = None
         if reuse and solver == "z3" and self.problem is not None:
-            settled = [c for g, c in self.problem.enc.constraints if g.startswith(SETTLED)]
-            self.incremental = Incremental(self.problem.enc.formulas(skip=[SETTLED]), settled)
+            self.incremental = Incremental.for_problem(self.problem)
 
     def at(self, value: Fraction) -> Query:
         """The query with the parameter set to ``value``."""
@@ -207,9 +205,7 @@ class _Prober:
             remaining = clock.remaining()
             return None if remaining is None else max(remaining, 0.001)
 
-        outcome = self.incremental.check(fact, True, left())
-        if outcome.answer == "unsat" and problem.query.periodic:
-            outcome = periodic_verdict(outcome, self.incremental.check(fact, False, left()))
+        outcome = self.incremental.answer(fact, problem.query.periodic, left)
         self.version = outcome.version
         return Probe(value, outcome.answer, outcome.seconds, outcome.reason), problem, outcome.assignment
 

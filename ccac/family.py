@@ -24,10 +24,9 @@ from ccac.backends import fresh_context
 from ccac.encoding import num
 from ccac.errors import CcacError
 from ccac.incremental import Incremental
-from ccac.periodic import SETTLED
 from ccac.problem import build
 from ccac.query import Query
-from ccac.solve import Result, checked_trace, periodic_verdict, solve
+from ccac.solve import Result, checked_trace, solve
 
 
 def only_params_differ(resolved: list[dict[str, Any]]) -> bool:
@@ -59,14 +58,11 @@ def solve_family(queries: list[Query], timeout: float | None = None) -> list[Res
     except CcacError:  # a parameter cannot be a solver constant: each query on its own
         return [solve(q, "z3", timeout) for q in queries]
     build_seconds = time.perf_counter() - start
-    settled = [c for g, c in problem.enc.constraints if g.startswith(SETTLED)]
-    shared = Incremental(problem.enc.formulas(skip=[SETTLED]), settled)
+    shared = Incremental.for_problem(problem)
     results = []
     for q in queries:
         facts = [symbols[n] == num(q.params[n]) for n in names]
-        outcome = shared.check(facts, True, timeout)
-        if outcome.answer == "unsat" and q.periodic:
-            outcome = periodic_verdict(outcome, shared.check(facts, False, timeout))
+        outcome = shared.answer(facts, q.periodic, lambda: timeout)
         trace = violations = None
         if outcome.answer == "sat":
             trace, violations = checked_trace(dataclasses.replace(problem, query=q), outcome.assignment or {})

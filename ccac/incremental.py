@@ -15,12 +15,18 @@ reuse pays is therefore measured, not assumed: ``ccac bound --reuse/--fresh`` (R
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 import z3
 
 from ccac.backends import Outcome, z3_value
+from ccac.periodic import SETTLED
+
+if TYPE_CHECKING:
+    from ccac.problem import Problem
 
 GUARD = "__guard_"
 
@@ -35,6 +41,25 @@ class Incremental:
         self.optional = z3.Bool(f"{GUARD}optional", self.solver.ctx)
         self.solver.add(*(z3.Implies(self.optional, c) for c in optional))
         self._facts = 0
+
+    @classmethod
+    def for_problem(cls, problem: "Problem") -> "Incremental":
+        """The solver for a built problem: its formula for good, a periodic query's settling
+        conditions (:data:`ccac.periodic.SETTLED`) as the optional group."""
+        settled = [c for g, c in problem.enc.constraints if g.startswith(SETTLED)]
+        return cls(problem.enc.formulas(skip=[SETTLED]), settled)
+
+    def answer(self, facts: Sequence[z3.BoolRef], periodic: bool,
+               budget: Callable[[], float | None]) -> Outcome:
+        """The answer under ``facts`` as :func:`ccac.solve.solve` gives it: for a periodic query,
+        an unsat is checked again without the settling conditions (in this same solver).
+        ``budget()`` is the time each check may take (None: no limit)."""
+        from ccac.solve import periodic_verdict
+
+        outcome = self.check(facts, True, budget())
+        if outcome.answer == "unsat" and periodic:
+            outcome = periodic_verdict(outcome, self.check(facts, False, budget()))
+        return outcome
 
     def check(self, facts: Sequence[z3.BoolRef], optional: bool, timeout: float | None) -> Outcome:
         """Solve the formula plus ``facts`` (and the optional group if ``optional``)."""

@@ -554,7 +554,8 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
             where = f"Dask scheduler {scheduler}" if client else _plural(min(nworkers, len(tasks)), "local worker")
             click.echo(f"sweep: {_plural(len(points), 'point')}, {sum(p.cached for p in points)} in the store "
                        f"({store.path}), {len(groups)} to compute"
-                       + (f" in {_plural(len(tasks), 'family')} sharing a solver each" if shared else "")
+                       + (f" in {len(tasks)} {'family' if len(tasks) == 1 else 'families'} sharing a solver each"
+                          if shared else "")
                        + (f" on {where}" if tasks else ""), err=True)
             counts = Counter(p.answer for p in points if p.result)
             bar = _progress(len(tasks))

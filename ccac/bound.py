@@ -5,23 +5,14 @@
 A query such as "is there a path on which utilization stays below ``util``?" is unsat for a
 small enough ``util`` and sat for a large enough one; the threshold between them is the
 performance bound the CCA guarantees on every path of the model. :func:`find_bound` brackets
-it by bisection over exact rationals:
-
-* lo and hi are probed first; they must get different decisive answers (sat / unsat).
-* The bracket [a, b] always has one decisive answer at a and the other at b. "unknown" (a
-  solver timeout) is an outcome of its own, never taken for either: an unknown point stays
-  inside the bracket and the next probe is the midpoint of the widest gap between probed
-  points, so the search probes around it. A decisive probe replaces the bracket end with the
-  same answer; unknown points left outside the new bracket are dropped.
-* The search stops when b - a <= tol, or when unknown points split the bracket into gaps all
-  <= tol (the bracket is then wider than tol, and those points are reported).
+it by bisection over exact rationals (:mod:`ccac.bisection`: unknown probes are never taken
+for either answer, and the search probes around them).
 
 What the result means: every probe is an exact fact at its value (sat: a trace of the model
-exists; unsat: none does). The two ends of the final bracket therefore always enclose at least
-one flip. That the flip is *the* threshold, i.e. the answer at a holds for every value on a's
-side and the answer at b for every value on b's side, assumes the answer is monotone in the
-parameter, which holds when the parameter only loosens or tightens the query's conditions
-(e.g. ``S[T-1] - S[0] < util * C * (T - 1)``); bisection does not check it.
+exists; unsat: none does), so the two ends of the final bracket enclose at least one flip.
+That the flip is *the* threshold assumes the answer is monotone in the parameter, which holds
+when the parameter only loosens or tightens the query's conditions (e.g.
+``S[T-1] - S[0] < util * C * (T - 1)``); bisection does not check it.
 
 Solving: the formula is built once with the parameter as a solver constant p, and each probe
 solves it plus ``p == value`` in a fresh solver (so any backend works). With ``--reuse`` every
@@ -51,10 +42,12 @@ import click
 import z3
 
 from ccac import limits
+from ccac.bisection import bisect, show
 from ccac.backends import SOLVER_HELP, Assignment, backend, fresh_context
 from ccac.encoding import num
 from ccac.errors import CcacError
 from ccac.params import to_fraction
+from ccac.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, describe_query, echo_validation
 from ccac.problem import Problem, build
 from ccac.query import Query, load_query
 from ccac.incremental import Incremental
@@ -236,38 +229,20 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
     if prober.rebuilt:
         say(f"note: params.{name} cannot be a solver constant ({prober.rebuilt}); "
             "rebuilding the formula for each probe")
-    probes: list[Probe] = []
     witness: tuple[Problem, Assignment] | None = None  # always the latest sat probe
 
     def probe(value: Fraction) -> Probe:
         nonlocal witness
         p, problem, assignment = prober.probe(value)
-        probes.append(p)
         if p.answer == "sat":
             witness = (problem, assignment or {})
         say(probe_line(name, p))
         return p
 
-    a, b = probe(lo), probe(hi)
-    result = BoundResult(query, name, lo, hi, tol, probes, None, [], solver, prober.version, prober.rebuilt,
-                         prober.incremental is not None)
-    if "unknown" not in (a.answer, b.answer) and a.answer != b.answer:
-        unknown: list[Probe] = []
-        while b.value - a.value > tol:
-            points = [a.value, *sorted(u.value for u in unknown), b.value]
-            width, left = max((y - x, x) for x, y in zip(points, points[1:]))
-            if width <= tol:
-                break
-            p = probe(left + width / 2)
-            if p.answer == "unknown":
-                unknown.append(p)
-                continue
-            if p.answer == a.answer:
-                a = p
-            else:
-                b = p
-            unknown = [u for u in unknown if a.value < u.value < b.value]
-        result.bracket, result.unknown = (a, b), sorted(unknown, key=lambda u: u.value)
+    search = bisect(probe, lo, hi, tol)
+    result = BoundResult(query, name, lo, hi, tol, search.probes, search.bracket, search.unknown, solver,
+                         prober.version, prober.rebuilt, prober.incremental is not None)
+    if search.bracket is not None:
         assert witness is not None  # one end of the bracket is sat, and it was the last sat probe
         check_boundary(result, *witness)
     return result
@@ -278,25 +253,6 @@ def check_boundary(result: BoundResult, problem: Problem, assignment: Assignment
     against the query with the parameter at that number (``problem.query``)."""
     result.boundary_query = problem.query
     result.trace, result.violations = checked_trace(problem, assignment)
-
-
-def show(value: Fraction) -> str:
-    """A value exactly: its decimal expansion when finite (bisection of decimals keeps it so),
-    else p/q."""
-    if value.denominator == 1:
-        return str(value.numerator)
-    d = value.denominator
-    twos = fives = 0
-    while d % 2 == 0:
-        d, twos = d // 2, twos + 1
-    while d % 5 == 0:
-        d, fives = d // 5, fives + 1
-    if d != 1:
-        return str(value)
-    digits = max(twos, fives)
-    scaled = abs(value.numerator) * 10 ** digits // value.denominator
-    whole, frac = divmod(scaled, 10 ** digits)
-    return f"{'-' if value < 0 else ''}{whole}.{frac:0{digits}d}"
 
 
 def probe_line(name: str, p: Probe) -> str:
@@ -359,7 +315,6 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     2 bad input; 3 unknown at --lo or --hi, or unknown probes kept the bracket wider than
     --tol; 4 the boundary counterexample failed validation.
     """
-    from ccac.cli import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, describe_query, echo_validation
     from ccac.plot import check_format
 
     if plot_path is not None:

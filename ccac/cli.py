@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -19,10 +18,12 @@ from ccac.backends import SOLVER_HELP
 from ccac.bench import bench
 from ccac.frontier import STYLES
 from ccac.bound import bound
+from ccac.prove_command import prove
 from ccac.sweep import sweep
 from ccac.errors import CcacError
 
-EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INVALID_TRACE = 1, 2, 3, 4
+from ccac.presentation import (EXIT_BAD_INPUT, EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line,
+                               describe_query, echo_validation, statement)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -101,132 +102,6 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
             sys.exit(EXIT_MISMATCH)
 
 
-def echo_validation(validated: bool | None, violations: list[str] | None) -> None:
-    """Say whether a trace passed the independent checker; list what it violates if not."""
-    if validated:
-        click.echo("validated: yes (independent exact-rational check of every model, CCA and query constraint)")
-    else:
-        click.echo("validated: NO - the solver's trace violates:", err=True)
-        for v in violations or []:
-            click.echo(f"  {v}", err=True)
-
-
-def answer_line(answer: str, timeout: float | None, reason: str | None) -> str:
-    if answer == "sat":
-        return "sat: counterexample found"
-    if answer == "unsat":
-        return "unsat: no trace of the model satisfies the query"
-    if reason and reason.startswith("timeout:"):  # the time limit ran out outside the solver
-        return f"unknown: {reason}"
-    limit = f" after {timeout:g} s" if timeout is not None else ""
-    why = f" ({reason})" if reason and reason != "timeout" else ""
-    return f"unknown: solver timed out{limit}{why}" if reason in (None, "timeout", "canceled") \
-        else f"unknown: solver gave up{why}"
-
-
-def describe_query(q: Any) -> str:
-    net = q.network
-    buffer = "infinite" if net.buffer == "inf" else "solver-chosen" if net.buffer == "any" else f"{float(net.buffer):g} BDP"
-    lines = [f"query: {q.name} ({q.source})"]
-    if q.description:
-        lines.append("  " + q.description.splitlines()[0])
-    lines.append(f"model: {net.model_name} path-server, T={net.T} R={net.R} D={net.D} C={float(net.C):g} "
-                 f"buffer={buffer}, {net.flows} flow(s)")
-    for n, f in enumerate(q.flows):
-        params = ", ".join(f"{k}={_show(v)}" for k, v in f.params.items())
-        path = net.paths[n] if net.paths else None
-        own = f"; its path: own jitter box D={path.D}, eta={_show(path.eta)}, R={path.R}" if path else ""
-        lines.append(f"cca[{n}]: {f.cca.name}" + (f" ({params})" if params else "") + own)
-    return "\n".join(lines)
-
-
-def statement(q: Any, answer: str) -> str:
-    """What exactly was checked, with its quantifiers."""
-    net = q.network
-    if q.periodic:
-        scope = (f"periodic runs of the {net.model_name} model (steps 0..{net.T - 1} repeated forever, "
-                 f"period {net.T - 1}; every rule holds at every step, reading the earlier periods)")
-    else:
-        history = max(net.path(n).R for n in range(net.flows))
-        scope = (f"traces of the {net.model_name} model over steps 0..{net.T - 1} (steps 0..{history - 1} "
-                 f"are free history; any initial state)")
-    conds = [f"assume {a}" for a in q.assume] + ([f"find {q.find}"] if q.find else [])
-    body = "; ".join(conds) or "no conditions"
-    if answer == "sat":
-        return f"checked: there EXISTS one of the {scope} with: {body}"
-    if answer == "unsat":
-        return f"checked: NO one of the {scope} has: {body}"
-    return f"checked: undecided whether any of the {scope} has: {body}"
-
-
-def _show(v: Any) -> str:
-    from fractions import Fraction
-
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, Fraction):
-        return f"{float(v):g}"
-    return str(v)
-
-
-@cli.command()
-@click.argument("file_or_name")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Override a value of the proof's shared sections, e.g. network.buffer=2, steady_state.T=12.")
-@click.option("--timeout", type=float, default=None, metavar="S",
-              help="Per SMT check: building, solving and validating it (also: compiling the proof when "
-                   "it is read); a timeout is 'unknown'.")
-@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
-@click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None,
-              help="Directory for counterexample traces (JSON, CSV, PNG) [default: counterexamples/PROOF].")
-@click.option("--verbose", "-v", is_flag=True, help="Also print what each check states.")
-def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, solver: str,
-          save_dir: str | None, verbose: bool) -> None:
-    """Check a proof FILE_OR_NAME: its lemmas and, if it has one, its steady-state theorem.
-
-    Exit code 0 only if every check is proved; 1 if any is refuted or vacuous, 3 if any is
-    unknown (timeout), 4 if a trace failed independent validation."""
-    from ccac.proof import check_proof, load_proof
-
-    limits.check_seconds(timeout)
-    limits.show_progress(True)
-    with limits.time_limit(timeout, "building the proof's formulas to check its expressions"):
-        proof = load_proof(file_or_name, list(overrides))
-    click.echo(f"proof: {proof.name} ({proof.source})")
-    if proof.description:
-        click.echo("  " + proof.description.splitlines()[0])
-    report = check_proof(proof, solver=solver, timeout=timeout)
-    out = Path(save_dir) if save_dir else Path("counterexamples") / proof.name
-    for check in report.checks:
-        mark = {"proved": "proved", "refuted": "REFUTED", "vacuous": "VACUOUS", "unknown": "UNKNOWN",
-                "invalid": "INVALID TRACE"}[check.verdict]
-        click.echo(f"  [{check.kind}] {check.name}: {mark} ({check.seconds:.2f} s)"
-                   + (f" - {check.detail}" if check.detail else ""))
-        if verbose or check.verdict != "proved":
-            click.echo(f"      checked: {check.statement}")
-        for culprit in check.culprits:
-            click.echo(f"      violated: {culprit}")
-        if check.result is not None and check.result.trace is not None and check.verdict != "proved":
-            out.mkdir(parents=True, exist_ok=True)
-            stem = out / "".join(ch if ch.isalnum() else "_" for ch in f"{check.kind}_{check.name}")
-            Path(f"{stem}.json").write_text(json.dumps(check.result.to_json(), indent=1))
-            check.result.trace.write_csv(f"{stem}.csv")
-            check.result.plot(f"{stem}.png")
-            validated = "validated" if check.result.validated else "FAILED validation"
-            click.echo(f"      counterexample ({validated}): {stem}.json, .csv, .png")
-    verdict = report.verdict
-    if report.theorem:
-        click.echo(f"THEOREM: {report.theorem}")
-    click.echo(f"{verdict}: {sum(c.verdict == 'proved' for c in report.checks)}/{len(report.checks)} checks "
-               f"proved in {report.seconds:.1f} s ({solver})")
-    if proof.expect is not None:
-        click.echo(f"expected: {proof.expect} ({'as expected' if verdict == proof.expect else 'DIFFERENT'})")
-    codes = {"proved": 0, "refuted": EXIT_MISMATCH, "vacuous": EXIT_MISMATCH, "unknown": EXIT_UNKNOWN,
-             "invalid": EXIT_INVALID_TRACE}
-    if codes[verdict]:
-        sys.exit(codes[verdict])
-
-
 @cli.command("list")
 def list_cmd() -> None:
     """Show the models, the CCAs with their parameters, and the bundled queries."""
@@ -265,6 +140,7 @@ def list_cmd() -> None:
 
 cli.add_command(bench, "bench")
 cli.add_command(bound, "bound")
+cli.add_command(prove, "prove")
 cli.add_command(sweep, "sweep")
 
 

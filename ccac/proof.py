@@ -130,12 +130,12 @@ def parse_proof(data: dict[str, Any], name: str = "proof", source: str = "<memor
     base = {k: copy.deepcopy(data[k]) for k in BASE_SECTIONS if k in data}
     parse_query({**base, "query": {}}, name, source)  # validates the shared sections once
     steady = _parse_steady(base, data["steady_state"]) if "steady_state" in data else None
-    if steady is not None:  # lemmas may say "in the steady state": region[t]
-        base = _with_region(base, steady)
+    # lemmas may say "in the steady state": region[t]
+    lemma_base = base if steady is None else _with_region(base, steady)
     lemmas_data = data.get("lemma", [])
     if not isinstance(lemmas_data, list) or not all(isinstance(x, dict) for x in lemmas_data):
         raise CcacError("lemmas are written [[lemma]] (an array of tables)", "lemma")
-    lemmas = [_parse_lemma(base, item, i) for i, item in enumerate(lemmas_data)]
+    lemmas = [_parse_lemma(lemma_base, item, i) for i, item in enumerate(lemmas_data)]
     names = [lemma.name for lemma in lemmas]
     for n in names:
         if names.count(n) > 1:

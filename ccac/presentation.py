@@ -1,0 +1,77 @@
+"""What the commands print, shared by all of them: exit codes, how a query and its answer are
+described, and the validation line of a trace. The engine never imports this module."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import click
+
+EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INVALID_TRACE = 1, 2, 3, 4
+
+
+def echo_validation(validated: bool | None, violations: list[str] | None) -> None:
+    """Say whether a trace passed the independent checker; list what it violates if not."""
+    if validated:
+        click.echo("validated: yes (independent exact-rational check of every model, CCA and query constraint)")
+    else:
+        click.echo("validated: NO - the solver's trace violates:", err=True)
+        for v in violations or []:
+            click.echo(f"  {v}", err=True)
+
+
+def answer_line(answer: str, timeout: float | None, reason: str | None) -> str:
+    if answer == "sat":
+        return "sat: counterexample found"
+    if answer == "unsat":
+        return "unsat: no trace of the model satisfies the query"
+    if reason and reason.startswith("timeout:"):  # the time limit ran out outside the solver
+        return f"unknown: {reason}"
+    limit = f" after {timeout:g} s" if timeout is not None else ""
+    why = f" ({reason})" if reason and reason != "timeout" else ""
+    return f"unknown: solver timed out{limit}{why}" if reason in (None, "timeout", "canceled") \
+        else f"unknown: solver gave up{why}"
+
+
+def describe_query(q: Any) -> str:
+    net = q.network
+    buffer = "infinite" if net.buffer == "inf" else "solver-chosen" if net.buffer == "any" else f"{float(net.buffer):g} BDP"
+    lines = [f"query: {q.name} ({q.source})"]
+    if q.description:
+        lines.append("  " + q.description.splitlines()[0])
+    lines.append(f"model: {net.model_name} path-server, T={net.T} R={net.R} D={net.D} C={float(net.C):g} "
+                 f"buffer={buffer}, {net.flows} flow(s)")
+    for n, f in enumerate(q.flows):
+        params = ", ".join(f"{k}={_show(v)}" for k, v in f.params.items())
+        path = net.paths[n] if net.paths else None
+        own = f"; its path: own jitter box D={path.D}, eta={_show(path.eta)}, R={path.R}" if path else ""
+        lines.append(f"cca[{n}]: {f.cca.name}" + (f" ({params})" if params else "") + own)
+    return "\n".join(lines)
+
+
+def statement(q: Any, answer: str) -> str:
+    """What exactly was checked, with its quantifiers."""
+    net = q.network
+    if q.periodic:
+        scope = (f"periodic runs of the {net.model_name} model (steps 0..{net.T - 1} repeated forever, "
+                 f"period {net.T - 1}; every rule holds at every step, reading the earlier periods)")
+    else:
+        history = max(net.path(n).R for n in range(net.flows))
+        scope = (f"traces of the {net.model_name} model over steps 0..{net.T - 1} (steps 0..{history - 1} "
+                 f"are free history; any initial state)")
+    conds = [f"assume {a}" for a in q.assume] + ([f"find {q.find}"] if q.find else [])
+    body = "; ".join(conds) or "no conditions"
+    if answer == "sat":
+        return f"checked: there EXISTS one of the {scope} with: {body}"
+    if answer == "unsat":
+        return f"checked: NO one of the {scope} has: {body}"
+    return f"checked: undecided whether any of the {scope} has: {body}"
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, Fraction):
+        return f"{float(v):g}"
+    return str(v)

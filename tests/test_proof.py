@@ -117,7 +117,7 @@ def test_window_check_catches_a_history_constraint_a_long_run_breaks() -> None:
 @pytest.mark.parametrize("bad, message", [
     (steady(["queue[t] <= cwnd[0][t]"], assume=["S[3] > 0"]), "depends on the trace's steps"),
     (steady(["queue[t] <= cwnd[0][t]"], [{**DRAIN, "bound": "S[2]"}]), "depends on the trace's steps"),
-    (steady(["queue[t] <= cwnd[0][t]"], start=7), "start must be"),
+    (steady(["queue[t] <= cwnd[0][t]"], start=7), "start must leave"),
     (steady([]), "needs a region"),
     (lemma_proof(show="x > 0", exists="x > 0"), "exactly one of"),
     (lemma_proof(show="nosuch[t] > 0"), "unknown name"),

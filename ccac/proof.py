@@ -31,7 +31,7 @@ import z3
 
 from ccac.backends import backend, fresh_context
 from ccac.errors import CcacError
-from ccac.expr import compile_condition, compile_number
+from ccac.expr import Symbols, compile_condition, compile_number
 from ccac.limits import TimeLimit, check_horizon, time_limit
 from ccac.problem import build
 from ccac.query import Query, locate, parse_file, parse_query
@@ -208,14 +208,11 @@ def _parse_steady(base: dict[str, Any], table: Any) -> SteadyState:
     if extra:
         raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(STEADY_KEYS)})", where)
     network = parse_query({**base, "query": {}}).network
-    k = table.get("k", 1)
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+    k = _window_size(table.get("k", 1), network, f"{where}.k")
+    if k < 1:
         raise CcacError("k must be a whole number >= 1 (the steps the region must have held)", f"{where}.k")
-    T = table.get("T", network.T)
-    start = table.get("start", network.R - 1 + k - 1)
-    for key, value in (("T", T), ("start", start)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise CcacError(f"{key} must be a whole number", f"{where}.{key}")
+    T = _window_size(table.get("T", network.T), network, f"{where}.T")
+    start = _window_size(table.get("start", network.R - 1 + k - 1), network, f"{where}.start")
     if not k - 1 <= start < T - 1:
         raise CcacError(f"start must leave the region's k = {k} steps inside the window and come before its "
                         f"last step ({k - 1} <= start < T-1 = {T - 1})", f"{where}.start")
@@ -241,6 +238,22 @@ def _parse_steady(base: dict[str, Any], table: Any) -> SteadyState:
                          T, start, _strings(table.get("assume", []), f"{where}.assume"), region, cases, k)
     _check_time_free(base, steady)
     return steady
+
+
+def _window_size(value: Any, network: Any, where: str) -> int:
+    """A window size (``T``, ``k``, ``start``): a whole number, or an expression of the path's
+    R, D, C and buffer (bytes) such as ``"2*(R+D) + 2*buffer//C"``, so that one proof file scales
+    with the path it is checked on (``--set network.buffer=3``)."""
+    if isinstance(value, str):
+        sym = Symbols()
+        sym.constants.update({"R": network.R, "D": network.D, "C": network.C})
+        if network.buffer_bytes() is not None:
+            sym.constants["buffer"] = network.buffer_bytes()
+        value = compile_number(value, sym, where)
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction)) or Fraction(value).denominator != 1:
+        raise CcacError(f"must be a whole number or an expression of R, D, C and buffer that gives one, "
+                        f"got {value}", where)
+    return int(value)
 
 
 # ---------------------------------------------------------------------- one check

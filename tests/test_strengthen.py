@@ -141,3 +141,35 @@ def test_cli_bad_strengthen_and_tighten_input_is_exit_2(cli, tmp_path: Path, arg
     src.write_text(tomli_w.dumps(steady(["queue[t] <= cwnd[0][t] + slack"], [DRAIN])))
     code, out, err = cli("prove", str(src), *args)
     assert code == 2 and message in err and err.count("\n") == 1, (out, err)
+
+
+def test_window_sizes_may_be_formulas_of_the_path() -> None:
+    proof = parse_proof(steady(["queue[t] <= cwnd[0][t]"], [DRAIN], k="R + 1", T="2*(R+D) + 4"))
+    assert (proof.steady.k, proof.steady.start, proof.steady.T) == (2, 1, 8)
+    with pytest.raises(CcacError, match="steady_state.k: must be a whole number"):
+        parse_proof(steady(["queue[t] <= cwnd[0][t]"], [DRAIN], k="R / 2"))
+    with pytest.raises(CcacError, match="unknown name"):
+        parse_proof(steady(["queue[t] <= cwnd[0][t]"], [DRAIN], k="alpha"))
+
+
+def test_aimd_theorem_holds_at_a_buffer_it_was_not_written_for() -> None:
+    """The file is written at 1 BDP; its window sizes scale with the buffer."""
+    report = check_proof(load_proof("aimd_steady_state", ["network.buffer=2"]), timeout=300)
+    assert report.verdict == "proved", [(c.name, c.verdict) for c in report.checks]
+    assert "buffer=2 BDP" in (report.theorem or "")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("R, buffer", [(1, "0.5"), (1, "3"), (2, "0.5"), (2, "1"), (2, "2"), (2, "3")])
+def test_aimd_theorem_1_at_every_published_buffer(R: int, buffer: str) -> None:
+    report = check_proof(load_proof("aimd_steady_state", [f"network.R={R}", f"network.buffer={buffer}"]),
+                         timeout=900)
+    assert report.verdict == "proved", [(c.name, c.verdict) for c in report.checks]
+
+
+@pytest.mark.parametrize("R, D, buffer", [(3, 2, "2.5"), (2, 3, "0.3"), (3, 1, "4")])
+def test_aimd_theorem_2_holds_off_its_written_point(R: int, D: int, buffer: str) -> None:
+    report = check_proof(load_proof("aimd_loss_threshold", [f"network.R={R}", f"network.D={D}",
+                                                            f"network.buffer={buffer}"]), timeout=300)
+    assert report.verdict == "proved", [(c.name, c.verdict) for c in report.checks]
+    assert report.validated

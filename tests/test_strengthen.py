@@ -27,8 +27,8 @@ def test_k_induction_closes_what_one_step_does_not() -> None:
     count or a burst leaves it; from ten steps of history in it (k = 10) it is never left."""
     sets = ["definitions.max_cwnd=C*(R+D)+buffer+8*alpha", "definitions.max_undetected=C*(R+D)+buffer+2*alpha",
             "steady_state.T=12", "steady_state.start=10"]
-    one = load_proof("aimd_steady_state", sets + ["steady_state.k=1"])
-    ten = load_proof("aimd_steady_state", sets + ["steady_state.k=10"])
+    one = load_proof("aimd_steady_state_thesis", sets + ["steady_state.k=1"])
+    ten = load_proof("aimd_steady_state_thesis", sets + ["steady_state.k=10"])
     assert check_closure(one, "z3", 120).verdict == "refuted"
     closed = check_closure(ten, "z3", 120)
     assert closed.verdict == "proved", closed.detail
@@ -78,11 +78,11 @@ def test_strengthening_reports_a_region_no_subset_closes() -> None:
 
 
 def test_proposed_candidates_are_readable_and_name_the_cca_state() -> None:
-    proof = load_proof("aimd_steady_state", ["steady_state.k=2"])
+    proof = load_proof("aimd_steady_state_thesis", ["steady_state.k=2"])
     candidates = propose(proof)
     assert "ack_mark[0][t] <= S_f[0][t]" in candidates
     assert all("t-R" not in c for c in candidates)  # step 0 of the region has no S_f[0][t-R]
-    later = propose(load_proof("aimd_steady_state", ["steady_state.start=2", "steady_state.T=5"]))
+    later = propose(load_proof("aimd_steady_state_thesis", ["steady_state.start=2", "steady_state.T=5"]))
     assert "S_f[0][t-R] - ack_mark[0][t] <= cwnd[0][t]" in later
 
 

@@ -203,7 +203,7 @@ def test_ranges_are_exact_decimals() -> None:
 
 
 def test_a_proof_sweep_reports_verdicts_and_failed_checks(cli, store_dir) -> None:
-    code, stdout, _ = cli("sweep", "aimd_loss_threshold", "--grid", "network.buffer=1,2", "--workers", "1")
+    code, stdout, _ = cli("sweep", "aimd_loss_threshold_thesis", "--grid", "network.buffer=1,2", "--workers", "1")
     assert code == 1  # a refuted proof
     cells = rows(stdout)
     assert [r[1] for r in cells] == ["refuted", "refuted"]

@@ -173,3 +173,11 @@ def test_aimd_theorem_2_holds_off_its_written_point(R: int, D: int, buffer: str)
                                                             f"network.buffer={buffer}"]), timeout=300)
     assert report.verdict == "proved", [(c.name, c.verdict) for c in report.checks]
     assert report.validated
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("R", [2, 3])
+def test_copa_theorem_at_larger_R(R: int) -> None:
+    """copa_steady_state is written at R = 1; its window sizes are formulas of R."""
+    report = check_proof(load_proof("copa_steady_state", [f"network.R={R}", f"network.D={R}"]), timeout=900)
+    assert report.verdict == "proved", [(c.name, c.verdict) for c in report.checks]

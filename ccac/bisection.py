@@ -21,7 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Generic, Protocol, TypeVar
+from typing import Any, Callable, Generic, Protocol, TypeVar
+
+from ccac.errors import CcacError
+from ccac.params import to_fraction
 
 
 class Answered(Protocol):
@@ -40,6 +43,17 @@ class Search(Generic[P]):
     probes: list[P]
     bracket: tuple[P, P] | None = None
     unknown: list[P] = field(default_factory=list)
+
+
+def search_range(lo: Any, hi: Any, tol: Any) -> tuple[Fraction, Fraction, Fraction]:
+    """``--lo``, ``--hi`` and ``--tol`` read exactly and checked (tol defaults to (hi - lo) / 100)."""
+    lo, hi = to_fraction(lo, "--lo"), to_fraction(hi, "--hi")
+    if lo >= hi:
+        raise CcacError(f"--lo must be below --hi, got {show(lo)} >= {show(hi)}")
+    tol = (hi - lo) / 100 if tol is None else to_fraction(tol, "--tol")
+    if tol <= 0:
+        raise CcacError(f"--tol must be positive, got {show(tol)}")
+    return lo, hi, tol
 
 
 def bisect(probe: Callable[[Fraction], P], lo: Fraction, hi: Fraction, tol: Fraction) -> Search[P]:

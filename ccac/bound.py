@@ -42,11 +42,10 @@ import click
 import z3
 
 from ccac import limits
-from ccac.bisection import bisect, show
+from ccac.bisection import bisect, search_range, show
 from ccac.backends import SOLVER_HELP, Assignment, backend, fresh_context
 from ccac.encoding import num
 from ccac.errors import CcacError
-from ccac.params import to_fraction
 from ccac.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, describe_query, echo_validation
 from ccac.problem import Problem, build
 from ccac.query import Query, load_query
@@ -216,12 +215,7 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
     if name not in query.params:
         known = ", ".join(sorted(query.params)) or "none; add one with --set params.NAME=VALUE"
         raise CcacError(f"unknown parameter {name!r} (params: {known})", "--param")
-    lo, hi = to_fraction(lo, "--lo"), to_fraction(hi, "--hi")
-    if lo >= hi:
-        raise CcacError(f"--lo must be below --hi, got {show(lo)} >= {show(hi)}")
-    tol = (hi - lo) / 100 if tol is None else to_fraction(tol, "--tol")
-    if tol <= 0:
-        raise CcacError(f"--tol must be positive, got {show(tol)}")
+    lo, hi, tol = search_range(lo, hi, tol)
     backend(solver)  # an unknown name is bad input before anything is built
     timeout = limits.check_seconds(timeout)
     say = log or (lambda line: None)

@@ -375,7 +375,9 @@ def _with_region(base: dict[str, Any], s: SteadyState) -> dict[str, Any]:
     return data
 
 
-def _steady_query(proof: Proof, assume: list[str], find: str | None = None, T: int | None = None) -> Query:
+def steady_query(proof: Proof, assume: list[str], find: str | None = None, T: int | None = None) -> Query:
+    """The steady state's window as a query: the model, the CCA, the region's definitions, the
+    parameter assumptions plus ``assume``, and optionally ``find`` (T: the window's, or ``T``)."""
     s = proof.steady
     assert s is not None
     data = _with_region(proof.base, s)
@@ -390,7 +392,7 @@ def _check_time_free(base: dict[str, Any], s: SteadyState) -> None:
     """Parameter assumptions, decreases and bounds must not depend on the trace's steps: they
     must mean the same in every window of a run."""
     proof = Proof("", "", "", base, [], s)
-    problem = build(_steady_query(proof, []))
+    problem = build(steady_query(proof, []))
     slots = problem.enc.slots
     texts = [(a, f"steady_state.assume[{i}]") for i, a in enumerate(s.assume)]
     texts += [(text, f"steady_state.progress[{i}].{key}") for i, c in enumerate(s.progress)
@@ -440,7 +442,7 @@ def check_closure(proof: Proof, solver: str, timeout: float | None, region: list
         s = proof.steady
         assert s is not None
     s0 = s.start
-    in_region = _steady_query(proof, [f"region[{s0}]"])
+    in_region = steady_query(proof, [f"region[{s0}]"])
     return prove_claim(
         "closure", "the region is never left", in_region, f"all(region_now[t] for t in range({s0 + 1}, T))",
         solver, timeout, f"for {_scope(in_region, s0)}: if the region ({' and '.join(s.region)}) holds at "
@@ -454,13 +456,13 @@ def check_steady_state(proof: Proof, solver: str, timeout: float | None) -> list
     assert s is not None
     s0, last = s.start, s.T - 1
     checks: list[Check] = []
-    base = _steady_query(proof, [])
+    base = steady_query(proof, [])
     scope = _scope(base, s0)
 
     checks.append(check_closure(proof, solver, timeout))
 
     cases = [f"case_{i}[{s0}]" for i in range(len(s.progress))]
-    cover = _steady_query(proof, [])
+    cover = steady_query(proof, [])
     checks.append(prove_claim(
         "cover", "the region and the progress cases cover every state", cover,
         " or ".join([f"region[{s0}]"] + cases), solver, timeout,
@@ -469,7 +471,7 @@ def check_steady_state(proof: Proof, solver: str, timeout: float | None) -> list
     for i, case in enumerate(s.progress):
         earlier = [f"not case_{j}[{s0}]" for j in range(i)]
         premise = [f"case_{i}[{s0}]", f"not region[{s0}]"] + earlier
-        q = _steady_query(proof, premise)
+        q = steady_query(proof, premise)
         checks.append(prove_claim(
             "bounded", f"{case.name}: rank bounded below", q, f"rank_{i}[{s0}] >= ({case.bound})", solver,
             timeout, f"for {scope}: in case '{case.name}' at step {s0}, {case.rank} >= {case.bound}"))
@@ -497,8 +499,8 @@ def check_stitching(proof: Proof, solver: str, timeout: float | None) -> list[Ch
     try:
         with time_limit(timeout, "building the two windows' formulas"):
             fresh_context()
-            short = build(_steady_query(proof, []))
-            long = build(_steady_query(proof, [], T=s.T + shift))
+            short = build(steady_query(proof, []))
+            long = build(steady_query(proof, [], T=s.T + shift))
     except TimeLimit as e:
         return [Check("stitching", "the windows chain", "unknown", time.perf_counter() - start,
                       "in every run: windows placed T-1-start steps apart chain", detail=e.reason)]
@@ -534,7 +536,7 @@ def check_proof(proof: Proof, solver: str = "z3", timeout: float | None = None) 
         checks += steady_checks
         if all(c.verdict == "proved" for c in steady_checks):
             s = proof.steady
-            net = _steady_query(proof, []).network
+            net = steady_query(proof, []).network
             held = "" if s.k == 1 else f" (holding at {s.k} consecutive steps)"
             theorem = (f"{s.name} holds for every trace of the model (infinite horizon): from any initial "
                        f"state the run enters the region [{' and '.join(s.region)}]{held} and never leaves it "

@@ -41,7 +41,7 @@ from typing import Any, Callable
 from ccac.errors import CcacError
 from ccac.expr import compile_condition
 from ccac.problem import build
-from ccac.proof import Check, Proof, _steady_query, check_closure
+from ccac.proof import Check, Proof, steady_query, check_closure
 from ccac.solve import solve
 
 AXIS_CURVES = {"S": ("S_f[{n}][t]", "S_f[{n}][t-R]"), "L": ("L_f[{n}][t]", "Ld_f[{n}][t]"), "A": ("A_f[{n}][t]",)}
@@ -140,7 +140,7 @@ def region_sample(proof: Proof, solver: str, timeout: float | None) -> Any:
     whole window; a vacuous round drops them (the candidates kept must admit some state)."""
     s = proof.steady
     assert s is not None
-    q = _steady_query(proof, [f"all(region_now[t] for t in range({s.start - s.k + 1}, T))"])
+    q = steady_query(proof, [f"all(region_now[t] for t in range({s.start - s.k + 1}, T))"])
     result = solve(q, solver=solver, timeout=timeout)
     return result.trace if result.answer == "sat" and result.validated else None
 
@@ -150,7 +150,7 @@ def check_candidates(proof: Proof, candidates: list[str], strict: bool = True) -
     ``strict`` any other is bad input, named."""
     s = proof.steady
     assert s is not None
-    problem = build(_steady_query(proof, []))
+    problem = build(steady_query(proof, []))
     readable = []
     for i, c in enumerate(candidates):
         try:
@@ -170,7 +170,7 @@ def propose(proof: Proof) -> list[str]:
     s = proof.steady
     if s is None:
         raise CcacError("proposing candidates needs a [steady_state] region", "--propose")
-    query = _steady_query(proof, [])
+    query = steady_query(proof, [])
     out: list[str] = []
     for n, flow in enumerate(query.flows):
         for sv in flow.cca.state:

@@ -29,10 +29,9 @@ from typing import Any, Callable
 import tomli_w
 
 from ccac.backends import backend
-from ccac.bisection import Search, bisect, show
+from ccac.bisection import Search, bisect, search_range
 from ccac.errors import CcacError
 from ccac.limits import check_seconds
-from ccac.params import to_fraction
 from ccac.proof import Proof, ProofReport, check_proof, parse_proof
 
 DIRECTIONS = ("min", "max")
@@ -110,12 +109,7 @@ def tighten(proof: Proof, name: str, lo: Any, hi: Any, tol: Any = None, directio
         raise CcacError(f"the proof has no definition {name!r} to tighten (definitions: {known})", "--tighten")
     if direction not in DIRECTIONS:
         raise CcacError(f"direction must be min or max, got {direction!r}")
-    lo, hi = to_fraction(lo, "--lo"), to_fraction(hi, "--hi")
-    if lo >= hi:
-        raise CcacError(f"--lo must be below --hi, got {show(lo)} >= {show(hi)}")
-    tol = (hi - lo) / 100 if tol is None else to_fraction(tol, "--tol")
-    if tol <= 0:
-        raise CcacError(f"--tol must be positive, got {show(tol)}")
+    lo, hi, tol = search_range(lo, hi, tol)
     backend(solver)
     timeout = check_seconds(timeout)
     parse_proof(with_constant(proof.raw, name, lo), proof.name, proof.source)  # bad input before solving

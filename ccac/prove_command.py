@@ -24,6 +24,7 @@ from ccac.backends import SOLVER_HELP
 from ccac.bisection import show
 from ccac.errors import CcacError
 from ccac.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN
+from ccac.tighten import proof_text
 
 if TYPE_CHECKING:
     from ccac.proof import ProofReport
@@ -72,7 +73,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     Exit code 0 only if every check is proved; 1 if any is refuted or vacuous, 3 if any is
     unknown (timeout), 4 if a trace failed independent validation."""
     from ccac.backends import backend
-    from ccac.proof import check_proof, load_proof
+    from ccac.proof import check_proof, load_proof, parse_proof
 
     limits.check_seconds(timeout)
     backend(solver)
@@ -93,7 +94,6 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         click.echo("  " + proof.description.splitlines()[0])
     if strengthening:
         from ccac.strengthen import propose as proposals, strengthen
-        from ccac.tighten import proof_text
 
         pool = list(candidates) + (proposals(proof) if propose else [])
         click.echo(f"strengthen: {len(pool)} candidates")
@@ -106,14 +106,12 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         for c in result.kept:
             click.echo(f"  kept: {c}")
         data = result.data()
-        from ccac.proof import parse_proof
-
         proof = parse_proof(data, proof.name, proof.source)
         click.echo("the strengthened proof, checked in full:")
         report = check_proof(proof, solver=solver, timeout=timeout)
         header = [f"{proof.name}, strengthened by `ccac prove --candidate/--propose`: {result.outcome}"]
     elif tighten_name is not None:
-        from ccac.tighten import proof_text, tighten
+        from ccac.tighten import tighten
 
         direction = "max" if maximize else "min"
         click.echo(f"tighten: definitions.{tighten_name}, the {'largest' if maximize else 'smallest'} value "

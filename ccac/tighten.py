@@ -63,9 +63,9 @@ class Tightening:
     @property
     def best(self) -> TightenProbe | None:
         """The tightest probe at which the whole proof holds (an end of the bracket)."""
-        if self.search.bracket is None:
-            holding = [p for p in self.search.probes if p.answer == "holds"]
-            return holding[0] if holding else None
+        if self.search.bracket is None:  # the same answer at both ends (or an unknown end)
+            holding = sorted((p for p in self.search.probes if p.answer == "holds"), key=lambda p: p.value)
+            return None if not holding else holding[0] if self.direction == "min" else holding[-1]
         a, b = self.search.bracket
         return a if a.answer == "holds" else b
 

@@ -10,7 +10,11 @@ A proof file (``proofs/*.toml``) has a query file's ``[network]``, ``[cca]``, ``
 * an optional ``[steady_state]`` section: a ``region`` (predicates over the state at step
   ``t``), parameter assumptions, and ``[[steady_state.progress]]`` cases with a ranking
   quantity each. :func:`check_steady_state` checks closure, progress, cover and the soundness
-  of stitching windows together (``ccac.window``), and only then states the theorem.
+  of stitching windows together (``ccac.window``), and only then states the theorem. With
+  ``k = K`` the region counts only if it held at the last K steps (k-induction); window sizes
+  may be formulas of the path's R, D, C and buffer.
+
+:mod:`ccac.strengthen` and :mod:`ccac.tighten` search for a region that these checks accept.
 
 Every universal claim is also checked for vacuity: if its assumptions have no trace at all, it
 is reported VACUOUS, not proved.

@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import Any, Callable, Generic, Protocol, TypeVar
 
 from ccac.errors import CcacError
-from ccac.params import to_fraction
+from ccac.params import exact_text as show, to_fraction
 
 
 class Answered(Protocol):
@@ -85,22 +85,3 @@ def bisect(probe: Callable[[Fraction], P], lo: Fraction, hi: Fraction, tol: Frac
         unknown = [u for u in unknown if a.value < u.value < b.value]
     search.bracket, search.unknown = (a, b), sorted(unknown, key=lambda u: u.value)
     return search
-
-
-def show(value: Fraction) -> str:
-    """A value exactly: its decimal expansion when finite (bisection of decimals keeps it so),
-    else p/q."""
-    if value.denominator == 1:
-        return str(value.numerator)
-    d = value.denominator
-    twos = fives = 0
-    while d % 2 == 0:
-        d, twos = d // 2, twos + 1
-    while d % 5 == 0:
-        d, fives = d // 5, fives + 1
-    if d != 1:
-        return str(value)
-    digits = max(twos, fives)
-    scaled = abs(value.numerator) * 10 ** digits // value.denominator
-    whole, frac = divmod(scaled, 10 ** digits)
-    return f"{'-' if value < 0 else ''}{whole}.{frac:0{digits}d}"

@@ -42,7 +42,8 @@ import click
 import z3
 
 from ccac import limits
-from ccac.bisection import bisect, search_range, show
+from ccac.bisection import bisect, search_range
+from ccac.params import exact_text as show
 from ccac.backends import SOLVER_HELP, Assignment, backend, fresh_context
 from ccac.encoding import num
 from ccac.errors import CcacError

@@ -52,6 +52,27 @@ compute 10 to that power exactly, so ``"1e999999999"`` would take minutes."""
 _EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)")
 
 
+def decimal_text(x: Fraction) -> str | None:
+    """The exact decimal text of x, or None if it has no finite decimal expansion (of at most
+    60 digits)."""
+    digits, scale = 0, 1
+    while (x * scale).denominator != 1:
+        digits, scale = digits + 1, scale * 10
+        if digits > 60:
+            return None
+    n = abs(x.numerator * scale // x.denominator)
+    sign = "-" if x < 0 else ""
+    if digits == 0:
+        return f"{sign}{n}"
+    whole, frac = divmod(n, scale)
+    return f"{sign}{whole}.{frac:0{digits}d}".rstrip("0").rstrip(".")
+
+
+def exact_text(x: Fraction) -> str:
+    """x exactly: its decimal expansion when finite (bisection of decimals keeps it so), else p/q."""
+    return decimal_text(x) or f"{x.numerator}/{x.denominator}"
+
+
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 

@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import tomli_w
 import z3
 
 from ccac.backends import backend, fresh_context
@@ -113,6 +114,15 @@ def _plain(value: Any) -> Any:
 def bundled_proofs() -> dict[str, Path]:
     root = resources.files("ccac.proofs")
     return {Path(p.name).stem: Path(str(p)) for p in root.iterdir() if p.name.endswith(".toml")}
+
+
+def proof_text(data: dict[str, Any], header: list[str], expect: str | None) -> str:
+    """A proof file for ``data`` (as :func:`parse_proof` reads it): ``header`` lines as TOML
+    comments, then the data, expecting ``expect`` (the verdict it was just checked to get)."""
+    out = {k: v for k, v in data.items() if k != "expect"}
+    if expect is not None:
+        out["expect"] = expect
+    return "".join(f"# {line}\n" for line in header) + tomli_w.dumps(out)
 
 
 def is_proof_file(data: dict[str, Any]) -> bool:

@@ -21,10 +21,9 @@ import click
 
 from ccac import limits
 from ccac.backends import SOLVER_HELP
-from ccac.bisection import show
+from ccac.params import exact_text as show
 from ccac.errors import CcacError
 from ccac.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN
-from ccac.tighten import proof_text
 
 if TYPE_CHECKING:
     from ccac.proof import ProofReport
@@ -73,7 +72,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     Exit code 0 only if every check is proved; 1 if any is refuted or vacuous, 3 if any is
     unknown (timeout), 4 if a trace failed independent validation."""
     from ccac.backends import backend
-    from ccac.proof import check_proof, load_proof, parse_proof
+    from ccac.proof import check_proof, load_proof, parse_proof, proof_text
 
     limits.check_seconds(timeout)
     backend(solver)

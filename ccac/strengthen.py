@@ -22,9 +22,9 @@ fixpoint (Houdini):
 
 Only validated traces drop candidates. Without vacuous rounds the result is the largest closed
 subset (nothing dropped in step 2 belongs to any closed subset); after one, the largest among
-the subsets that hold on the region's sample trace. The strengthened region is a new region: :func:`strengthened` gives the
-proof file data with it, which ``ccac prove`` checks in full on its own (cover and progress
-must now reach the smaller region).
+the subsets that hold on the region's sample trace. The strengthened region is a new region:
+:meth:`Strengthening.data` gives the proof file data with it, which ``ccac prove`` checks in
+full on its own (cover and progress must now reach the smaller region).
 
 :func:`propose` writes candidates from the model and the CCA's declared state: for every state
 variable that is a position on a byte curve (``StateVar.axis``), its order against that
@@ -41,7 +41,7 @@ from typing import Any, Callable
 from ccac.errors import CcacError
 from ccac.expr import compile_condition
 from ccac.problem import build
-from ccac.proof import Check, Proof, steady_query, check_closure
+from ccac.proof import Check, Proof, check_closure, steady_query
 from ccac.solve import solve
 
 AXIS_CURVES = {"S": ("S_f[{n}][t]", "S_f[{n}][t-R]"), "L": ("L_f[{n}][t]", "Ld_f[{n}][t]"), "A": ("A_f[{n}][t]",)}
@@ -81,19 +81,12 @@ class Strengthening:
         return f"stopped: the closure check was {last.check.verdict} ({last.check.detail or 'see the check'})"
 
     def data(self) -> dict[str, Any]:
-        """The proof file's data with the strengthened region."""
-        return strengthened(self.proof.raw, self.kept)
-
-
-def strengthened(data: dict[str, Any], kept: list[str]) -> dict[str, Any]:
-    out = copy.deepcopy(data)
-    out["steady_state"]["region"] = list(_region_list(out["steady_state"]["region"])) + \
-        [c for c in kept if c not in _region_list(out["steady_state"]["region"])]
-    return out
-
-
-def _region_list(region: Any) -> list[str]:
-    return [region] if isinstance(region, str) else list(region)
+        """The proof file's data with the strengthened region (its predicates, then the kept
+        candidates, none of which repeats one of them)."""
+        assert self.proof.steady is not None
+        out = copy.deepcopy(self.proof.raw)
+        out["steady_state"]["region"] = self.proof.steady.region + self.kept
+        return out
 
 
 def strengthen(proof: Proof, candidates: list[str], solver: str = "z3", timeout: float | None = None,
@@ -102,9 +95,9 @@ def strengthen(proof: Proof, candidates: list[str], solver: str = "z3", timeout:
     docstring); ``timeout`` bounds each closure check."""
     s = proof.steady
     if s is None:
-        raise CcacError("strengthening needs a [steady_state] region", "--strengthen")
+        raise CcacError("strengthening needs a [steady_state] region", "--candidate")
     if not candidates:
-        raise CcacError("no candidates to strengthen with (give --candidate EXPR or --propose)", "--strengthen")
+        raise CcacError("no candidates to strengthen with (give --candidate EXPR or --propose)", "--candidate")
     check_candidates(proof, candidates)
     start = time.perf_counter()
     kept = [c for c in dict.fromkeys(candidates) if c not in s.region]

@@ -36,6 +36,7 @@ import click
 from ccac.backends import SOLVER_HELP
 from ccac.errors import CcacError
 from ccac.limits import TimeLimit, check_seconds, time_limit
+from ccac.params import decimal_text, exact_text
 from ccac.query import QUERY_KEYS, SECTIONS, apply_overrides, bundled_queries, locate, read_toml
 from ccac.store import Store, ccac_version, result_key, reusable, solver_version
 
@@ -170,7 +171,7 @@ def parse_grid(option: str) -> Axis:
         if ":" in item and item[0] not in "\"'[{":
             for x in _range(item, where):
                 texts.append(_toml_number(x))
-                shown.append(_show_number(x))
+                shown.append(exact_text(x))
         else:
             texts.append(item)
             shown.append(_show_value(item))
@@ -223,31 +224,12 @@ def _range(item: str, where: str) -> list[Fraction]:
     return [start + k * step for k in range(count)]
 
 
-def _decimal(x: Fraction) -> str | None:
-    """The exact decimal text of x, or None if it has no finite decimal expansion."""
-    digits, scale = 0, 1
-    while (x * scale).denominator != 1:
-        digits, scale = digits + 1, scale * 10
-        if digits > 60:
-            return None
-    n = abs(x.numerator * scale // x.denominator)
-    sign = "-" if x < 0 else ""
-    if digits == 0:
-        return f"{sign}{n}"
-    whole, frac = divmod(n, scale)
-    return f"{sign}{whole}.{frac:0{digits}d}".rstrip("0").rstrip(".")
-
-
-def _show_number(x: Fraction) -> str:
-    return _decimal(x) or f"{x.numerator}/{x.denominator}"
-
-
 def _toml_number(x: Fraction) -> str:
     """x in TOML syntax, read back exactly by ccac (which reads a float through its decimal text)."""
-    text = _decimal(x)
+    text = decimal_text(x)
     if text is not None and (x.denominator == 1 or Fraction(repr(float(text))) == x):
         return text
-    return f'"{_show_number(x)}"'  # ccac reads numeric strings exactly
+    return f'"{exact_text(x)}"'  # ccac reads numeric strings exactly
 
 
 def _show_value(text: str) -> str:

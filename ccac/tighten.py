@@ -14,8 +14,8 @@ What the result claims: the proof was checked in full at the returned value and 
 other end of the bracket it was refuted, with a validated counterexample. That no value between
 them also holds assumes the verdict is monotone in the constant, which a region bound need not
 be (a larger bound is a weaker assumption *and* a harder goal); bisection does not check it.
-:func:`proof_text` writes the proof at the tightened value as a file ``ccac prove`` checks on
-its own.
+:meth:`Tightening.data_at` gives the proof at the tightened value, which
+:func:`ccac.proof.proof_text` writes as a file ``ccac prove`` checks on its own.
 """
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
-
-import tomli_w
 
 from ccac.backends import backend
 from ccac.bisection import Search, bisect, search_range
@@ -92,8 +90,7 @@ class Tightening:
 def with_constant(data: dict[str, Any], name: str, value: Fraction) -> dict[str, Any]:
     """A proof's data with definition ``name`` set to ``value`` (exact)."""
     out = copy.deepcopy(data)
-    out["definitions"][name] = str(value.numerator) if value.denominator == 1 else \
-        f"{value.numerator}/{value.denominator}"
+    out["definitions"][name] = str(value)  # "7/8": read back exactly
     return out
 
 
@@ -126,12 +123,3 @@ def tighten(proof: Proof, name: str, lo: Any, hi: Any, tol: Any = None, directio
         return p
 
     return Tightening(proof, name, direction, lo, hi, tol, bisect(probe, lo, hi, tol))
-
-
-def proof_text(data: dict[str, Any], header: list[str], expect: str | None) -> str:
-    """A proof file: ``header`` lines as TOML comments, then the data, expecting ``expect``
-    (the verdict it was just checked to get; None: no expectation)."""
-    out = {k: v for k, v in data.items() if k != "expect"}
-    if expect is not None:
-        out["expect"] = expect
-    return "".join(f"# {line}\n" for line in header) + tomli_w.dumps(out)

@@ -305,6 +305,11 @@ class ProofReport:
         return "proved"
 
     @property
+    def tally(self) -> str:
+        """"proved/all" checks, e.g. "12/15"."""
+        return f"{sum(c.verdict == 'proved' for c in self.checks)}/{len(self.checks)}"
+
+    @property
     def validated(self) -> bool | None:
         values = [c.validated for c in self.checks if c.validated is not None]
         return None if not values else all(values)

@@ -117,7 +117,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
                    f"in [{lo}, {hi}] at which the whole proof holds")
         t = tighten(proof, tighten_name, lo, hi, tol, direction, solver, timeout, log=lambda p: click.echo(
             f"  probe {tighten_name} = {show(p.value)}: {p.answer} ({p.report.verdict}: "
-            f"{sum(c.verdict == 'proved' for c in p.report.checks)}/{len(p.report.checks)} checks, {p.seconds:.1f} s)"))
+            f"{p.report.tally} checks, {p.seconds:.1f} s)"))
         for line in tighten_lines(t):
             click.echo(line)
         best = t.best
@@ -135,7 +135,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     verdict = report.verdict
     if report.theorem:
         click.echo(f"THEOREM: {report.theorem}")
-    click.echo(f"{verdict}: {sum(c.verdict == 'proved' for c in report.checks)}/{len(report.checks)} checks "
+    click.echo(f"{verdict}: {report.tally} checks "
                f"proved in {report.seconds:.1f} s ({solver})")
     if write_path:
         Path(write_path).write_text(proof_text(data, header, verdict))

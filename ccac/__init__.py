@@ -7,7 +7,7 @@ and ``.plot()``).
 
 from pathlib import Path as _Path
 
-# In a source checkout the subpackages ccac.models, ccac.ccas, ccac.queries and ccac.proofs
+# In a source checkout the subpackages ccac.models, ccac.ccas, ccac.senders, ccac.queries and ccac.proofs
 # live in top-level folders (pyproject.toml maps them into this namespace when installing).
 # When this package is imported from the checkout itself (e.g. `python -m ccac.bench` in the
 # repository root), look for them there too, so both ways import the same modules.

@@ -21,13 +21,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import z3
 
 from ccac.encoding import Cond, Encoding, Term
 from ccac.models.path_server import PathVars
 from ccac.params import Param
+
+if TYPE_CHECKING:
+    from ccac.sender import ConcreteSender, SenderStart
 
 
 @dataclass(frozen=True)
@@ -225,3 +228,8 @@ class CCA(ABC):
     @abstractmethod
     def check(self, f: FlowValues) -> list[str]:
         """Re-check the CCA's rules on exact trace values; return one message per violation."""
+
+    def concrete(self, start: SenderStart) -> ConcreteSender | None:
+        """The algorithm itself (:mod:`ccac.sender`), taking over a run at ``start``; None if
+        the CCA has no algorithm to run (``any``: the solver chooses every decision)."""
+        return None

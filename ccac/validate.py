@@ -260,7 +260,7 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
             hidden = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks > acked]
             if detectable and Ld[t] < max(detectable):
                 out.append(f"step {t}: a detectable loss went undetected")
-            if hidden and Ld[t] > min(hidden):
+            if hidden and Ld[t] > max(min(hidden), Ld[t - 1]):
                 out.append(f"step {t}: detected a loss before enough duplicate ACKs arrived")
         window = max(acked + Ld[t] + cwnd[t], A[t - 1])
         expected = window if rate is None else min(window, A[t - 1] + rate[t])

@@ -52,6 +52,7 @@ import z3
 
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.params import Param
+from ccac.sender import ConcreteSender, SenderStart
 
 
 class AIMD(CCA):
@@ -139,6 +140,11 @@ class AIMD(CCA):
             if not ok:
                 problems.append(f"step {t}: AIMD rule '{rule}' violated (cwnd {f.cwnd[t - 1]} -> {f.cwnd[t]})")
         return problems
+
+    def concrete(self, start: SenderStart) -> ConcreteSender:
+        from ccac.senders.aimd import AIMDSender
+
+        return AIMDSender(start)
 
 
 ALGORITHM = AIMD()

@@ -314,6 +314,16 @@ class PathServer(ABC):
         every outstanding loss. Before step R the detected-loss curve is history, bounded only
         by the losses that had happened by step 0.
 
+        "Undetectable ones are not" holds for new detections only: a timeout detects every
+        outstanding loss at once, and a step after it (with no timeout) keeps those detections
+        even where too few duplicate ACKs have arrived to reveal them (in the step after a
+        timeout the retransmitted window is not ACKed yet). So the rule is: without a timeout,
+        Ld_f[t] <= max(Ld_f[t-1], L_f[s]) for every step s whose loss is not yet detectable.
+        (Stated as "if Ld grew, it grew at most to L[s]". Found by the conformance test of the
+        concrete AIMD, tests/test_aimd.py: the previous rule, without the max, excluded every
+        run with a non-timeout step right after a timeout that left a loss undetectable by
+        duplicate ACKs, which real senders have.)
+
         The steps whose losses are detectable form a prefix (admitted bytes never decrease), so
         "detected exactly the detectable" is stated through the detection frontier
         (:mod:`ccac.frontier`: all pairs, or an integer frontier with lookups); a flow that
@@ -352,12 +362,13 @@ class PathServer(ABC):
                 if lossless:
                     enc.add("model.loss_detection", *self._detected_without_loss(v, n, t))
                     continue
-                # Detectable losses are detected, undetectable ones are not (no timeout).
+                # Detectable losses are detected; without a timeout, no undetectable loss is
+                # newly detected (one an earlier timeout detected stays detected).
                 frontier = Frontier(enc, v.lookups, f"admitted_{n}", v.admitted_curve(n),
                                     S[t - R] - v.dupacks, t - R, False, f"detect_{n}_{t}")
                 enc.add("model.loss_detection",
                         *frontier.at_least(Ld[t], f"L_{n}", L, z3.Not(tmo[t])),
-                        *frontier.at_most(Ld[t], f"L_{n}", L, z3.Not(tmo[t])),
+                        *frontier.at_most(Ld[t], f"L_{n}", L, z3.And(z3.Not(tmo[t]), Ld[t] > Ld[t - 1])),
                         *(previous.next_at(frontier) if previous is not None else []))
                 previous = frontier
 

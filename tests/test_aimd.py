@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import random
+from fractions import Fraction as F
 from typing import Any
+
+import pytest
 
 from ccac import load_query, solve
 from ccac.ccas import get_cca
 from ccac.validate import flow_values
 
-from conftest import answer
+from conftest import answer, cca_params
+from fluid_path import PathConfig, admits, simulate
 
 AIMD = get_cca("aimd")
 SECOND_HALVING = ("any(cwnd[0][t] <= 2 and Ld_f[0][t+1] - Ld_f[0][t] >= 1 and S[t+1-R] - S[t-R] >= C + 1 "
@@ -71,3 +76,21 @@ def test_check_follows_the_variant() -> None:
              and held.S[t - 1] - held.state["ack_mark"][t - 1] >= held.cwnd[t - 1])
     held.cwnd = held.cwnd[:t] + [held.cwnd[t - 1]] * (held.T - t)
     assert any(f"step {t}: AIMD rule 'window acked' violated" in p for p in AIMD.check(held))
+
+
+# ------------------------------------------------------------------ the concrete sender
+@pytest.mark.parametrize("seed", range(24))
+def test_the_encoding_admits_every_run_of_the_concrete_sender(seed: int) -> None:
+    """The superset property, tested: the concrete AIMD (ccac.senders.aimd) on random model
+    paths (losses, detections with several dupack thresholds, timeouts), every model variable
+    and both marks pinned: the encoding must admit the run."""
+    rng = random.Random(seed)
+    cfg = PathConfig(T=9, R=rng.choice([1, 2]), D=rng.choice([0, 1, 2]),
+                     buffer=rng.choice([None, F(1, 2), F(1), F(2)]), dupacks=rng.choice([F(0), F(1), F(3)]),
+                     eta=rng.choice([F(0), F(0), F(1, 10)]))
+    params = cca_params(get_cca("aimd"), pacing=rng.random() < 0.3, hold_in_recovery=rng.random() < 0.5,
+                        pacing_gain=rng.choice([None, F(2)]))
+    values = {"cwnd": cfg.alpha * rng.randint(1, 30)}
+    run = simulate(cfg, get_cca("aimd").concrete, params, rng, values, paced=params["pacing"])
+    admits({"name": "aimd", **{k: v for k, v in params.items()}}, run, fix_state=("loss_mark", "ack_mark"))
+    assert run.cwnd[cfg.R:] and all(c > 0 for c in run.cwnd)

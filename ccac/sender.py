@@ -86,9 +86,10 @@ class Decision:
 class SenderStart:
     """Where a concrete sender starts: its flow's path (R, the jitter D its feedback may carry,
     C, the MSS ``alpha``), its CCA's resolved parameters, and ``values``: what the run it takes
-    over had at the last step before its first decision (``cwnd``, ``rate`` and each of the
-    CCA's declared state variables, by name; a missing name means unknown, and the sender
-    starts that part of its state at its algorithm's own initial value). ``acked`` is the
+    over had at the last step before its first decision (step R - 1), by the names a query
+    uses: the flow's curves ``A_f``, ``S_f``, ``L_f``, ``Ld_f``, its ``cwnd`` and ``rate``, and
+    each of its CCA's declared state variables. A missing name means unknown: the sender starts
+    that part of its state at its algorithm's own initial value. ``acked`` is the
     flow's ACK curve (what its sender had seen acknowledged) at the steps before the first
     decision, oldest first, for senders that read their ACK history (BBR's filter)."""
 

@@ -114,6 +114,7 @@ import z3
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.encoding import Cond, first_case
 from ccac.params import Param
+from ccac.sender import ConcreteSender, SenderStart
 
 
 class Copa(CCA):
@@ -280,6 +281,11 @@ class Copa(CCA):
                 if hi is not None and f.rate[t] < g * f.cwnd[t] / (R + hi):
                     problems.append(f"step {t}: pacing rate {f.rate[t]} below {g} * cwnd / (R + {hi})")
         return problems
+
+    def concrete(self, start: SenderStart) -> ConcreteSender:
+        from ccac.senders.copa import CopaSender
+
+        return CopaSender(start)
 
 
 ALGORITHM = Copa()

@@ -3,12 +3,14 @@ corrupted traces, and semantic properties that a wrong encoding would break."""
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 from typing import Any
 
 import pytest
 
-from conftest import answer, make_query
+from conftest import answer, cca_params, make_query
+from fluid_path import PathConfig, admits, simulate
 
 from ccac import solve
 from ccac.ccas import get_cca
@@ -184,3 +186,25 @@ def test_a_reading_of_an_unknown_past_may_be_what_some_past_gives() -> None:
     assert not any(p.startswith("step 0: standing delay") for p in COPA.check(values()))
     lo[0], hi[0] = 3, 3
     assert any(p.startswith("step 0: standing delay") for p in COPA.check(values()))
+
+
+# ------------------------------------------------------------------ the concrete sender
+@pytest.mark.parametrize("seed", range(24))
+def test_the_encoding_admits_every_run_of_the_concrete_sender(seed: int) -> None:
+    """The superset property, tested: the concrete Copa (ccac.senders.copa) on random model
+    paths (standing queues, jitter, losses), its RTT samples anywhere in the model's delay
+    reading, every model variable pinned: the encoding must admit the run. Its state (the
+    integer bracket of dq) is a function of the curves, so nothing more is pinned."""
+    rng = random.Random(seed)
+    F = Fraction
+    R = rng.choice([1, 2])
+    cfg = PathConfig(T=rng.choice([8, 9]), R=R, D=rng.choice([0, 1, 2]), buffer=rng.choice([None, None, F(1), F(2)]),
+                     eta=rng.choice([F(0), F(0), F(1, 10)]), alpha=rng.choice([F(1, 10), F(1, 4)]))
+    params = cca_params(COPA, delta=rng.choice([None, F(1, 4), F(1, 10)]), standing=rng.choice([None, 1, 2]),
+                        increment=rng.choice([None, F(1, 2), F(2)]), pacing=rng.random() < 0.6,
+                        pacing_gain=rng.choice([None, F(1)]))
+    values = {"cwnd": cfg.alpha * rng.randint(1, 30)}
+    run = simulate(cfg, COPA.concrete, params, rng, values, paced=params["pacing"])
+    admits({"name": "copa", **{k: v for k, v in params.items() if v is not None}}, run)
+    moves = {run.cwnd[t] - run.cwnd[t - 1] for t in range(R + 1, cfg.T)}
+    assert moves <= {cfg.alpha * params["increment"] / R, -cfg.alpha * params["increment"] / R}

@@ -88,6 +88,27 @@ class Query:
         }
 
 
+def parse_resolved(data: dict[str, Any], source: str) -> Query:
+    """The query a result file recorded (:meth:`Query.resolved`), parsed again."""
+    try:
+        network = {k: v for k, v in data["network"].items() if v is not None and k != "flows"}
+        ccas, paths = data["cca"], data.get("paths")
+        table: dict[str, Any] = {"network": network, "params": data.get("params", {}),
+                                 "definitions": data.get("definitions", {}),
+                                 "query": {k: v for k, v in data["query"].items() if v is not None}}
+        if paths:
+            table["flow"] = [{**cca, **path} for cca, path in zip(ccas, paths)]
+        elif all(cca == ccas[0] for cca in ccas):
+            table["cca"] = ccas[0]
+            network["flows"] = len(ccas)
+        else:
+            table["flow"] = list(ccas)
+        name = data["name"]
+    except (KeyError, TypeError, AttributeError, IndexError) as e:
+        raise CcacError(f"not a ccac result: its query is incomplete ({e!r} missing or malformed)", source)
+    return parse_query(table, name, source)
+
+
 def _plain(v: Any) -> Any:
     if isinstance(v, Fraction):
         return int(v) if v.denominator == 1 else str(v)

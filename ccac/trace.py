@@ -9,7 +9,7 @@ and computes the queueing-delay range the way the model defines it.
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,19 @@ class Trace:
             return delay_range(served, admitted, t)
         past = [repeat_period(curve, PAST_PERIODS, 0) for curve in (served, admitted)]
         return delay_range(*past, t + PAST_PERIODS * (self.T - 1))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], network: Network, ccas: list[str]) -> Trace:
+        """A trace written by :meth:`to_json` (exact values), on ``network`` (the query's)."""
+        symbols = Symbols()
+        symbols.constants.update({k: _unpair(v) for k, v in data["constants"].items()})
+        for name, values in data["series"].items():
+            if values and isinstance(values[0], list) or values and values[0] is None:
+                rows = [[_unpair(x) for x in row] if row is not None else None for row in values]
+                symbols.series[name] = Series(name, rows, 2, {})
+            else:
+                symbols.series[name] = Series(name, [_unpair(x) for x in values], 1)
+        return cls(replace(network, T=int(data["T"])), ccas, symbols, bool(data.get("periodic")))
 
     # ------------------------------------------------------------------ tabular forms
     def columns(self) -> list[tuple[str, list[Any]]]:
@@ -156,6 +169,13 @@ def delay_range(served: list[Fraction], admitted: list[Fraction], t: int) -> tup
     low = max(k for k in range(t + 1) if served[t] <= admitted[t - k])
     above = [k for k in range(t + 1) if served[t] > admitted[t - k]]
     return low, (min(above) if above else None)
+
+
+def _unpair(v: Any) -> Any:
+    """A value written by :func:`_pair`: its exact rational, or the bool / None itself."""
+    if isinstance(v, dict):
+        return Fraction(v["exact"])
+    return v
 
 
 def _float(v: Any) -> Any:

@@ -1,0 +1,276 @@
+"""The packet-level path a counterexample describes, and concrete senders run over it.
+
+A sat trace fixes one path of the model: when the bottleneck served (the service curve S), how
+far its tokens had come (the token line C*t - W), which bytes the buffer or the link dropped,
+how long each flow's own jitter box held its ACKs. :meth:`PacketPath.from_trace` turns that
+into a path for packets of ``packet`` bytes (the trace's MSS alpha by default):
+
+* **Delivery opportunities.** By step t the bottleneck may have delivered floor(S[t]/packet)
+  packets in all: the trace's service curve, every jitter, ACK-holding and burst it used
+  included. An opportunity no packet is waiting for is lost, as on a trace-driven link
+  (Mahimahi's mm-link): the path is the trace's, whatever the senders do.
+* **Buffer.** A packet arriving at step t is dropped if the bytes admitted to the queue would
+  pass the trace's token line plus the buffer (the model's loss-forced threshold, thesis 4.2).
+* **Non-congestive loss.** Flow n's packets are dropped on arrival while its non-congestive
+  drops are behind the trace's ``Lnc_f[n]`` (in whole packets).
+* **Feedback.** The ACK of a packet served at step s reaches its sender R_n steps later, plus
+  the time the trace's box held what was served at s (the first d with So_f[n][s+d] >=
+  S_f[n][s]); ACKs stay in order.
+
+:func:`run_packets` plays it step by step (the model's clock): at step t each sender learns
+its ACKs, losses are detected as the model detects them (once ``dupacks`` bytes admitted after
+them are ACKed; a timeout once everything in flight is known lost for ``rto`` steps, the
+latest the model allows), the sender decides (:mod:`ccac.sender`), its transport sends whole
+packets (never more than the window allows, except one packet when nothing is in flight, and
+within a pacing credit of at most one packet beyond the rate), the queue drops what the buffer
+cannot hold, and the bottleneck serves its opportunities in FIFO order. Queueing delays are
+whole steps: a packet arriving and served at step t waited 0 steps.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import floor
+
+from ccac.errors import CcacError
+from ccac.sender import ConcreteSender, Feedback, FlowRecord
+from ccac.trace import Trace, delay_range
+from ccac.validate import observed_service
+
+MAX_PACKETS = 200_000  # packets a replay may send in all (bounded work for any input)
+
+
+@dataclass
+class Packet:
+    flow: int
+    seq: int                 # the flow's packet number, from 0
+    sent: int                # step it reached the bottleneck
+    served: int | None = None
+    ack: int | None = None   # step its ACK reached the sender
+    dropped: str | None = None  # "buffer" or "link" (non-congestive)
+
+
+@dataclass
+class FlowPathInfo:
+    R: int
+    box: bool                # whether the flow has a jitter box of its own
+    box_lag: list[int]       # by service step: how long the flow's box holds its ACKs
+    noncongestive: list[int]  # by step: packets of the flow the link drops by then (cumulative)
+
+
+@dataclass
+class PacketPath:
+    """The path of one trace for packets of ``packet`` bytes (see the module doc)."""
+
+    T: int
+    C: Fraction
+    packet: Fraction
+    opportunities: list[int]          # delivery opportunities at each step
+    token_line: list[Fraction]        # C*t - W[t]
+    buffer: Fraction | None           # bytes; None = infinite
+    dupacks: Fraction                 # bytes
+    rto: int
+    flows: list[FlowPathInfo]
+
+    @classmethod
+    def from_trace(cls, trace: Trace, packet: Fraction | None = None) -> PacketPath:
+        p = Fraction(packet) if packet is not None else Fraction(trace.constant("alpha"))
+        if p <= 0:
+            raise CcacError(f"the packet size must be positive, got {p}", "--packet")
+        net, T = trace.network, trace.T
+        served, W = trace.total("S"), trace.total("W")
+        whole = [floor(s / p) for s in served]
+        planned = whole[-1] if whole else 0
+        if planned > MAX_PACKETS:
+            raise CcacError(f"the trace serves {planned} packets of {p} bytes, more than the "
+                            f"{MAX_PACKETS} a replay may simulate; choose a larger --packet", "--packet")
+        ops = [whole[0]] + [whole[t] - whole[t - 1] for t in range(1, T)]
+        flows = []
+        for n in range(net.flows):
+            S_f = trace.flow("S_f", n)
+            So_f = observed_service(trace, n)
+            D_n = net.path(n).D
+            lag = [next((d for d in range(D_n + 1) if s + d < T and So_f[s + d] >= S_f[s]), D_n)
+                   for s in range(T)]
+            Lnc = trace.flow("Lnc_f", n)
+            nc = [floor(x / p) for x in Lnc] if Lnc is not None else [0] * T
+            flows.append(FlowPathInfo(net.path(n).R, D_n > 0, lag, nc))
+        return cls(T, net.C, p, ops, [net.C * t - W[t] for t in range(T)], trace.constant("buffer"),
+                   Fraction(trace.constant("dupacks")), net.rto, flows)
+
+
+@dataclass
+class FlowRun:
+    """One flow of a packet run, by step (cumulative bytes, like the model's curves)."""
+
+    A: list[Fraction] = field(default_factory=list)
+    S: list[Fraction] = field(default_factory=list)
+    So: list[Fraction] = field(default_factory=list)
+    L: list[Fraction] = field(default_factory=list)
+    Lnc: list[Fraction] = field(default_factory=list)
+    Ld: list[Fraction] = field(default_factory=list)
+    cwnd: list[Fraction] = field(default_factory=list)
+    rate: list[Fraction | None] = field(default_factory=list)
+    timeout: list[bool] = field(default_factory=list)
+    state: list[dict[str, object]] = field(default_factory=list)
+
+
+@dataclass
+class PacketRun:
+    path: PacketPath
+    flows: list[FlowRun]
+    packets: list[Packet]
+
+
+@dataclass
+class History:
+    """What flow n did before its sender took over (the trace's own steps t < R_n): its
+    cumulative arrivals and its windows and rates there. ``Ld`` is the trace's detected-loss
+    curve at every step: below 0 while bytes lost before step 0 are undetected, and those
+    losses (the trace's unknown past) are detected when the trace detected them."""
+
+    A: list[Fraction]
+    Ld: list[Fraction]
+    cwnd: list[Fraction]
+    rate: list[Fraction | None]
+
+
+class _Transport:
+    """One flow's sending side: its packets, pacing credit, ACK and loss bookkeeping."""
+
+    def __init__(self, n: int, path: PacketPath, sender: ConcreteSender, history: History) -> None:
+        self.n, self.path, self.sender, self.history = n, path, sender, history
+        self.info = path.flows[n]
+        self.packets: list[Packet] = []
+        self.delivered: list[Packet] = []   # served packets, in service order (ACKs in order)
+        self.seen = 0                       # how many of them the sender has ACKs for
+        self.out_of_box = 0                 # how many of them have left the flow's box
+        self.run = FlowRun()
+        self.record = FlowRecord()
+        self.credit = Fraction(0)
+        self.stalled = 0
+        self.link_drops = 0
+        self.sent_before = 0                # packets sent before the current step
+        self.unacked_by_step: dict[int, int] = {}  # send step -> its packets not yet ACKed
+
+    def admitted(self, s: int) -> Fraction:
+        return self.run.A[s] - self.run.L[s]
+
+    def learn(self, t: int, shared: tuple[list[Fraction], list[Fraction]]) -> Feedback | None:
+        """Take in the ACKs of step t, detect losses, time out, and tell the sender what it
+        knows (None before its step R). ``shared`` is the bottleneck's (service, admitted)
+        curves, the delay reading of a flow without a box of its own."""
+        run, R, p = self.run, self.info.R, self.path.packet
+        while self.seen < len(self.delivered) and self.delivered[self.seen].ack <= t:
+            pkt = self.delivered[self.seen]
+            self.seen += 1
+            self.unacked_by_step[pkt.sent] -= 1
+            if self.unacked_by_step[pkt.sent] == 0:
+                self.record.rtt[pkt.sent] = Fraction(t - pkt.sent)
+        if t < R:
+            run.Ld.append(self.history.Ld[t])
+            run.timeout.append(False)
+            return None
+        acked = p * self.seen
+        all_lost = (run.A[t - 1] == run.A[t - R] and acked >= self.admitted(t - R)
+                    and run.L[t - R] > run.Ld[t - 1])
+        self.stalled = self.stalled + 1 if all_lost else 0
+        fire = self.stalled >= self.path.rto
+        if fire:
+            run.Ld.append(run.L[t - R])
+            self.stalled = 0
+        else:
+            found = [run.L[s] for s in range(t - R + 1) if self.admitted(s) + self.path.dupacks <= acked]
+            run.Ld.append(max([run.Ld[t - 1], min(self.history.Ld[t], Fraction(0))] + found))
+        run.timeout.append(fire)
+        newest = self.delivered[self.seen - 1] if self.seen else None
+        rtt = None if newest is None else Fraction(newest.ack - newest.sent)
+        u = t - R
+        if self.info.box:
+            delay = delay_range(run.So[:u + 1], [self.admitted(s) for s in range(u + 1)], u)
+        else:
+            delay = delay_range(shared[0][:u + 1], shared[1][:u + 1], u)
+        return Feedback(t, R, acked, run.Ld[t], fire, run.A[t - 1], rtt, delay, self.record)
+
+    def send(self, t: int, fb: Feedback | None) -> int:
+        """How many packets the flow sends at step t (its decision recorded)."""
+        run, p = self.run, self.path.packet
+        if fb is None:  # history: the trace's own arrivals, in whole packets
+            run.cwnd.append(self.history.cwnd[t])
+            run.rate.append(self.history.rate[t])
+            run.state.append({})
+            return max(floor(self.history.A[t] / p) - len(self.packets), 0)
+        decision = self.sender.decide(fb)
+        run.cwnd.append(decision.cwnd)
+        run.rate.append(decision.rate)
+        run.state.append(dict(self.sender.state()))
+        allowed = fb.acked + fb.lost + decision.cwnd - len(self.packets) * p
+        count = floor(allowed / p) if allowed > 0 else 0
+        if count == 0 and allowed > 0 and fb.inflight <= 0:
+            count = 1  # an open window with nothing in flight sends one packet
+        if decision.rate is not None:
+            self.credit = min(self.credit + decision.rate, decision.rate + p)
+            count = min(count, floor(self.credit / p))
+            self.credit -= count * p
+        return count
+
+    def close_step(self, t: int) -> None:
+        """The flow's curves at the end of step t, and its per-step record for the sender."""
+        p, run = self.path.packet, self.run
+        sent_now = [q for q in self.packets[self.sent_before:] if q.sent == t]
+        self.sent_before = len(self.packets)
+        dropped = [q for q in sent_now if q.dropped]
+        run.A.append(p * len(self.packets))
+        run.L.append((run.L[-1] if run.L else 0) + p * len(dropped))
+        run.Lnc.append((run.Lnc[-1] if run.Lnc else 0) + p * sum(1 for q in dropped if q.dropped == "link"))
+        run.S.append(p * len(self.delivered))
+        while self.out_of_box < len(self.delivered) and self.delivered[self.out_of_box].ack - self.info.R <= t:
+            self.out_of_box += 1
+        run.So.append(p * self.out_of_box)
+        self.record.sent.append(run.A[t])
+        self.record.lost.append(run.L[t])
+        self.record.rtt.append(None)
+        self.unacked_by_step[t] = len(sent_now) - len(dropped)
+
+
+def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list[History]) -> PacketRun:
+    """Play ``senders`` (one per flow) over ``path`` for its T steps (see the module doc)."""
+    flows = [_Transport(n, path, s, h) for n, (s, h) in enumerate(zip(senders, histories))]
+    queue: deque[Packet] = deque()
+    packets: list[Packet] = []
+    admitted = Fraction(0)
+    shared: tuple[list[Fraction], list[Fraction]] = ([], [])
+    for t in range(path.T):
+        counts = [f.send(t, f.learn(t, shared)) for f in flows]
+        if sum(counts) + len(packets) > MAX_PACKETS:
+            raise CcacError(f"the replay would send more than {MAX_PACKETS} packets of {path.packet} "
+                            f"bytes; choose a larger --packet", "--packet")
+        for k in range(max(counts, default=0)):  # arrivals, interleaved across flows
+            for f, count in zip(flows, counts):
+                if k >= count:
+                    continue
+                pkt = Packet(f.n, len(f.packets), t)
+                f.packets.append(pkt)
+                packets.append(pkt)
+                if f.link_drops < f.info.noncongestive[t]:
+                    pkt.dropped = "link"
+                    f.link_drops += 1
+                elif path.buffer is not None and admitted + path.packet > path.token_line[t] + path.buffer:
+                    pkt.dropped = "buffer"
+                else:
+                    admitted += path.packet
+                    queue.append(pkt)
+        for _ in range(min(path.opportunities[t], len(queue))):
+            pkt = queue.popleft()
+            f = flows[pkt.flow]
+            pkt.served = t
+            last = f.delivered[-1].ack if f.delivered else 0
+            pkt.ack = max(t + f.info.box_lag[t] + f.info.R, last)
+            f.delivered.append(pkt)
+        for f in flows:
+            f.close_step(t)
+        shared[0].append(sum((f.run.S[t] for f in flows), Fraction(0)))
+        shared[1].append(admitted)
+    return PacketRun(path, [f.run for f in flows], packets)

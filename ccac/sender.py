@@ -89,9 +89,10 @@ class SenderStart:
     over had at the last step before its first decision (step R - 1), by the names a query
     uses: the flow's curves ``A_f``, ``S_f``, ``L_f``, ``Ld_f``, its ``cwnd`` and ``rate``, and
     each of its CCA's declared state variables. A missing name means unknown: the sender starts
-    that part of its state at its algorithm's own initial value. ``acked`` is the
-    flow's ACK curve (what its sender had seen acknowledged) at the steps before the first
-    decision, oldest first, for senders that read their ACK history (BBR's filter)."""
+    that part of its state at its algorithm's own initial value. ``acked`` holds the
+    ACK readings its sender had before the first decision, oldest first, where they are known
+    (for senders that read their ACK history, like BBR's filter); a model trace begins with
+    them unknown (they are service before step 0), so it is usually empty."""
 
     R: int
     D: int

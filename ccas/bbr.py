@@ -74,6 +74,7 @@ import z3
 
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.params import POSITIVE, Param
+from ccac.sender import ConcreteSender, SenderStart
 
 
 
@@ -194,6 +195,11 @@ class BBR(CCA):
                 if f.rate[t] != want_rate:
                     problems.append(f"step {t}: pacing rate {f.rate[t]} != gain(phase {phase[t]}) * bw = {want_rate}")
         return problems
+
+    def concrete(self, start: SenderStart) -> ConcreteSender:
+        from ccac.senders.bbr import BBRSender
+
+        return BBRSender(start)
 
 
 ALGORITHM = BBR()

@@ -109,7 +109,7 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
             run.state.append({})
         else:
             if sender is None:
-                sender = start(SenderStart(R, D, C, cfg.alpha, params, dict(values or {}), run.S[:R]))
+                sender = start(SenderStart(R, D, C, cfg.alpha, params, dict(values or {})))
             low, high = delay_range(run.S, admitted, t - R)
             top = F(high) if high is not None else F(low + 2)
             rtt = R + low + F(rng.randint(0, 4), 4) * (top - low)

@@ -3,12 +3,15 @@ corrupted traces, and semantic properties that a wrong encoding would break."""
 
 from __future__ import annotations
 
+import random
+from dataclasses import fields, replace
 from fractions import Fraction
 from typing import Any
 
 import pytest
 
-from conftest import answer, make_query
+from conftest import answer, cca_params, make_query
+from fluid_path import PathConfig, Run, admits, simulate
 
 from ccac import solve
 from ccac.ccas import get_cca
@@ -156,3 +159,66 @@ def test_low_utilization_in_steady_state_is_possible() -> None:
     result = run({"T": 9, "compose": True, "buffer": "inf", "D": 1, "R": 1}, SMALL,
                  find="S[T-1] - S[0] < 0.1 * C * (T-1)", periodic=True)
     assert result.answer == "sat"
+
+
+# ------------------------------------------------------------------ the concrete sender
+def _all_samples_zero(run: Run, window: int) -> int | None:
+    """The first decision step whose filter window lies wholly in the trace and saw no ACKs
+    (every sample 0): the estimate would be 0, which the model's cwnd > 0 excludes."""
+    R, S = run.cfg.R, run.S
+    for t in range(R, run.cfg.T):
+        first = t - window * R + 1
+        if first >= 2 * R and all(S[u - R] == S[u - 2 * R] for u in range(first, t + 1)):
+            return t
+    return None
+
+
+def _prefix(run: Run, T: int) -> Run:
+    """The run's first T steps (the model is causal: a prefix of a run is a run)."""
+    cut = replace(run, cfg=replace(run.cfg, T=T))
+    for f in fields(Run):
+        if f.name != "cfg":
+            setattr(cut, f.name, getattr(run, f.name)[:T])
+    return cut
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_the_encoding_admits_every_run_of_the_concrete_sender(seed: int) -> None:
+    """The superset property, tested: the concrete BBR (ccac.senders.bbr) on random model paths
+    (jitter, finite buffers, non-congestive loss), sometimes taking over a filter value and a
+    cycle position, with small windows and cycles so the filter window often lies wholly in the
+    trace. Every model variable and bw, phase, cycle_pos pinned: the encoding must admit the
+    run. A run whose full filter window saw no ACKs (the sender's floor; the model excludes an
+    estimate of 0, see the next test) is checked up to that step."""
+    rng = random.Random(seed)
+    cfg = PathConfig(T=rng.choice([8, 10, 12]), R=rng.choice([1, 1, 2]), D=rng.choice([0, 1, 2]),
+                     buffer=rng.choice([None, Fraction(1), Fraction(2)]),
+                     eta=rng.choice([Fraction(0), Fraction(0), Fraction(1, 10)]))
+    small = rng.random() < 0.6
+    params = cca_params(BBR, window=rng.choice([1, 2]) if small else None,
+                        cycle=rng.choice([2, 3]) if small else None,
+                        pacing_gain=rng.choice([None, Fraction(2)]),
+                        drain_gain=rng.choice([None, Fraction(4, 5)]))
+    values: dict[str, Any] = {}
+    if rng.random() < 0.5:
+        values["bw"] = Fraction(rng.randint(0, 8), 4)
+    if rng.random() < 0.5:
+        values["cycle_pos"] = rng.randrange(params["cycle"] * cfg.R)
+    while True:  # another path if one stalls before the model's shortest trace, R + D + 1
+        run = simulate(cfg, BBR.concrete, params, rng, values, paced=True)
+        stalled = _all_samples_zero(run, params["window"])
+        if stalled is None or stalled > cfg.R + cfg.D:
+            break
+    assert all(c > 0 and r > 0 for c, r in zip(run.cwnd[cfg.R:], run.rate[cfg.R:]))
+    if stalled is not None:
+        run = _prefix(run, stalled)
+    admits({"name": "bbr", **params}, run, fix_state=("bw", "phase", "cycle_pos"))
+
+
+def test_a_filter_window_without_acks_is_excluded() -> None:
+    """The documented exclusion the sender's floor meets: once the filter window lies in the
+    trace, bw is exactly its largest sample, so a window of RTTs without ACKs forces bw = 0 and
+    cwnd = 0 against the model's cwnd > 0 (a real BBR keeps sending at its floor there)."""
+    stall = "S_f[0][3] == S_f[0][2]"  # R = 1: the sample of step 4 is 0
+    assert run({"T": 5}, {"name": "bbr", "window": 1, "cycle": 2}, find=stall).answer == "unsat"
+    assert run({"T": 5}, {"name": "bbr", "window": 2, "cycle": 2}, find=stall).answer == "sat"

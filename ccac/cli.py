@@ -18,7 +18,9 @@ from ccac.backends import SOLVER_HELP
 from ccac.bench import bench
 from ccac.frontier import STYLES
 from ccac.bound import bound
+from ccac.export_command import export_cmd
 from ccac.prove_command import prove
+from ccac.replay_command import replay_cmd, run_and_report
 from ccac.sweep import sweep
 from ccac.errors import CcacError
 
@@ -51,10 +53,16 @@ def cli() -> None:
               help="How loss detection, FIFO and delay readings are encoded: one comparison per pair "
                    "of steps (fastest to solve) or an integer frontier per step (linear size, for "
                    "long horizons). The answer does not depend on it.")
+@click.option("--replay", "do_replay", is_flag=True,
+              help="Replay a sat trace with the CCAs' concrete algorithms on its packet path "
+                   "(as `ccac replay`; exit 1 if the finding does not reproduce).")
+@click.option("--replay-plot", "replay_plot", type=click.Path(dir_okay=False), default=None,
+              help="With --replay: draw the trace and the packet run on one figure.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the answer line.")
 def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, expect: str | None,
           json_path: str | None, csv_path: str | None, plot_path: str | None, solver: str,
-          smtlib_path: str | None, encoding: str, quiet: bool) -> None:
+          smtlib_path: str | None, encoding: str, do_replay: bool, replay_plot: str | None,
+          quiet: bool) -> None:
     """Answer a query FILE_OR_NAME (a .toml file, or the name of a bundled query)."""
     from ccac.query import load_query
     from ccac.solve import solve
@@ -64,10 +72,13 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     q = load_query(file_or_name, list(overrides))
     if expect is not None:
         q.expect = expect
-    if plot_path is not None:
-        from ccac.plot import check_format
+    if replay_plot is not None and not do_replay:
+        raise CcacError("--replay-plot needs --replay")
+    for figure, where in ((plot_path, "--plot"), (replay_plot, "--replay-plot")):
+        if figure is not None:
+            from ccac.plot import check_format
 
-        check_format(plot_path)
+            check_format(figure, where)
     result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path, encoding=encoding)
     if not quiet:
         click.echo(describe_query(q))
@@ -93,6 +104,9 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
             click.echo(f"plot: {plot_path}")
     if result.trace is not None and not result.validated:
         sys.exit(EXIT_INVALID_TRACE)
+    if do_replay and result.trace is not None:
+        click.echo("")
+        run_and_report(q, result.trace, None, 3, replay_plot, None, quiet)
     if result.answer == "unknown":
         sys.exit(EXIT_UNKNOWN)
     if q.expect is not None:
@@ -141,6 +155,8 @@ def list_cmd() -> None:
 cli.add_command(bench, "bench")
 cli.add_command(bound, "bound")
 cli.add_command(prove, "prove")
+cli.add_command(replay_cmd, "replay")
+cli.add_command(export_cmd, "export")
 cli.add_command(sweep, "sweep")
 
 

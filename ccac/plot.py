@@ -93,6 +93,44 @@ def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "",
     return fig
 
 
+def plot_replay(replay: Any, path: str | Path | None = None) -> Figure:
+    """Draw a trace and its packet replay (:mod:`ccac.replay`) on one figure: each flow's
+    sending and service curves, its cwnd, and the least queueing delay at each step. The trace
+    is dashed, the packet run solid, one colour per flow; the steps the query's conditions
+    were read on are shaded (a periodic trace's last repetition)."""
+    if path is not None:
+        check_format(path)
+    trace, run = replay.trace, replay.concrete
+    fig = Figure(figsize=(10, 7.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(3, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1.6, 1.3]})
+    for n in range(trace.flows):
+        colour = FLOW_COLOURS[n % len(FLOW_COLOURS)]
+        for tr, style, side in ((trace, "--", "trace"), (run, "-", "replay")):
+            label = f"flow {n}, {side}"
+            axes[0].plot(_floats(tr.flow("A_f", n)), ls=style, color=colour, alpha=0.5, label=f"A_f {label}")
+            axes[0].plot(_floats(tr.flow("S_f", n)), ls=style, color=colour, marker=".", label=f"S_f {label}")
+            axes[1].plot(_floats(tr.flow("cwnd", n)), ls=style, color=colour, marker=".", label=label)
+    for tr, style, side in ((trace, "--", "trace"), (run, "-", "replay")):
+        axes[2].plot([tr.delay_range(t)[0] for t in range(trace.T)], ls=style, color=DELAY,
+                     marker=".", label=side)
+    first, last = replay.window
+    for ax in axes:
+        if (first, last) != (0, trace.T - 1):
+            ax.axvspan(first, last, color="0.92", zorder=0)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    axes[0].set_ylabel("cumulative bytes")
+    axes[1].set_ylabel("cwnd (bytes)")
+    axes[2].set_ylabel("queueing delay\n(steps, at least)")
+    _time_axes(list(axes), trace)
+    verdict = {True: "finding reproduced", False: "finding NOT reproduced", None: "no verdict"}[replay.reproduced]
+    fig.suptitle(f"{replay.query.name}: trace (dashed) vs packet replay (solid), {verdict}",
+                 fontsize=12, fontweight="bold")
+    if path is not None:
+        fig.savefig(path, dpi=150)
+    return fig
+
+
 # ---------------------------------------------------------------------------------- panels
 def _cumulative(ax: Axes, trace: Trace) -> None:
     """Arrival, admitted and service curves, the service bounds and the loss threshold."""
@@ -295,4 +333,4 @@ def _num(v: Any) -> str:
     return str(f.numerator) if f.denominator == 1 else f"{float(f):.4g}"
 
 
-__all__ = ["plot_trace", "check_format", "FORMATS"]
+__all__ = ["plot_trace", "plot_replay", "check_format", "FORMATS"]

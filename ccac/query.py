@@ -92,7 +92,8 @@ def parse_resolved(data: dict[str, Any], source: str) -> Query:
     """The query a result file recorded (:meth:`Query.resolved`), parsed again."""
     try:
         network = {k: v for k, v in data["network"].items() if v is not None and k != "flows"}
-        ccas, paths = data["cca"], data.get("paths")
+        ccas = [{k: v for k, v in cca.items() if v is not None} for cca in data["cca"]]
+        paths = data.get("paths")
         table: dict[str, Any] = {"network": network, "params": data.get("params", {}),
                                  "definitions": data.get("definitions", {}),
                                  "query": {k: v for k, v in data["query"].items() if v is not None}}

@@ -52,6 +52,7 @@ class Replay:
     find: Condition | None
     assume: list[Condition]
     window: tuple[int, int]  # the steps the conditions were read on (first, last)
+    notes: list[str]         # where and why the packet run departs from the trace
 
     @property
     def reproduced(self) -> bool | None:
@@ -104,7 +105,39 @@ def replay(query: Query, trace: Trace, packet: Fraction | None = None, periods: 
     window = _window(query, concrete, first, base.T) if base.periodic else concrete
     find = _read(query.find, window, query.definitions) if query.find is not None else None
     assume = [_read(text, window, query.definitions) for text in query.assume]
-    return Replay(query, trace, concrete, run, names, find, assume, (first, first + base.T - 1))
+    return Replay(query, trace, concrete, run, names, find, assume, (first, first + base.T - 1),
+                  departures(trace, concrete, path.packet))
+
+
+def departures(trace: Trace, concrete: Trace, packet: Fraction) -> list[str]:
+    """Why a packet run can differ from its trace: windows below one packet (a packet sender
+    sends at least one packet when nothing is in flight), steps that send or lose a fraction
+    of a packet (packets come whole), and the first step each flow's concrete sender decides
+    differently from the trace's."""
+    notes = []
+    for n in range(trace.flows):
+        cwnd = trace.flow("cwnd", n)
+        small = [t for t, c in enumerate(cwnd) if c < packet]
+        if small:
+            notes.append(f"flow {n}: the trace's window is below one packet ({_num(min(cwnd))} < {_num(packet)} "
+                         f"bytes) at {len(small)} step(s) from step {small[0]}; a packet sender cannot keep so "
+                         f"little in flight")
+        for name, what in (("A_f", "sends"), ("L_f", "loses")):
+            curve = trace.flow(name, n)
+            partial = [t for t in range(1, trace.T) if (curve[t] - curve[t - 1]) % packet]
+            if partial:
+                notes.append(f"flow {n}: the trace {what} a fraction of a packet at {len(partial)} step(s) "
+                             f"from step {partial[0]}")
+        mine, theirs = concrete.flow("cwnd", n), cwnd
+        differ = next((t for t in range(trace.T) if mine[t] != theirs[t]), None)
+        if differ is not None:
+            notes.append(f"flow {n}: the concrete sender's window first differs from the trace's at step "
+                         f"{differ} ({_num(mine[differ])} vs {_num(theirs[differ])} bytes)")
+    return notes
+
+
+def _num(v: Fraction) -> str:
+    return str(v.numerator) if v.denominator == 1 else f"{float(v):.4g}"
 
 
 def _sender(query: Query, trace: Trace, n: int) -> tuple[ConcreteSender, str]:
@@ -208,4 +241,4 @@ def _read(text: str, trace: Trace, definitions: dict[str, str]) -> Condition:
     try:
         return Condition(text, compile_condition(text, symbols, "query") is True)
     except CcacError as e:
-        return Condition(text, None, e.message)
+        return Condition(text, None, str(e))

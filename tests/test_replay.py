@@ -1,0 +1,154 @@
+"""Replay (ccac.replay, ccac.packet_path) and export (ccac.export): a counterexample taken to
+the packet level and to a testbed."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction as F
+from math import floor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccac import load_query, solve
+from ccac.export import csv_schedule, mahimahi, spread, steps_of
+from ccac.packet_path import PacketPath
+from ccac.replay import load_result, replay
+
+from conftest import make_query
+
+# A trace whose every value is a whole number of 1-byte packets: the sender keeps 2 bytes in
+# flight on a path that serves 1 byte per step.
+WHOLE = {"T": 8, "R": 1, "D": 1, "C": 1, "alpha": 1, "dupacks": 0, "buffer": "inf"}
+WHOLE_FIND = "all(S[t] == t for t in range(T)) and A[0] == 2"
+
+
+def result_file(tmp_path: Path, name: str, *overrides: str) -> tuple[Any, Path]:
+    result = solve(load_query(name, list(overrides)), timeout=300)
+    assert result.answer == "sat" and result.validated, result.violations
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(result.to_json()))
+    return result, path
+
+
+def whole_trace() -> Any:
+    result = solve(make_query(WHOLE, {"name": "const", "cwnd": 2}, find=WHOLE_FIND), timeout=60)
+    assert result.answer == "sat" and result.validated, result.violations
+    return result
+
+
+# ------------------------------------------------------------------ the packet path
+def test_a_trace_in_whole_packets_is_replayed_exactly() -> None:
+    """When every byte count of the trace is a whole number of packets, the packet path and
+    the concrete const sender reproduce the trace's curves exactly."""
+    result = whole_trace()
+    rp = replay(result.query, result.trace)
+    assert rp.senders == ["concrete const"]
+    for name in ("A_f", "S_f", "L_f", "cwnd"):
+        assert rp.concrete.flow(name, 0) == result.trace.flow(name, 0), name
+    assert rp.find is not None and rp.find.holds is True and rp.reproduced
+
+
+def test_delivery_opportunities_follow_the_service_curve(tmp_path: Path) -> None:
+    result, _ = result_file(tmp_path, "aimd_premature_loss")
+    trace = result.trace
+    for packet in (trace.constant("alpha"), F(1, 3), F(2)):
+        path = PacketPath.from_trace(trace, packet)
+        S = trace.total("S")
+        assert sum(path.opportunities) == floor(S[-1] / packet)
+        assert all(sum(path.opportunities[:t + 1]) == floor(S[t] / packet) for t in range(trace.T))
+
+
+def test_the_packet_run_never_serves_beyond_the_schedule_and_keeps_fifo(tmp_path: Path) -> None:
+    result, _ = result_file(tmp_path, "copa_starvation_unequal_jitter")
+    rp = replay(result.query, result.trace)
+    served = [p for p in rp.run.packets if p.served is not None]
+    per_step = [sum(1 for p in served if p.served == t) for t in range(rp.trace.T)]
+    assert all(n <= k for n, k in zip(per_step, rp.run.path.opportunities))
+    order = sorted(served, key=lambda p: (p.served, p.sent))
+    assert [p.sent for p in order] == sorted(p.sent for p in served)  # FIFO across flows
+    for p in served:
+        assert p.ack is not None and p.ack >= p.served + rp.trace.network.path(p.flow).R
+
+
+# ------------------------------------------------------------------ result files and the CLI
+def test_a_result_file_round_trips(tmp_path: Path) -> None:
+    result, path = result_file(tmp_path, "bbr_cwnd_limited_starvation_unequal_jitter")
+    query, trace = load_result(path)
+    assert query.network == result.query.network and query.find == result.query.find
+    assert trace.periodic and trace.symbols.series["A_f"].values == result.trace.symbols.series["A_f"].values
+
+
+def test_replay_cli_prints_both_runs_and_the_verdict(tmp_path: Path, cli: Any) -> None:
+    _, path = result_file(tmp_path, "bbr_low_utilization")
+    code, out, _ = cli("replay", str(path), "--plot", str(tmp_path / "r.png"), "--json", str(tmp_path / "r.json"))
+    assert "flow 0: concrete bbr" in out and "per step (primed: the packet run)" in out
+    assert ("finding reproduced" in out) == (code == 0)
+    assert (tmp_path / "r.png").stat().st_size > 10_000
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["find"]["holds"] == (code == 0) and data["packets"]
+
+
+def test_query_replay_flag(cli: Any) -> None:
+    code, out, _ = cli("query", "const_service_at_capacity", "--replay", "-q")
+    assert "replay: const_service_at_capacity" in out and "flow 0: concrete const" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["replay", "missing.json"], "cannot read the result file"),
+    (["replay", "{bad}"], "not JSON"),
+    (["replay", "{unsat}"], "has no trace to replay"),
+    (["replay", "{good}", "--periods", "0"], "periods must be"),
+    (["replay", "{good}", "--packet", "0"], "packet size must be positive"),
+    (["replay", "{good}", "--packet", "1/100000"], "more than the 200000"),
+    (["replay", "{good}", "--plot", "x.gif"], "unsupported plot format"),
+    (["export", "{good}", "--format", "mahimahi", "--out", "{dir}", "--step-ms", "0"], "step length"),
+    (["query", "aimd_premature_loss", "--replay-plot", "x.png"], "--replay-plot needs --replay"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, cli: Any, args: list[str], message: str) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(whole_trace().to_json()))
+    (tmp_path / "bad.json").write_text("{not json")
+    unsat = solve(make_query({"T": 5}, {"name": "const"}, find="S[T-1] > 10 * T"))
+    (tmp_path / "unsat.json").write_text(json.dumps(unsat.to_json()))
+    full = [a.format(good=good, bad=tmp_path / "bad.json", unsat=tmp_path / "unsat.json", dir=tmp_path / "o")
+            for a in args]
+    code, out, err = cli(*full)
+    assert code == 2 and message in err and "Traceback" not in err + out, (out, err)
+
+
+# ------------------------------------------------------------------ export
+def test_spread_and_steps_of_are_inverse() -> None:
+    ops = [0, 3, 0, 1, 7, 2, 10]
+    for step_ms in (1, 3, 10, 17):
+        times = spread(ops, step_ms)
+        assert times == sorted(times) and steps_of(times, step_ms, len(ops)) == ops
+
+
+def test_mahimahi_export_round_trips(tmp_path: Path, cli: Any) -> None:
+    """The written mm-link trace, read back, delivers per step exactly the packets the trace's
+    service curve allows (computed here from S, independently of the exporter)."""
+    result, path = result_file(tmp_path, "aimd_premature_loss")
+    out = tmp_path / "mm"
+    code, text, err = cli("export", str(path), "--format", "mahimahi", "--out", str(out), "--step-ms", "8")
+    assert code == 0, err
+    times = [int(line) for line in (out / "uplink.trace").read_text().split()]
+    alpha, S = result.trace.constant("alpha"), result.trace.total("S")
+    whole = [floor(s / alpha) for s in S]
+    expected = [whole[0]] + [whole[t] - whole[t - 1] for t in range(1, len(S))]
+    assert steps_of(times, 8, len(S)) == expected and times == sorted(times)
+    settings = json.loads((out / "path.json").read_text())
+    assert settings["min_rtt_ms"] == 8 * result.trace.network.R and settings["droptail_queue_bytes"] >= 1500 * 20
+    command = (out / "command.sh").read_text()
+    assert "mm-delay 4 mm-link uplink.trace downlink.trace" in command and "--uplink-queue=droptail" in command
+
+
+def test_csv_export_lists_every_opportunity_and_packet(tmp_path: Path) -> None:
+    result = whole_trace()
+    schedule, packets = csv_schedule(result.trace, tmp_path, 10)
+    rows = schedule.read_text().splitlines()[1:]
+    assert len(rows) == floor(result.trace.total("S")[-1])
+    sent = packets.read_text().splitlines()[1:]
+    assert len(sent) == result.trace.flow("A_f", 0)[-1]  # whole packets of 1 byte, none dropped
+    assert mahimahi(result.trace, tmp_path / "mm", 10)[0].read_text().count("\n") == len(rows)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ccac.cca import CCA, FlowContext, FlowValues
 from ccac.params import Param
+from ccac.sender import ConcreteSender, SenderStart
 
 
 class ConstantWindow(CCA):
@@ -40,6 +41,11 @@ class ConstantWindow(CCA):
             problems += [f"step {t}: rate {f.rate[t]} != {window / f.R}"
                          for t in range(f.T) if f.rate[t] != window / f.R]
         return problems
+
+    def concrete(self, start: SenderStart) -> ConcreteSender:
+        from ccac.senders.const import ConstantWindowSender
+
+        return ConstantWindowSender(start)
 
 
 ALGORITHM = ConstantWindow()

@@ -145,9 +145,9 @@ Steady state: in a periodic query every reading, the ACK flag, the RTT samples d
 and rmax's window at the trace's first steps read the previous periods of the same run
 (``ccac.periodic``), and every state variable ends where it started.
 
-A concrete reference implementation, :class:`Reference`, sharing no code with the encoding,
-runs ETC on a concrete trace in exact arithmetic (the logarithm to 60 digits); the
-conformance test feeds it generated paths and checks the encoding admits every run.
+The concrete sender, :mod:`ccac.senders.etc`, sharing no code with the encoding, runs ETC
+on concrete feedback in exact arithmetic (the logarithm to 50 digits); the conformance tests
+feed it generated paths and check the encoding admits every run.
 """
 
 from __future__ import annotations
@@ -163,6 +163,7 @@ import z3
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.errors import CcacError
 from ccac.params import POSITIVE, Param
+from ccac.sender import ConcreteSender, SenderStart
 
 PULLING = ("coarse", "ideal", "any", "fallback")
 FILTERS = ("hull", "latest", "floor")
@@ -578,6 +579,11 @@ class ETC(CCA):
                 bad(t, "cwnd is not the bytes in flight after sending")
         return out
 
+    def concrete(self, start: SenderStart) -> ConcreteSender:
+        from ccac.senders.etc import ETCSender
+
+        return ETCSender(start)
+
 
 def _check_elastic(p: dict[str, Any], prev: Fraction, rp: Fraction, new: Fraction) -> list[str]:
     """An accelerated rate must be within the documented error of s * g(Rp/s) (60 digits)."""
@@ -607,123 +613,3 @@ def _show(values: tuple) -> str:
 
 
 ALGORITHM = ETC()
-
-
-# ---------------------------------------------------------------------------------- reference
-class Reference:
-    """ETC itself, as plain step-by-step code over exact numbers: the concrete algorithm the
-    encoding over-approximates. It shares no code with :class:`ETC` (its logarithm, readings
-    and decisions are written again here), so the conformance test (tests/test_etc.py) that
-    checks the encoding admits its runs tests the superset property rather than restating it.
-
-    Feed it one call of :meth:`step` per step from the flow's first decision on (the model's
-    step R). What the path decides is an argument: the cumulative bytes ACKed by then (this
-    flow's S_f[t-R]), the RTT sample, the bytes in flight, and the micro-burst's receipt rate
-    (only read in ``any`` mode). The paper's unspecified choices are arguments too, defaulting
-    to the most literal reading: ``weight`` of the new sample in Rp (1: the latest sample),
-    ``lift``: floor Rp at rmax (the "correction"), ``stable``: apply the stable stage's cap.
-    rmax is the largest receiving rate of the last ``rmax_window`` RTTs (BBR-like).
-    ``acked_before`` is the ACK curve before the first call (oldest first; missing = 0).
-    """
-
-    def __init__(self, params: dict[str, Any], R: int, C: Fraction, *, rate: Fraction,
-                 pulling_rate: Fraction, since: int = 0, since_inc: int = 0, drain: Fraction = Fraction(0),
-                 rtts: list[Fraction] | None = None, acked_before: list[Fraction] | None = None,
-                 flows: int = 1) -> None:
-        self.p, self.R, self.C, self.flows = params, R, Fraction(C), flows
-        self.s, self.rp = Fraction(rate), Fraction(pulling_rate)
-        self.since, self.since_inc, self.drain = since, since_inc, Fraction(drain)
-        self.rtts = list(rtts or [Fraction(R)])       # RTT samples so far, oldest first
-        self.acked = list(acked_before or [])         # this flow's ACK curve, oldest first
-        self.readings: list[Fraction] = []            # receiving-rate readings so far
-
-    # -- the paper's pieces
-    def _log_gain(self, ratio: Fraction) -> Fraction:
-        """log_base(ratio + base - 1), Eq. 1, to 60 significant digits."""
-        with decimal.localcontext() as c:
-            c.prec = 60
-            if self.p["base"] == "e":
-                ln_base, shift = decimal.Decimal(1), decimal.Decimal(1).exp() - 1
-            else:
-                b = decimal.Decimal(Fraction(self.p["base"]).numerator) / Fraction(self.p["base"]).denominator
-                ln_base, shift = b.ln(), b - 1
-            x = decimal.Decimal(ratio.numerator) / ratio.denominator
-            return Fraction((x + shift).ln() / ln_base)
-
-    def _rate_over(self, steps: int) -> Fraction:
-        """ACKed bytes per step over the last ``steps`` steps (nothing was ACKed before)."""
-        now = self.acked[-1]
-        then = self.acked[-1 - steps] if len(self.acked) > steps else Fraction(0)
-        return (now - then) / steps
-
-    # -- one step
-    def step(self, acked: Fraction, rtt: Fraction, inflight: Fraction, burst_rate: Fraction | None = None,
-             weight: Fraction = Fraction(1), lift: bool = False, stable: bool = False) -> dict[str, Any]:
-        p, R, C = self.p, self.R, self.C
-        got_ack = bool(self.acked) and acked > self.acked[-1]
-        self.acked.append(Fraction(acked))
-        self.rtts.append(Fraction(rtt))
-        window = p["recv_window"] if p["recv_window"] is not None else R
-        r = self._rate_over(window)
-        self.readings.append(r)
-        rmax = max(self.readings[-p["rmax_window"] * R:])
-        if p["pulling"] == "coarse":
-            sample = self._rate_over(p["burst_steps"])
-        elif p["pulling"] == "ideal":
-            sample = C if self.flows == 1 else Fraction(burst_rate)
-        elif p["pulling"] == "any":
-            sample = Fraction(burst_rate)
-        else:
-            sample = p["fallback_gain"] * rmax
-
-        # NewACK: update Rp, update r (above), maybe RateUpdate.
-        if got_ack:
-            if p["pulling"] == "fallback":
-                self.rp = sample
-            else:
-                if p["filter"] == "latest":
-                    rp = sample
-                elif p["filter"] == "floor":
-                    rp = max(sample, rmax)
-                else:
-                    rp = self.rp + weight * (sample - self.rp)
-                    if lift:
-                        rp = max(rp, rmax)
-                if stable and p["stable"]:
-                    rp = min(p["k"] * rmax, rp)
-                self.rp = rp
-
-        old = self.s
-        sent = self.s
-        if self.drain > 0:  # draining: hold the rate, withhold what is left to drain
-            action = DRAIN
-            withhold = min(self.drain, (1 - p["eta"]) * self.s)
-            self.drain -= withhold
-            sent = self.s - withhold
-            self.since = 0
-            self.since_inc += 1
-        else:
-            elapsed, elapsed_inc = self.since + 1, self.since_inc + 1
-            timer = elapsed if p["force_from"] == "update" else elapsed_inc
-            gradient = self.rtts[-1] - self.rtts[-1 - p["drtt_lag"]]
-            falling = gradient <= 0 if p["accel_on_equal"] else gradient < 0
-            action = HOLD
-            if got_ack and elapsed >= rtt:
-                if falling or timer >= p["force_after"] * rtt:
-                    action = ACCELERATE
-                elif gradient >= p["theta"]:
-                    action = DECELERATE
-            if action == ACCELERATE:
-                self.s = old * self._log_gain(self.rp / old)
-                self.since, self.since_inc = 0, 0
-            elif action == DECELERATE:
-                self.s = (old + r) / 2
-                self.since, self.since_inc = 0, elapsed_inc
-                bdp = self.s * R
-                self.drain = inflight - bdp if p["drain"] and inflight > bdp else Fraction(0)
-            else:
-                self.since, self.since_inc = elapsed, elapsed_inc
-            sent = self.s
-        return {"srate": self.s, "Rp": self.rp, "sample": sample, "recv": r, "rmax": rmax, "rtt": Fraction(rtt),
-                "drain": self.drain, "since": self.since, "since_inc": self.since_inc, "ack": got_ack,
-                "action": action, "sent": sent}

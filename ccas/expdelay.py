@@ -136,6 +136,7 @@ from ccac.ccas.pcc import pow_bound
 from ccac.encoding import first_case
 from ccac.errors import CcacError
 from ccac.params import POSITIVE, Param
+from ccac.sender import ConcreteSender, SenderStart
 
 INCREASE, DECREASE, NONE = 1, -1, 0
 # The check's tolerance for the encoding's outward rounding (pow_bound keeps ~12 digits).
@@ -354,6 +355,11 @@ class ExpDelay(CCA):
             else:
                 bad(t, f"rate {mu[t]} (move {move[t]}) is neither {prev} + a*C nor b * {prev}")
         return out
+
+    def concrete(self, start: SenderStart) -> ConcreteSender:
+        from ccac.senders.expdelay import ExpDelaySender
+
+        return ExpDelaySender(start)
 
 
 ALGORITHM = ExpDelay()

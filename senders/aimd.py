@@ -50,5 +50,8 @@ class AIMDSender(ConcreteSender):
         rate = self.p["pacing_gain"] * self.cwnd / self.R if self.p["pacing"] else None
         return Decision(self.cwnd, rate)
 
+    def adopt(self, decision: Decision) -> None:
+        self.cwnd = decision.cwnd
+
     def state(self) -> dict[str, Fraction]:
         return {"loss_mark": self.loss_mark, "ack_mark": self.ack_mark}

@@ -60,5 +60,8 @@ class CopaSender(ConcreteSender):
             return Decision(self.cwnd)
         return Decision(self.cwnd, Fraction(self.p["pacing_gain"]) * self.cwnd / rtt_standing)
 
+    def adopt(self, decision: Decision) -> None:
+        self.cwnd = decision.cwnd
+
     def state(self) -> dict[str, Fraction | None]:
         return {"dq": self.dq}

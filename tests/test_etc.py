@@ -1,5 +1,5 @@
-"""ETC (Han et al., ATC 2024): the encoding admits every run of the concrete reference
-implementation (the superset property, tested with generated paths), the elastic update's
+"""ETC (Han et al., ATC 2024): the encoding admits every run of the concrete sender
+(ccac.senders.etc; the superset property, tested with generated paths), the elastic update's
 enclosure contains the true value with the documented error, a window of a longer run is a
 trace, solver traces pass the independent check, and the check catches corrupted traces."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import decimal
 import math
+import random
 from fractions import Fraction
 from typing import Any
 
@@ -15,13 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import answer, assert_admits, cca_params, make_query
+from fluid_path import PathConfig, admits
+from fluid_path import simulate as simulate_path
 
 from ccac import solve
 from ccac.backends import solve_z3
 from ccac.ccas import get_cca
-from ccac.ccas.etc import (ACCELERATE, DECELERATE, DRAIN, FILTERS, PULLING, Reference,
-                           breakpoints, cell_gaps, enclosure)
+from ccac.ccas.etc import ACCELERATE, DECELERATE, DRAIN, FILTERS, PULLING, breakpoints, cell_gaps, enclosure
 from ccac.problem import build
+from ccac.sender import Feedback, FlowRecord, SenderStart
+from ccac.senders.etc import Choices, ETCSender
 from ccac.trace import delay_range
 from ccac.validate import flow_values, validate
 from ccac.window import window_is_trace
@@ -71,27 +75,43 @@ def test_breakpoints_are_increasing_rationals_from_zero() -> None:
     assert all(a < b for a, b in zip(pts, pts[1:])) and len(pts) == 22
 
 
-# ------------------------------------------------------------------ a concrete path for the reference
+# ------------------------------------------------------------------ the concrete sender on paths
+STATE = ("srate", "Rp", "sample", "recv", "rmax", "rtt", "drain", "since", "since_inc", "ack", "action")
+
+
+def feedback(t: int, R: int, acked: Fraction, sent: Fraction, rtt: Fraction,
+             delay: tuple[int, int | None] = (0, None)) -> Feedback:
+    """What the sender sees at step t of a loss-free run (ETC reads no per-step record)."""
+    return Feedback(t, R, acked, Fraction(0), False, sent, rtt, delay, FlowRecord())
+
+
 def simulate(data: Any, p: dict[str, Any], R: int, D: int, steps: int) -> dict[str, list[Any]]:
-    """A concrete run: the reference ETC as the sender, a path that follows the model's rules
-    (token line C*t - W, waste only when the arrivals are below it, service between the two
-    bounds, no loss), the path's choices and the paper's unspecified ones drawn by ``data``."""
+    """A concrete run: the concrete ETC (ccac.senders.etc) as the sender, a path that follows
+    the model's rules (token line C*t - W, waste only when the arrivals are below it, service
+    between the two bounds, no loss), the path's choices, the sender's starting state and the
+    paper's unspecified choices at each step drawn by ``data``."""
     pick = lambda *xs: data.draw(st.sampled_from(xs))  # noqa: E731
     s0 = pick(Fraction(1, 100), Fraction(1, 4), Fraction(1), Fraction(3, 2))
-    rtts0 = [R + pick(Fraction(0), Fraction(1, 2), Fraction(2)) for _ in range(p["drtt_lag"])]
-    ref = Reference(p, R, C, rate=s0, pulling_rate=pick(Fraction(1, 10), Fraction(1), Fraction(2)),
-                    since=data.draw(st.integers(0, 9)), since_inc=data.draw(st.integers(0, 9)),
-                    drain=pick(Fraction(0), Fraction(0), Fraction(1, 2)), rtts=rtts0, acked_before=[Fraction(0)])
+    rtt0 = R + pick(Fraction(0), Fraction(1, 2), Fraction(2))
+    values = {"srate": s0, "Rp": pick(Fraction(1, 10), Fraction(1), Fraction(2)), "rtt": rtt0,
+              "since": data.draw(st.integers(0, 9)), "since_inc": data.draw(st.integers(0, 9)),
+              "drain": pick(Fraction(0), Fraction(0), Fraction(1, 2))}
+
+    def choose(fb: Feedback) -> Choices:
+        burst = pick(Fraction(1, 4), Fraction(1), Fraction(3, 2)) if p["pulling"] == "any" else None
+        return Choices(weight=pick(Fraction(0), Fraction(1, 2), Fraction(1)), lift=data.draw(st.booleans()),
+                       stable=data.draw(st.booleans()), burst_rate=burst)
+
+    sender = ETCSender(SenderStart(R, D, C, Fraction(1, 10), p, values, [Fraction(0)]), choose)
     A: list[Fraction] = []
     S: list[Fraction] = []
     W: list[Fraction] = []
     rows: list[dict[str, Any]] = []
     for t in range(steps):
         if t < R:  # the long run's own history: the sender just sends s0, ETC starts at step R
-            row = {"srate": s0, "Rp": ref.rp, "sample": C if p["pulling"] == "ideal" else Fraction(0),
-                   "recv": Fraction(0), "rmax": Fraction(0), "drain": ref.drain, "since": ref.since,
-                   "since_inc": ref.since_inc, "ack": False, "action": -1, "sent": s0,
-                   "rtt": rtts0[t - R] if t - R >= -len(rtts0) else Fraction(R)}
+            row = {**values, "sample": C if p["pulling"] == "ideal" else Fraction(0),
+                   "recv": Fraction(0), "rmax": Fraction(0), "ack": False, "action": -1, "sent": s0,
+                   "rtt": rtt0 if t == R - 1 else Fraction(R)}
             if p["pulling"] == "any":
                 row["sample"] = Fraction(1, 2)
             cwnd = Fraction(1)
@@ -99,11 +119,9 @@ def simulate(data: Any, p: dict[str, Any], R: int, D: int, steps: int) -> dict[s
             low, high = delay_range(S, A, t - R)
             frac = pick(Fraction(0), Fraction(1, 3), Fraction(1))
             rtt = R + low + frac * ((high if high is not None else low + 2) - low)
-            inflight = A[t - 1] - S[t - R]
-            row = ref.step(S[t - R], rtt, inflight, burst_rate=pick(Fraction(1, 4), Fraction(1), Fraction(3, 2)),
-                           weight=pick(Fraction(0), Fraction(1, 2), Fraction(1)),
-                           lift=data.draw(st.booleans()), stable=data.draw(st.booleans()))
-            cwnd = A[t - 1] + row["sent"] - S[t - R]
+            decision = sender.decide(feedback(t, R, S[t - R], A[t - 1], rtt, (low, high)))
+            row = {**sender.state(), "sent": decision.rate}
+            cwnd = decision.cwnd
         A.append((A[-1] if A else pick(Fraction(0), Fraction(1, 2), Fraction(2))) + row["sent"])
         if t == 0:
             W.append(Fraction(0))
@@ -145,8 +163,8 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 @SETTINGS
 @given(st.data())
-def test_the_encoding_admits_every_run_of_the_reference(data: Any) -> None:
-    """The superset property, tested: generated paths, the reference ETC on them, a window of
+def test_the_encoding_admits_every_window_of_a_run_of_the_concrete_sender(data: Any) -> None:
+    """The superset property, tested: generated paths, the concrete ETC on them, a window of
     the run re-based as its own trace, every variable fixed: the encoding must be sat."""
     R = data.draw(st.sampled_from([1, 2]))
     D = data.draw(st.sampled_from([0, 1, 2]))
@@ -164,15 +182,41 @@ def test_the_encoding_admits_every_run_of_the_reference(data: Any) -> None:
     assert_admits(problem.enc.formulas(), fixed, f"window at {H}, R = {R}, D = {D}, actions {run_['action'][H:]}, p = {p}")
 
 
-def test_the_check_accepts_every_run_of_the_reference() -> None:
-    """The independent check and the reference agree on a hand-made run with every action."""
+@pytest.mark.parametrize("seed", range(12))
+def test_the_encoding_admits_every_run_of_the_concrete_sender(seed: int) -> None:
+    """The same on the model's own random paths (tests/fluid_path.py): losses, detections and
+    timeouts (the drain counts the bytes in flight net of detected losses), the sender's state
+    and step choices drawn; every model and ETC variable pinned from step R on."""
+    rng = random.Random(seed)
+    R = rng.choice([1, 2])
+    cfg = PathConfig(T=8, R=R, D=rng.choice([0, 1, 2]), buffer=rng.choice([None, Fraction(1, 2), Fraction(2)]),
+                     eta=rng.choice([Fraction(0), Fraction(1, 10)]))
+    p = params(pulling=rng.choice(PULLING), filter=rng.choice(FILTERS), force_after=rng.choice([1, 2, 8]),
+               accel_on_equal=rng.random() < 0.5, theta=rng.choice([0, Fraction(1, 2)]), drtt_lag=rng.randint(1, R))
+    values = {"srate": rng.choice([Fraction(1, 4), Fraction(1), Fraction(3, 2)]), "since": rng.randint(0, 9),
+              "Rp": rng.choice([Fraction(1), Fraction(2)]), "drain": rng.choice([Fraction(0), Fraction(1, 2)])}
+
+    def choose(fb: Feedback) -> Choices:
+        return Choices(weight=rng.choice([Fraction(1, 2), Fraction(1)]), lift=rng.random() < 0.5,
+                       stable=rng.random() < 0.5,
+                       burst_rate=rng.choice([Fraction(1, 4), Fraction(3, 2)]) if p["pulling"] == "any" else None)
+
+    start = lambda st: ETCSender(st, choose)  # noqa: E731
+    run_ = simulate_path(cfg, start, p, rng, values, paced=True)
+    admits({"name": "etc", **{k: v for k, v in p.items() if v is not None}}, run_, fix_state=STATE)
+
+
+def test_the_concrete_sender_takes_every_action() -> None:
+    """A hand-made run with every action: accelerate, decelerate, drain."""
     p = params(force_after=2, accel_on_equal=False, theta=Fraction(1, 2))
-    ref = Reference(p, 1, C, rate=Fraction(1, 2), pulling_rate=Fraction(1), since=3, rtts=[Fraction(1)],
-                    acked_before=[Fraction(0)])
+    values = {"srate": Fraction(1, 2), "Rp": Fraction(1), "since": 3, "rtt": Fraction(1)}
+    sender = ETC.concrete(SenderStart(1, 0, C, Fraction(1, 10), p, values, [Fraction(0)]))
     acked, actions = Fraction(0), []
-    for rtt, inflight in [(1, 1), (Fraction(3, 4), 1), (Fraction(3, 2), 4), (2, 3), (2, 2), (2, 1), (2, 1)]:
+    for t, (rtt, inflight) in enumerate([(1, 1), (Fraction(3, 4), 1), (Fraction(3, 2), 4), (2, 3), (2, 2), (2, 1),
+                                         (2, 1)], start=1):
         acked += Fraction(1, 2)
-        actions.append(ref.step(acked, Fraction(rtt), Fraction(inflight))["action"])
+        sender.decide(feedback(t, 1, acked, acked + inflight, Fraction(rtt)))
+        actions.append(sender.state()["action"])
     assert {ACCELERATE, DECELERATE, DRAIN} <= set(actions), actions
 
 
@@ -341,6 +385,8 @@ def test_bad_lag_is_rejected() -> None:
 def test_decimal_context_is_left_alone() -> None:
     before = decimal.getcontext().prec
     enclosure("e", 3, Fraction(64))
-    Reference(params(), 1, C, rate=Fraction(1), pulling_rate=Fraction(2), acked_before=[Fraction(0)]).step(
-        Fraction(1), Fraction(1), Fraction(1))
+    values = {"srate": Fraction(1), "Rp": Fraction(2), "rtt": Fraction(2)}
+    sender = ETCSender(SenderStart(1, 0, C, Fraction(1, 10), params(), values, [Fraction(0)]))
+    sender.decide(feedback(1, 1, Fraction(1), Fraction(2), Fraction(1)))  # the RTT falls: accelerate
+    assert sender.state()["action"] == ACCELERATE
     assert decimal.getcontext().prec == before

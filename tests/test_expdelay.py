@@ -1,12 +1,12 @@
-"""expdelay (thesis 9.3, Algorithm 1): the encoding admits every run of a concrete reference
-implementation on generated paths (the superset property), the target's outward-rounded
+"""expdelay (thesis 9.3, Algorithm 1): the encoding admits every run of the concrete sender
+(ccac.senders.expdelay) on generated paths (the superset property), the target's outward-rounded
 bounds contain the true value, a window of a longer run is a trace, solver traces pass the
 independent check, the check catches corrupted traces, and a single flow on an ideal path
 settles around the link rate."""
 
 from __future__ import annotations
 
-from decimal import Decimal, localcontext
+import random
 from fractions import Fraction
 from typing import Any
 
@@ -15,12 +15,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import answer, assert_admits, cca_params, make_query
+from fluid_path import PathConfig, admits
+from fluid_path import simulate as simulate_path
 
 from ccac.backends import solve_z3
 from ccac.errors import CcacError
 from ccac.ccas import get_cca
 from ccac.ccas.expdelay import DECREASE, INCREASE, NONE, targets
 from ccac.problem import build
+from ccac.sender import Feedback, FlowRecord, SenderStart
+from ccac.senders.expdelay import ExpDelaySender, true_target
 from ccac.trace import delay_range
 from ccac.validate import flow_values
 from ccac.window import window_is_trace
@@ -38,62 +42,38 @@ def run(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | 
     return answer(network, {"name": "expdelay", **(cca or {})}, find, assume, periodic, timeout=120)
 
 
-# ------------------------------------------------------------------ the reference
-def true_target(p: dict[str, Any], q: Fraction, C: Fraction) -> Fraction:
-    """mu_- * C * s^((R_max - q) / D), capped at mu_+ if asked: exact for an integer exponent,
-    else to 80 digits."""
-    e = (Fraction(p["qmax"]) - q) / p["jitter"]
-    if p["cap"]:
-        e = min(e, (Fraction(p["qmax"]) - p["jitter"]) / p["jitter"])
-    s = Fraction(p["s"])
-    if e.denominator == 1:
-        return p["mu_min"] * C * s ** e.numerator
-    with localcontext() as dc:
-        dc.prec = 80
-        power = (Decimal(s.numerator) / s.denominator).ln() * (Decimal(e.numerator) / e.denominator)
-        return p["mu_min"] * C * Fraction(power.exp())
-
-
-class Reference:
-    """Algorithm 1 itself over exact numbers, fed the true queueing delay q of the latest
-    sample (a real number, not the model's bracket): every ``every`` steps, at the steps with
-    ``t % every == offset``, mu <- mu + a*C if mu < target(q), else mu <- b*mu."""
-
-    def __init__(self, p: dict[str, Any], C: Fraction, mu: Fraction, every: int, offset: int) -> None:
-        self.p, self.C, self.mu, self.every, self.offset = p, C, Fraction(mu), every, offset
-
-    def step(self, t: int, q: Fraction) -> dict[str, Any]:
-        if t % self.every != self.offset:
-            return {"mu": self.mu, "update": False, "move": NONE}
-        if self.mu < true_target(self.p, q, self.C):
-            self.mu += self.p["a"] * self.C
-            return {"mu": self.mu, "update": True, "move": INCREASE}
-        self.mu *= self.p["b"]
-        return {"mu": self.mu, "update": True, "move": DECREASE}
+# ------------------------------------------------------------------ the concrete sender on paths
+def feedback(t: int, R: int, A: list[Fraction], S: list[Fraction], q: Fraction,
+             delay: tuple[int, int | None]) -> Feedback:
+    """What the sender sees at step t of a loss-free run whose latest sample waited q steps
+    (Algorithm 1 reads no per-step record)."""
+    return Feedback(t, R, S[t - R], Fraction(0), False, A[t - 1], R + q, delay, FlowRecord())
 
 
 def simulate(data: Any, p: dict[str, Any], R: int, D: int, steps: int) -> dict[str, list[Any]]:
-    """A concrete run: the reference as the sender (paced at mu), a path that follows the
-    model's rules (token line C*t - W, waste only while the arrivals are below it, service
-    between the two bounds, no loss); the true delay anywhere in the model's bracket."""
+    """A concrete run: the concrete sender (ccac.senders.expdelay) from a drawn rate and timer
+    offset, a path that follows the model's rules (token line C*t - W, waste only while the
+    arrivals are below it, service between the two bounds, no loss); the true delay anywhere
+    in the model's bracket."""
     pick = lambda *xs: data.draw(st.sampled_from(xs))  # noqa: E731
     every = p["every"] or R
-    ref = Reference(p, C, pick(Fraction(1, 10), Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(3)),
-                    every, data.draw(st.integers(0, every - 1)))
+    mu0 = pick(Fraction(1, 10), Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(3))
+    offset = data.draw(st.integers(0, every - 1))
+    sender = ExpDelaySender(SenderStart(R, D, C, Fraction(1, 10), p, {"mu": mu0}), offset)
     A: list[Fraction] = []
     S: list[Fraction] = []
     W: list[Fraction] = []
     rows: list[dict[str, Any]] = []
     for t in range(steps):
         if t < R:  # the run's own history: the sender sends its initial rate
-            row = {"mu": ref.mu, "update": t % every == ref.offset, "move": NONE}
+            row = {"mu": mu0, "update": t % every == offset, "move": NONE}
             cwnd = Fraction(1)
         else:
             lo, hi = delay_range(S, A, t - R)
             top = Fraction(hi) if hi is not None else Fraction(lo + 3)
             q = lo + pick(Fraction(0), Fraction(1, 3), Fraction(1)) * (top - lo)
-            row = ref.step(t, q)
-            cwnd = A[t - 1] + row["mu"] - S[t - R]
+            cwnd = sender.decide(feedback(t, R, A, S, q, (lo, hi))).cwnd
+            row = sender.state()
         A.append((A[-1] if A else pick(Fraction(0), Fraction(1), Fraction(3))) + row["mu"])
         if t == 0:
             W.append(Fraction(0))
@@ -132,9 +112,9 @@ SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[Heal
 
 @SETTINGS
 @given(st.data())
-def test_the_encoding_admits_every_run_of_the_reference(data: Any) -> None:
-    """The superset property, tested: generated paths, the reference on them, a window of the
-    run re-based as its own trace, every variable fixed: the encoding must be sat."""
+def test_the_encoding_admits_every_window_of_a_run_of_the_concrete_sender(data: Any) -> None:
+    """The superset property, tested: generated paths, the concrete sender on them, a window of
+    the run re-based as its own trace, every variable fixed: the encoding must be sat."""
     R = data.draw(st.sampled_from([1, 2]))
     D = data.draw(st.sampled_from([0, 1, 2]))
     T = data.draw(st.integers(R + D + 1, 7))
@@ -146,6 +126,27 @@ def test_the_encoding_admits_every_run_of_the_reference(data: Any) -> None:
     run_ = simulate(data, p, R, D, H + T)
     problem, fixed = fix_window(run_, p, R, D, T, H)
     assert_admits(problem.enc.formulas(), fixed, f"window at {H}, R = {R}, D = {D}, moves {run_['move'][H:]}, p = {p}")
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_the_encoding_admits_every_run_of_the_concrete_sender(seed: int) -> None:
+    """The same on the model's own random paths (tests/fluid_path.py): losses, detections and
+    timeouts, which Algorithm 1 ignores; the sender starts from the run's rate and takes its
+    timer's phase from the run's update flag at step R - 1."""
+    rng = random.Random(seed)
+    R = rng.choice([1, 2])
+    cfg = PathConfig(T=8, R=R, D=rng.choice([0, 1, 2]), buffer=rng.choice([None, Fraction(1, 2), Fraction(2)]),
+                     eta=rng.choice([Fraction(0), Fraction(1, 10)]))
+    p = params(s=rng.choice([2, 3, Fraction(3, 2)]), jitter=rng.choice([1, 2, Fraction(1, 2)]),
+               qmax=rng.choice([2, 5, Fraction(7, 2)]), a=rng.choice([Fraction(1, 8), Fraction(1, 2)]),
+               b=rng.choice([Fraction(1, 2), Fraction(7, 8)]), cap=rng.random() < 0.5, every=rng.choice([None, 1, 2]))
+    mu, fired = rng.choice([Fraction(1, 10), Fraction(1, 2), Fraction(1), Fraction(3)]), rng.random() < 0.5
+    run_ = simulate_path(cfg, EXPDELAY.concrete, p, rng, {"mu": mu, "update": fired}, paced=True, history_rate=mu)
+    admits({"name": "expdelay", **{k: v for k, v in p.items() if v is not None}}, run_,
+           fix_state=("mu", "update", "move"))
+    every = p["every"] or R
+    first = next(t for t in range(R, cfg.T) if run_.state[t]["update"])
+    assert first == (R - 1 + every if fired and every > 1 else R)
 
 
 # ------------------------------------------------------------------ the exponential's enclosure
@@ -272,12 +273,15 @@ def test_periodic_needs_the_timer_to_repeat() -> None:
 
 def test_the_aimd_step_overshoots_s_with_exact_delays() -> None:
     """The finding of queries/expdelay_two_flow_sfair.toml without the model: two flows of the
-    reference with exact delays one design jitter apart (flow 1's box adds D = 1 step) disagree
-    while their rates are within s of each other, and one AIMD step takes them past s."""
+    concrete sender with exact delays one design jitter apart (flow 1's box adds D = 1 step)
+    disagree while their rates are within s of each other, and one AIMD step takes them past s."""
     p = params()  # s = 2, jitter = 1, qmax = 5, mu_min = 1/8: target(2) = C, target(3) = C/2
-    fast = Reference(p, C, Fraction(99, 100), 1, 0)
-    slow = Reference(p, C, Fraction(1, 2), 1, 0)
+    fast = ExpDelaySender(SenderStart(1, 0, C, Fraction(1, 10), p, {"mu": Fraction(99, 100)}))
+    slow = ExpDelaySender(SenderStart(1, 1, C, Fraction(1, 10), p, {"mu": Fraction(1, 2)}))
     assert fast.mu <= p["s"] * slow.mu
-    assert fast.step(0, Fraction(2))["move"] == INCREASE  # 0.99 C < target(2) = C
-    assert slow.step(0, Fraction(3))["move"] == DECREASE  # C/2 >= target(3) = C/2
+    path = [Fraction(0)]
+    fast.decide(feedback(1, 1, path, path, Fraction(2), (2, 2)))
+    slow.decide(feedback(1, 1, path, path, Fraction(3), (3, 3)))
+    assert fast.state()["move"] == INCREASE  # 0.99 C < target(2) = C
+    assert slow.state()["move"] == DECREASE  # C/2 >= target(3) = C/2
     assert fast.mu > p["s"] * slow.mu  # 1.115 C vs 0.4375 C: a factor 2.55

@@ -106,7 +106,7 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         sys.exit(EXIT_INVALID_TRACE)
     if do_replay and result.trace is not None:
         click.echo("")
-        run_and_report(q, result.trace, None, 3, replay_plot, None, quiet)
+        run_and_report(q, result.trace, None, 3, None, replay_plot, None, quiet)
     if result.answer == "unknown":
         sys.exit(EXIT_UNKNOWN)
     if q.expect is not None:

@@ -21,8 +21,8 @@ the link rate is C/packet packets per step.
 
 ``csv`` writes ``schedule.csv`` (one row per delivery opportunity: step and millisecond) and
 ``packets.csv`` (the trace's own decisions replayed packet by packet on that path: each
-packet's flow, number, the steps it was sent, served and ACKed, and whether it was dropped),
-for ns-3 or other simulators.
+packet's flow, number, the milliseconds it was sent, served and ACKed, and whether it was
+dropped), for ns-3 or other simulators.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from math import ceil, floor
 from pathlib import Path
 
 from ccac.errors import CcacError
-from ccac.packet_path import History, PacketPath, run_packets
+from ccac.packet_path import PacketPath, TraceFlow, run_packets
 from ccac.sender import Scripted
 from ccac.trace import Trace
 
@@ -117,19 +117,14 @@ def csv_schedule(trace: Trace, out: Path, step_ms: int, packet: Fraction | None 
         for ms in spread(path.opportunities, step_ms):
             writer.writerow([k, max(ceil(Fraction(ms, step_ms)), 0), ms])
             k += 1
-    senders, histories = [], []
-    for n in range(trace.flows):
-        R = trace.network.path(n).R
-        rate = trace.flow("rate", n)
-        senders.append(Scripted(trace.flow("cwnd", n), rate))
-        histories.append(History(trace.flow("A_f", n)[:R], trace.flow("Ld_f", n), trace.flow("cwnd", n)[:R],
-                                 (rate or [None] * R)[:R]))
+    senders = [Scripted(trace.flow("cwnd", n), trace.flow("rate", n)) for n in range(trace.flows)]
+    histories = [TraceFlow.of(trace, n) for n in range(trace.flows)]
     run = run_packets(path, senders, histories)
     packets = out / "packets.csv"
     with open(packets, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["flow", "packet", "sent_step", "served_step", "ack_step", "dropped"])
+        writer.writerow(["flow", "packet", "sent_ms", "served_ms", "ack_ms", "dropped"])
+        ms = lambda x: "" if x is None else f"{float(x * step_ms):g}"  # noqa: E731
         for p in run.packets:
-            writer.writerow([p.flow, p.seq, p.sent, "" if p.served is None else p.served,
-                             "" if p.ack is None else p.ack, p.dropped or ""])
+            writer.writerow([p.flow, p.seq, ms(p.born), ms(p.served_at), ms(p.ack), p.dropped or ""])
     return [schedule, packets]

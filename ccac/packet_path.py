@@ -24,7 +24,10 @@ latest the model allows), the sender decides (:mod:`ccac.sender`), its transport
 packets (never more than the window allows, except one packet when nothing is in flight, and
 within a pacing credit of at most one packet beyond the rate), the queue drops what the buffer
 cannot hold, and the bottleneck serves its opportunities in FIFO order. Queueing delays are
-whole steps: a packet arriving and served at step t waited 0 steps.
+exact: step t's opportunities fall evenly in (t-1, t] (as the Mahimahi export places them), a
+packet sent at step t is sent at time t, and its RTT sample is the time from its sending to
+its ACK; the queue a trace starts with is dated as if it had built up at the link rate before
+step 0 (:func:`_date_first_queue`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from fractions import Fraction
 from math import floor
 
 from ccac.errors import CcacError
-from ccac.sender import ConcreteSender, Feedback, FlowRecord
+from ccac.sender import ConcreteSender, Decision, Feedback, FlowRecord
 from ccac.trace import Trace, delay_range
 from ccac.validate import observed_service
 
@@ -46,9 +49,11 @@ MAX_PACKETS = 200_000  # packets a replay may send in all (bounded work for any 
 class Packet:
     flow: int
     seq: int                 # the flow's packet number, from 0
-    sent: int                # step it reached the bottleneck
-    served: int | None = None
-    ack: int | None = None   # step its ACK reached the sender
+    sent: int                # step it reached the bottleneck (0 for the queue the trace starts with)
+    born: Fraction = Fraction(0)  # when it was sent: ``sent``, or earlier for that first queue
+    served: int | None = None     # the step whose opportunities served it
+    served_at: Fraction | None = None  # the time it was served, in (served - 1, served]
+    ack: Fraction | None = None   # the time its ACK reached the sender
     dropped: str | None = None  # "buffer" or "link" (non-congestive)
 
 
@@ -125,22 +130,32 @@ class PacketRun:
 
 
 @dataclass
-class History:
-    """What flow n did before its sender took over (the trace's own steps t < R_n): its
-    cumulative arrivals and its windows and rates there. ``Ld`` is the trace's detected-loss
-    curve at every step: below 0 while bytes lost before step 0 are undetected, and those
-    losses (the trace's unknown past) are detected when the trace detected them."""
+class TraceFlow:
+    """Flow n of the trace being replayed: its arrivals, detected losses, windows and rates.
+
+    Before step R the flow sends what the trace sent (its unknown past). From step R to
+    ``takeover`` (a warm-up) its concrete sender sees its feedback and decides, but the trace's
+    window and rate are applied, and the sender adopts them (:meth:`ConcreteSender.adopt`);
+    from ``takeover`` on the sender's own decisions apply. ``Ld`` is below 0 while bytes lost
+    before step 0 are undetected: those losses (the trace's unknown past) are detected when the
+    trace detected them."""
 
     A: list[Fraction]
     Ld: list[Fraction]
     cwnd: list[Fraction]
-    rate: list[Fraction | None]
+    rate: list[Fraction] | None
+    takeover: int
+
+    @classmethod
+    def of(cls, trace: Trace, n: int, takeover: int = 0) -> TraceFlow:
+        return cls(trace.flow("A_f", n), trace.flow("Ld_f", n), trace.flow("cwnd", n), trace.flow("rate", n),
+                   max(takeover, trace.network.path(n).R))
 
 
 class _Transport:
     """One flow's sending side: its packets, pacing credit, ACK and loss bookkeeping."""
 
-    def __init__(self, n: int, path: PacketPath, sender: ConcreteSender, history: History) -> None:
+    def __init__(self, n: int, path: PacketPath, sender: ConcreteSender, history: TraceFlow) -> None:
         self.n, self.path, self.sender, self.history = n, path, sender, history
         self.info = path.flows[n]
         self.packets: list[Packet] = []
@@ -168,7 +183,7 @@ class _Transport:
             self.seen += 1
             self.unacked_by_step[pkt.sent] -= 1
             if self.unacked_by_step[pkt.sent] == 0:
-                self.record.rtt[pkt.sent] = Fraction(t - pkt.sent)
+                self.record.rtt[pkt.sent] = pkt.ack - pkt.born
         if t < R:
             run.Ld.append(self.history.Ld[t])
             run.timeout.append(False)
@@ -186,7 +201,7 @@ class _Transport:
             run.Ld.append(max([run.Ld[t - 1], min(self.history.Ld[t], Fraction(0))] + found))
         run.timeout.append(fire)
         newest = self.delivered[self.seen - 1] if self.seen else None
-        rtt = None if newest is None else Fraction(newest.ack - newest.sent)
+        rtt = None if newest is None else Fraction(newest.ack - newest.born)
         u = t - R
         if self.info.box:
             delay = delay_range(run.So[:u + 1], [self.admitted(s) for s in range(u + 1)], u)
@@ -197,12 +212,16 @@ class _Transport:
     def send(self, t: int, fb: Feedback | None) -> int:
         """How many packets the flow sends at step t (its decision recorded)."""
         run, p = self.run, self.path.packet
+        traced = Decision(self.history.cwnd[t], self.history.rate[t] if self.history.rate else None)
         if fb is None:  # history: the trace's own arrivals, in whole packets
-            run.cwnd.append(self.history.cwnd[t])
-            run.rate.append(self.history.rate[t])
+            run.cwnd.append(traced.cwnd)
+            run.rate.append(traced.rate)
             run.state.append({})
             return max(floor(self.history.A[t] / p) - len(self.packets), 0)
         decision = self.sender.decide(fb)
+        if t < self.history.takeover:
+            self.sender.adopt(traced)
+            decision = traced
         run.cwnd.append(decision.cwnd)
         run.rate.append(decision.rate)
         run.state.append(dict(self.sender.state()))
@@ -235,7 +254,32 @@ class _Transport:
         self.unacked_by_step[t] = len(sent_now) - len(dropped)
 
 
-def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list[History]) -> PacketRun:
+def _date_first_queue(queue: list[Packet], path: PacketPath) -> None:
+    """The queue a trace starts with was sent before step 0, at times the trace leaves open
+    (its delay readings there are unbounded above). Read it as a standing queue that built up
+    at the link rate: the packet k places from the tail was sent k*packet/C steps before step 0,
+    so the first RTT samples see the delay that queue implies."""
+    for k, pkt in enumerate(reversed(queue)):
+        pkt.born = -k * path.packet / path.C
+
+
+def _serve(queue: deque[Packet], flows: list[_Transport], t: int, count: int, per_step: int, done: int = 0) -> None:
+    """Use ``count`` of step t's ``per_step`` delivery opportunities (``done`` are used):
+    opportunity k is at time t - 1 + (k+1)/per_step; one no packet waits for is lost. A
+    packet's ACK reaches its sender R steps after it was served, plus what its flow's box held
+    at step t, never before an earlier packet's."""
+    for k in range(done, done + count):
+        if not queue:
+            return
+        pkt = queue.popleft()
+        f = flows[pkt.flow]
+        pkt.served, pkt.served_at = t, t - 1 + Fraction(k + 1, per_step)
+        last = f.delivered[-1].ack if f.delivered else Fraction(0)
+        pkt.ack = max(pkt.served_at + f.info.box_lag[t] + f.info.R, last)
+        f.delivered.append(pkt)
+
+
+def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list[TraceFlow]) -> PacketRun:
     """Play ``senders`` (one per flow) over ``path`` for its T steps (see the module doc)."""
     flows = [_Transport(n, path, s, h) for n, (s, h) in enumerate(zip(senders, histories))]
     queue: deque[Packet] = deque()
@@ -243,6 +287,10 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
     admitted = Fraction(0)
     shared: tuple[list[Fraction], list[Fraction]] = ([], [])
     for t in range(path.T):
+        # Opportunities of step t fall evenly in (t-1, t]; all but the last come before the
+        # senders act at t (a packet sent at t can be served at t itself, by the last one).
+        early = max(path.opportunities[t] - 1, 0)
+        _serve(queue, flows, t, early, path.opportunities[t])
         counts = [f.send(t, f.learn(t, shared)) for f in flows]
         if sum(counts) + len(packets) > MAX_PACKETS:
             raise CcacError(f"the replay would send more than {MAX_PACKETS} packets of {path.packet} "
@@ -251,7 +299,7 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
             for f, count in zip(flows, counts):
                 if k >= count:
                     continue
-                pkt = Packet(f.n, len(f.packets), t)
+                pkt = Packet(f.n, len(f.packets), t, Fraction(t))
                 f.packets.append(pkt)
                 packets.append(pkt)
                 if f.link_drops < f.info.noncongestive[t]:
@@ -262,13 +310,9 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
                 else:
                     admitted += path.packet
                     queue.append(pkt)
-        for _ in range(min(path.opportunities[t], len(queue))):
-            pkt = queue.popleft()
-            f = flows[pkt.flow]
-            pkt.served = t
-            last = f.delivered[-1].ack if f.delivered else 0
-            pkt.ack = max(t + f.info.box_lag[t] + f.info.R, last)
-            f.delivered.append(pkt)
+        if t == 0:
+            _date_first_queue(list(queue), path)
+        _serve(queue, flows, t, path.opportunities[t] - early, path.opportunities[t], early)
         for f in flows:
             f.close_step(t)
         shared[0].append(sum((f.run.S[t] for f in flows), Fraction(0)))

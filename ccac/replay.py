@@ -6,11 +6,14 @@ path for packets (:class:`ccac.packet_path.PacketPath`), runs each flow's concre
 trace's own decisions), and reads the packet run with the query's own vocabulary, so the
 query's ``find`` condition (and its assumptions) can be evaluated on it exactly.
 
-Each flow's sender takes over at its step R with the state the trace had at step R - 1 (its
+Each flow's sender starts at its step R with the state the trace had at step R - 1 (its
 window, rate and declared state variables); before that the flow sends what the trace sent.
 A periodic trace claims a run that repeats forever, so it is replayed over ``periods``
 repetitions and its conditions are read on the last one (re-based, as a window of a longer
-run: :mod:`ccac.window`), after the concrete senders had the earlier periods to settle.
+run: :mod:`ccac.window`). Its first period is a warm-up: the senders see their feedback and
+decide, but the trace's windows and rates apply (and the senders adopt them), so that when
+their own decisions take over they have the RTT samples, filters and clocks of a run already
+in the trace's steady state, which the trace's first steps leave to the unknown past.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 from ccac.errors import CcacError
 from ccac.expr import Series, Symbols, compile_condition
-from ccac.packet_path import History, PacketPath, PacketRun, run_packets
+from ccac.packet_path import PacketPath, PacketRun, TraceFlow, run_packets
 from ccac.query import Query, parse_resolved
 from ccac.sender import ConcreteSender, Scripted, SenderStart
 from ccac.trace import Trace
@@ -83,23 +86,27 @@ def load_result(path: str | Path) -> tuple[Query, Trace]:
     return query, trace
 
 
-def replay(query: Query, trace: Trace, packet: Fraction | None = None, periods: int = 3) -> Replay:
-    """Run the concrete senders over the packet path of ``trace`` (see the module doc)."""
+def replay(query: Query, trace: Trace, packet: Fraction | None = None, periods: int = 3,
+           warmup: int | None = None) -> Replay:
+    """Run the concrete senders over the packet path of ``trace`` (see the module doc).
+    ``warmup``: steps during which the senders learn but the trace's decisions apply (default:
+    one period of a periodic trace, none otherwise)."""
     if not 1 <= periods <= MAX_PERIODS:
         raise CcacError(f"periods must be 1 .. {MAX_PERIODS}, got {periods}", "--periods")
     base = trace
     if trace.periodic:
         trace = replace(unrolled(query, trace, periods), periodic=False)
+    if warmup is None:
+        warmup = base.T - 1 if base.periodic and periods > 1 else 0
+    if not 0 <= warmup < trace.T:
+        raise CcacError(f"the warm-up must be 0 .. {trace.T - 1} steps, got {warmup}", "--warmup")
     path = PacketPath.from_trace(trace, packet)
-    senders, histories, names = [], [], []
-    for n, flow in enumerate(query.flows):
+    senders, names = [], []
+    for n in range(trace.flows):
         sender, name = _sender(query, trace, n)
         senders.append(sender)
         names.append(name)
-        R = trace.network.path(n).R
-        histories.append(History(trace.flow("A_f", n)[:R], trace.flow("Ld_f", n), trace.flow("cwnd", n)[:R],
-                                 (trace.flow("rate", n) or [None] * R)[:R]))
-    run = run_packets(path, senders, histories)
+    run = run_packets(path, senders, [TraceFlow.of(trace, n, warmup) for n in range(trace.flows)])
     concrete = _as_trace(query, trace, run)
     first = (periods - 1) * (base.T - 1) if base.periodic else 0
     window = _window(query, concrete, first, base.T) if base.periodic else concrete

@@ -1,6 +1,6 @@
 """``ccac replay``: a counterexample replayed by the concrete senders on its packet path.
 
-    ccac replay RESULT.json [--packet BYTES] [--periods K] [--plot FILE] [--json OUT] [-q]
+    ccac replay RESULT.json [--packet BYTES] [--periods K] [--warmup STEPS] [--plot FILE] [--json OUT] [-q]
 
 RESULT.json is what ``ccac query ... --json`` writes for a sat answer; ``ccac query ...
 --replay`` does the same without the file. The output puts the two runs side by side (the
@@ -34,28 +34,31 @@ from ccac.trace import Trace
               help="Packet size in the trace's byte units (default: the trace's MSS alpha).")
 @click.option("--periods", type=int, default=3, show_default=True,
               help="How many times a periodic trace is repeated; its conditions are read on the last.")
+@click.option("--warmup", type=int, default=None, metavar="STEPS",
+              help="Steps in which the senders learn but the trace's decisions apply "
+                   "(default: one period of a periodic trace, else 0).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Draw the trace and the packet run on one figure (.png, .svg or .pdf).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the packet run (and the comparison) as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary and the verdict.")
-def replay_cmd(result_file: str, packet: str | None, periods: int, plot_path: str | None,
-               json_path: str | None, quiet: bool) -> None:
+def replay_cmd(result_file: str, packet: str | None, periods: int, warmup: int | None,
+               plot_path: str | None, json_path: str | None, quiet: bool) -> None:
     """Replay the counterexample in RESULT_FILE (written by `ccac query ... --json`) with the
     CCAs' concrete algorithms on the packet-level path it describes."""
     query, trace = load_result(result_file)
-    run_and_report(query, trace, packet, periods, plot_path, json_path, quiet)
+    run_and_report(query, trace, packet, periods, warmup, plot_path, json_path, quiet)
 
 
-def run_and_report(query: Any, trace: Trace, packet: str | None, periods: int, plot_path: str | None,
-                   json_path: str | None, quiet: bool) -> None:
+def run_and_report(query: Any, trace: Trace, packet: str | None, periods: int, warmup: int | None,
+                   plot_path: str | None, json_path: str | None, quiet: bool) -> None:
     """Replay, print the comparison, write the plot and JSON, and exit with the verdict."""
     if plot_path is not None:
         from ccac.plot import check_format
 
         check_format(plot_path)
     size = to_fraction(packet, "--packet") if packet is not None else None
-    result = replay(query, trace, size, periods)
+    result = replay(query, trace, size, periods, warmup)
     click.echo(summary(result))
     if not quiet:
         click.echo(side_by_side(result))
@@ -141,7 +144,8 @@ def to_json(result: Replay) -> dict[str, Any]:
         "readings": {side: {k: str(v) for k, v in readings(tr, first, last).items()}
                      for side, tr in (("trace", result.trace), ("replay", result.concrete))},
         "replay": result.concrete.to_json(),
-        "packets": [vars(p) for p in result.run.packets],
+        "packets": [{k: str(v) if isinstance(v, Fraction) else v for k, v in vars(p).items()}
+                    for p in result.run.packets],
     }
 
 

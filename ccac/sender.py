@@ -115,6 +115,12 @@ class ConcreteSender(ABC):
     def decide(self, fb: Feedback) -> Decision:
         """The window (and pacing rate) for step ``fb.t``, updating the sender's state."""
 
+    def adopt(self, decision: Decision) -> None:
+        """The transport applied ``decision`` instead of this sender's own (a replay's warm-up
+        follows the trace's decisions while the sender learns): make it the sender's own, so
+        that its next decision starts from it. Senders whose decisions follow from their
+        measurements alone (no window or rate carried from step to step) need nothing."""
+
     def state(self) -> dict[str, Any]:
         """The sender's state after its last decision, named as its CCA's declared state
         variables where it has them (for tables and plots; empty if it reports none)."""

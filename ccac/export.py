@@ -126,5 +126,5 @@ def csv_schedule(trace: Trace, out: Path, step_ms: int, packet: Fraction | None 
         writer.writerow(["flow", "packet", "sent_ms", "served_ms", "ack_ms", "dropped"])
         ms = lambda x: "" if x is None else f"{float(x * step_ms):g}"  # noqa: E731
         for p in run.packets:
-            writer.writerow([p.flow, p.seq, ms(p.born), ms(p.served_at), ms(p.ack), p.dropped or ""])
+            writer.writerow([p.flow, p.seq, ms(p.born), ms(p.served), ms(p.ack), p.dropped or ""])
     return [schedule, packets]

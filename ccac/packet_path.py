@@ -24,10 +24,11 @@ latest the model allows), the sender decides (:mod:`ccac.sender`), its transport
 packets (never more than the window allows, except one packet when nothing is in flight, and
 within a pacing credit of at most one packet beyond the rate), the queue drops what the buffer
 cannot hold, and the bottleneck serves its opportunities in FIFO order. Queueing delays are
-exact: step t's opportunities fall evenly in (t-1, t] (as the Mahimahi export places them), a
-packet sent at step t is sent at time t, and its RTT sample is the time from its sending to
-its ACK; the queue a trace starts with is dated as if it had built up at the link rate before
-step 0 (:func:`_date_first_queue`).
+in whole steps, as the model samples them: at step t the senders send, then the bottleneck
+uses step t's opportunities, so a packet sent and served at step t waited 0 steps (the model's
+S[t] may include the bytes that arrived at t). An RTT sample is the steps from a packet's
+sending to its ACK; the queue a trace starts with is dated as if it had built up at the link
+rate before step 0 (:func:`_date_first_queue`), so its samples can be fractions of a step.
 """
 
 from __future__ import annotations
@@ -51,9 +52,8 @@ class Packet:
     seq: int                 # the flow's packet number, from 0
     sent: int                # step it reached the bottleneck (0 for the queue the trace starts with)
     born: Fraction = Fraction(0)  # when it was sent: ``sent``, or earlier for that first queue
-    served: int | None = None     # the step whose opportunities served it
-    served_at: Fraction | None = None  # the time it was served, in (served - 1, served]
-    ack: Fraction | None = None   # the time its ACK reached the sender
+    served: int | None = None     # the step it was served
+    ack: int | None = None        # the step its ACK reached the sender
     dropped: str | None = None  # "buffer" or "link" (non-congestive)
 
 
@@ -263,19 +263,16 @@ def _date_first_queue(queue: list[Packet], path: PacketPath) -> None:
         pkt.born = -k * path.packet / path.C
 
 
-def _serve(queue: deque[Packet], flows: list[_Transport], t: int, count: int, per_step: int, done: int = 0) -> None:
-    """Use ``count`` of step t's ``per_step`` delivery opportunities (``done`` are used):
-    opportunity k is at time t - 1 + (k+1)/per_step; one no packet waits for is lost. A
+def _serve(queue: deque[Packet], flows: list[_Transport], t: int, count: int) -> None:
+    """Use step t's ``count`` delivery opportunities (one no packet waits for is lost). A
     packet's ACK reaches its sender R steps after it was served, plus what its flow's box held
     at step t, never before an earlier packet's."""
-    for k in range(done, done + count):
-        if not queue:
-            return
+    for _ in range(min(count, len(queue))):
         pkt = queue.popleft()
         f = flows[pkt.flow]
-        pkt.served, pkt.served_at = t, t - 1 + Fraction(k + 1, per_step)
-        last = f.delivered[-1].ack if f.delivered else Fraction(0)
-        pkt.ack = max(pkt.served_at + f.info.box_lag[t] + f.info.R, last)
+        pkt.served = t
+        last = f.delivered[-1].ack if f.delivered else 0
+        pkt.ack = max(t + f.info.box_lag[t] + f.info.R, last)
         f.delivered.append(pkt)
 
 
@@ -287,10 +284,6 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
     admitted = Fraction(0)
     shared: tuple[list[Fraction], list[Fraction]] = ([], [])
     for t in range(path.T):
-        # Opportunities of step t fall evenly in (t-1, t]; all but the last come before the
-        # senders act at t (a packet sent at t can be served at t itself, by the last one).
-        early = max(path.opportunities[t] - 1, 0)
-        _serve(queue, flows, t, early, path.opportunities[t])
         counts = [f.send(t, f.learn(t, shared)) for f in flows]
         if sum(counts) + len(packets) > MAX_PACKETS:
             raise CcacError(f"the replay would send more than {MAX_PACKETS} packets of {path.packet} "
@@ -312,7 +305,7 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
                     queue.append(pkt)
         if t == 0:
             _date_first_queue(list(queue), path)
-        _serve(queue, flows, t, path.opportunities[t] - early, path.opportunities[t], early)
+        _serve(queue, flows, t, path.opportunities[t])
         for f in flows:
             f.close_step(t)
         shared[0].append(sum((f.run.S[t] for f in flows), Fraction(0)))

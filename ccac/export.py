@@ -77,7 +77,8 @@ def mahimahi(trace: Trace, out: Path, step_ms: int, packet: Fraction | None = No
     downlink.write_text("1\n" * ACK_OPPORTUNITIES_PER_MS)
     net = trace.network
     held = max((path.token_line[t] - trace.total("S")[t] for t in range(trace.T)), default=Fraction(0))
-    queue = None if path.buffer is None else floor((path.buffer + held) / path.packet) * MTU
+    buffer = trace.constant("buffer")
+    queue = None if buffer is None else floor((buffer + held) / path.packet) * MTU
     rtt_ms = net.R * step_ms
     settings = {
         "step_ms": step_ms, "mtu": MTU, "packet_trace_bytes": str(path.packet),

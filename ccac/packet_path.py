@@ -10,7 +10,9 @@ into a path for packets of ``packet`` bytes (the trace's MSS alpha by default):
   included. An opportunity no packet is waiting for is lost, as on a trace-driven link
   (Mahimahi's mm-link): the path is the trace's, whatever the senders do.
 * **Buffer.** A packet arriving at step t is dropped if the bytes admitted to the queue would
-  pass the trace's token line plus the buffer (the model's loss-forced threshold, thesis 4.2).
+  pass the trace's token line plus the buffer (the model's loss-forced threshold, thesis 4.2);
+  at a step where the trace lost bytes, if they would pass what the trace admitted then (the
+  trace chose how that step's arrivals and tokens interleaved).
 * **Non-congestive loss.** Flow n's packets are dropped on arrival while its non-congestive
   drops are behind the trace's ``Lnc_f[n]`` (in whole packets).
 * **Feedback.** The ACK of a packet served at step s reaches its sender R_n steps later, plus
@@ -74,7 +76,7 @@ class PacketPath:
     packet: Fraction
     opportunities: list[int]          # delivery opportunities at each step
     token_line: list[Fraction]        # C*t - W[t]
-    buffer: Fraction | None           # bytes; None = infinite
+    drop_line: list[Fraction] | None  # by step: admitted bytes beyond it are dropped; None = never
     dupacks: Fraction                 # bytes
     rto: int
     flows: list[FlowPathInfo]
@@ -102,8 +104,28 @@ class PacketPath:
             Lnc = trace.flow("Lnc_f", n)
             nc = [floor(x / p) for x in Lnc] if Lnc is not None else [0] * T
             flows.append(FlowPathInfo(net.path(n).R, D_n > 0, lag, nc))
-        return cls(T, net.C, p, ops, [net.C * t - W[t] for t in range(T)], trace.constant("buffer"),
-                   Fraction(trace.constant("dupacks")), net.rto, flows)
+        tokens = [net.C * t - W[t] for t in range(T)]
+        return cls(T, net.C, p, ops, tokens, _drop_line(trace, tokens), Fraction(trace.constant("dupacks")),
+                   net.rto, flows)
+
+
+def _drop_line(trace: Trace, tokens: list[Fraction]) -> list[Fraction] | None:
+    """Where the buffer overflows at each step (None: an infinite buffer). The model lets the
+    bottleneck queue pass the loss-forced threshold never, and drops bytes only once it passed
+    the loss-allowed one at some instant of the step (thesis 4.2): how much a step loses
+    depends on how its arrivals and tokens interleave, which the trace chose. So at a step
+    where the trace lost bytes congestively, the queue holds exactly what the trace admitted
+    (its own arrivals would lose what it lost); at other steps it holds up to the loss-forced
+    threshold, the token line plus the buffer."""
+    buffer = trace.constant("buffer")
+    if buffer is None:
+        return None
+    net = trace.network
+    noncongestive = [trace.flow("Lnc_f", n) for n in range(net.flows)] if net.lossy else None
+    A, L = trace.total("A"), trace.total("L")
+    congestive = [L[t] - (sum(row[t] for row in noncongestive) if noncongestive else 0) for t in range(trace.T)]
+    return [A[t] - L[t] if t and congestive[t] > congestive[t - 1] else tokens[t] + buffer
+            for t in range(trace.T)]
 
 
 @dataclass
@@ -298,7 +320,7 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
                 if f.link_drops < f.info.noncongestive[t]:
                     pkt.dropped = "link"
                     f.link_drops += 1
-                elif path.buffer is not None and admitted + path.packet > path.token_line[t] + path.buffer:
+                elif path.drop_line is not None and admitted + path.packet > path.drop_line[t]:
                     pkt.dropped = "buffer"
                 else:
                     admitted += path.packet

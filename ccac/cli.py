@@ -21,7 +21,7 @@ from ccac.bound import bound
 from ccac.export_command import export_cmd
 from ccac.prove_command import prove
 from ccac.replay_command import replay_cmd, run_and_report
-from ccac.sweep import sweep
+from ccac.sweep_command import sweep
 from ccac.errors import CcacError
 
 from ccac.presentation import (EXIT_BAD_INPUT, EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line,

@@ -72,7 +72,8 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     Exit code 0 only if every check is proved; 1 if any is refuted or vacuous, 3 if any is
     unknown (timeout), 4 if a trace failed independent validation."""
     from ccac.backends import backend
-    from ccac.proof import check_proof, load_proof, parse_proof, proof_text
+    from ccac.proof import check_proof
+    from ccac.proof_file import load_proof, parse_proof, proof_text
 
     limits.check_seconds(timeout)
     backend(solver)

@@ -7,8 +7,8 @@ predicates over the network and the CCA's declared state at step t) can close it
 :func:`strengthen` takes the proof's region and a list of candidates and runs the classic
 fixpoint (Houdini):
 
-1. check closure (``ccac.proof.check_closure``, with the proof's k) of the region plus every
-   candidate still kept;
+1. check closure (``ccac.steady_state.check_closure``, with the proof's k) of the region plus
+   every candidate still kept;
 2. if it is refuted, the counterexample is a validated trace that starts with the region and
    every kept candidate holding, so every kept candidate false at a later step of it is false
    in *any* closed subset that contains it (the same trace refutes that subset): drop them all
@@ -40,9 +40,11 @@ from typing import Any, Callable
 
 from ccac.errors import CcacError
 from ccac.expr import compile_condition
+from ccac.obligation import Check
 from ccac.problem import build
-from ccac.proof import Check, Proof, check_closure, steady_query
+from ccac.proof_file import Proof, steady_query
 from ccac.solve import solve
+from ccac.steady_state import check_closure
 
 AXIS_CURVES = {"S": ("S_f[{n}][t]", "S_f[{n}][t-R]"), "L": ("L_f[{n}][t]", "Ld_f[{n}][t]"), "A": ("A_f[{n}][t]",)}
 

@@ -15,7 +15,7 @@ other end of the bracket it was refuted, with a validated counterexample. That n
 them also holds assumes the verdict is monotone in the constant, which a region bound need not
 be (a larger bound is a weaker assumption *and* a harder goal); bisection does not check it.
 :meth:`Tightening.data_at` gives the proof at the tightened value, which
-:func:`ccac.proof.proof_text` writes as a file ``ccac prove`` checks on its own.
+:func:`ccac.proof_file.proof_text` writes as a file ``ccac prove`` checks on its own.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from ccac.backends import backend
 from ccac.bisection import Search, bisect, search_range
 from ccac.errors import CcacError
 from ccac.limits import check_seconds
-from ccac.proof import Proof, ProofReport, check_proof, parse_proof
+from ccac.proof import ProofReport, check_proof
+from ccac.proof_file import Proof, parse_proof
 
 DIRECTIONS = ("min", "max")
 

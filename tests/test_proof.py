@@ -10,7 +10,8 @@ import pytest
 from ccac.backends import solve_z3
 from ccac.errors import CcacError
 from ccac.problem import build
-from ccac.proof import bundled_proofs, check_proof, load_proof, parse_proof
+from ccac.proof import check_proof
+from ccac.proof_file import bundled_proofs, load_proof, parse_proof
 from ccac.query import parse_query
 from ccac.window import window_is_trace
 

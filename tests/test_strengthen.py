@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from ccac.errors import CcacError
-from ccac.proof import check_closure, check_proof, load_proof, parse_proof
+from ccac.proof import check_proof
+from ccac.proof_file import load_proof, parse_proof
+from ccac.steady_state import check_closure
 from ccac.strengthen import propose, strengthen
 from ccac.tighten import tighten
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ccac.store import Store, reusable
-from ccac.sweep import parse_grid
+from ccac.grid import parse_grid
 
 # sat exactly when slack = 0: the link's full capacity is reachable, never more
 SLACK = """

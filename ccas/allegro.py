@@ -94,7 +94,7 @@ import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import z3
 
@@ -102,7 +102,11 @@ from ccac.cca import CCA, FlowContext, FlowValues, StateVar
 from ccac.encoding import num
 from ccac.errors import CcacError
 from ccac.params import POSITIVE, Param
+from ccac.sender import ConcreteSender, SenderStart
 from ccac.ccas.pcc import _round, scale_params
+
+if TYPE_CHECKING:
+    from ccac.senders.pcc import Choose
 
 START, DECIDE, ADJUST = 0, 1, 2
 WAIT = 4          # the phase while waiting for the fate of the experiment's last MI
@@ -568,6 +572,18 @@ class Allegro(CCA):
                 out.append(f"rate adjusting: utility {u} vs previous {up_} (n = {n0}) does not give rate "
                            f"{base[t]} in mode {mode[t]} (from {r})")
         return out
+
+    def concrete(self, start: SenderStart, choose: Choose | None = None) -> ConcreteSender:
+        """The algorithm itself (``senders/allegro.py``); ``choose`` takes its open choices."""
+        from ccac.senders.allegro import AllegroConfig, AllegroSender
+
+        p, F = start.params, Fraction
+        m_lo, m_hi = mi_range(p, start.R)
+        cfg = AllegroConfig(
+            m_lo=m_lo, m_hi=m_hi, timeout_steps=int(p["mi_timeout"]) * start.R, alpha=F(p["alpha"]),
+            loss_cap=F(p["loss_cap"]), eps_min=F(p["eps_min"]), eps_max=F(p["eps_max"]),
+            link_mbps=F(p["link_mbps"]), adjust_cap=int(p["adjust_cap"]))
+        return AllegroSender(cfg, start, choose)
 
 
 ALGORITHM = Allegro()

@@ -48,11 +48,15 @@ such windows), slow start, and Vivace's double check (replaced by the majority r
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccac.cca import CCA, FlowContext, FlowValues
 from ccac.params import Param
-from ccac.ccas.pcc import GradientPCC, Variant, gradient_params
+from ccac.sender import ConcreteSender, SenderStart
+from ccac.ccas.pcc import GradientPCC, Variant, gradient_params, mi_steps
+
+if TYPE_CHECKING:
+    from ccac.senders.pcc import Choose
 
 PAIRS = 3  # section 5: "try each pair of sending rates three times", majority decision
 MODES = {
@@ -102,3 +106,19 @@ class Proteus(GradientPCC, CCA):
 
     def check(self, f: FlowValues) -> list[str]:
         return self.check_gradient(f)
+
+    def concrete(self, start: SenderStart, choose: Choose | None = None) -> ConcreteSender:
+        """The algorithm itself (``senders/pcc.py``); ``choose`` takes its open choices."""
+        from ccac.senders.pcc import GradientConfig, GradientSender
+
+        p, F = start.params, Fraction
+        deviation = self.mode in ("S", "H")
+        cfg = GradientConfig(
+            M=mi_steps(p, start.R), timeout_steps=int(p["mi_timeout"]) * start.R, pairs=PAIRS, t=F(p["t"]),
+            b=F(p["b"]), c=F(p["c"]), eps=F(p["eps"]), theta0=F(p["theta0"]), omega0=F(p["omega0"]),
+            delta=F(p["delta"]), flt=F(p["flt"]), link_mbps=F(p["link_mbps"]),
+            step_seconds=F(p["step_seconds"]) if deviation else F(0), double_check=False, positive_only=True,
+            d=F(p["d"]) if deviation else F(0), threshold=F(p["threshold"]) * start.C if self.mode == "H" else None,
+            regression_tolerance=bool(p["regression_tolerance"]), trending=p["trending"] == "free",
+            tau_cap=int(p["tau_cap"]), k_cap=int(p["k_cap"]))
+        return GradientSender(cfg, start, choose)

@@ -64,11 +64,15 @@ State (queries, trace): ``base``, ``phase``, ``pos``, ``order``, ``rtt``, ``rtt_
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccac.cca import CCA, FlowContext, FlowValues
 from ccac.params import Param
-from ccac.ccas.pcc import GradientPCC, Variant, gradient_params
+from ccac.sender import ConcreteSender, SenderStart
+from ccac.ccas.pcc import GradientPCC, Variant, gradient_params, mi_steps
+
+if TYPE_CHECKING:
+    from ccac.senders.pcc import Choose
 
 
 class Vivace(GradientPCC, CCA):
@@ -97,6 +101,18 @@ class Vivace(GradientPCC, CCA):
 
     def check(self, f: FlowValues) -> list[str]:
         return self.check_gradient(f)
+
+    def concrete(self, start: SenderStart, choose: Choose | None = None) -> ConcreteSender:
+        """The algorithm itself (``senders/pcc.py``); ``choose`` takes its open choices."""
+        from ccac.senders.pcc import GradientConfig, GradientSender
+
+        p, F = start.params, Fraction
+        cfg = GradientConfig(
+            M=mi_steps(p, start.R), timeout_steps=int(p["mi_timeout"]) * start.R, pairs=1, t=F(p["t"]),
+            b=F(0) if p["mode"] == "loss" else F(p["b"]), c=F(p["c"]), eps=F(p["eps"]), theta0=F(p["theta0"]),
+            omega0=F(p["omega0"]), delta=F(p["delta"]), flt=F(p["flt"]), link_mbps=F(p["link_mbps"]),
+            double_check=bool(p["double_check"]), tau_cap=int(p["tau_cap"]), k_cap=int(p["k_cap"]))
+        return GradientSender(cfg, start, choose)
 
 
 ALGORITHM = Vivace()

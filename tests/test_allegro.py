@@ -1,7 +1,7 @@
-"""PCC Allegro: the encoding admits every run of the reference implementation (the superset
-property, tested with hypothesis), solver traces pass the independent check and the check
-catches corrupted ones, the decision state moves only when both pairs agree, and windows of
-longer runs are traces."""
+"""PCC Allegro: the encoding admits every run of the concrete sender (``ccac.senders.allegro``;
+the superset property, tested with hypothesis), solver traces pass the independent check and
+the check catches corrupted ones, the decision state moves only when both pairs agree, and
+windows of longer runs are traces."""
 
 from __future__ import annotations
 
@@ -13,74 +13,80 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import answer, make_query
-from test_pcc_reference import Admitter, AllegroConfig, AllegroRef, PathConfig, random_path_run
+from fluid_path import PathConfig, Run
+from pcc_conformance import Admitter, allegro_start, concrete_run, random_choices, resolved_params
 
 from ccac import solve
 from ccac.backends import solve_z3
 from ccac.ccas import get_cca
 from ccac.ccas.allegro import sigmoid_bands, sigmoid_gap
 from ccac.problem import build
+from ccac.senders.allegro import sigmoid
 from ccac.validate import flow_values
 from ccac.window import window_is_trace
 
 ALLEGRO = get_cca("allegro")
-STATE = ["base", "mode", "phase", "pos", "mlen", "order", "eps", "dir", "adj_n", "event", "util",
-         "u_prev", "prev_base"]
-# (path, MI range in steps): R = 1 gives MIs of 1..3 steps, R = 2 of 3..5
-CONFIGS: dict[str, tuple[PathConfig, tuple[int, int]]] = {
-    "clean-R1": (PathConfig(T=10, R=1, D=1), (1, 3)),
+# R = 1 gives MIs of 1..3 steps, R = 2 of 3..5
+CONFIGS: dict[str, PathConfig] = {
+    "clean-R1": PathConfig(T=10, R=1, D=1),
     # dupacks = 0 at R = 1, as in tests/test_vivace.py (a model corner of loss detection)
-    "lossy-buffer-R1": (PathConfig(T=10, R=1, D=1, eta=F(1, 10), buffer=F(1), dupacks=F(0)), (1, 3)),
-    "random-loss-R1": (PathConfig(T=10, R=1, D=0, eta=F(1, 20), dupacks=F(0)), (1, 3)),
-    "shallow-buffer-R2": (PathConfig(T=10, R=2, D=1, buffer=F(1, 2)), (3, 5)),
+    "lossy-buffer-R1": PathConfig(T=10, R=1, D=1, eta=F(1, 10), buffer=F(1), dupacks=F(0)),
+    "random-loss-R1": PathConfig(T=10, R=1, D=0, eta=F(1, 20), dupacks=F(0)),
+    "shallow-buffer-R2": PathConfig(T=10, R=2, D=1, buffer=F(1, 2)),
 }
 _ADMITTERS: dict[str, Admitter] = {}
 
 
 def admitter(key: str) -> Admitter:
     if key not in _ADMITTERS:
-        cfg, _ = CONFIGS[key]
-        _ADMITTERS[key] = Admitter(cfg, {"name": "allegro"}, STATE)
+        _ADMITTERS[key] = Admitter(CONFIGS[key], {"name": "allegro"}, incremental=False)
     return _ADMITTERS[key]
 
 
-def reference_run(key: str, rng: random.Random) -> Any:
-    cfg, (m_lo, m_hi) = CONFIGS[key]
-    ref = AllegroRef(AllegroConfig(m_lo=m_lo, m_hi=m_hi, timeout_steps=4 * cfg.R), cfg.C)
-    return random_path_run(cfg, ref, rng)
+def sender_run(key: str, rng: random.Random) -> tuple[Run, dict[str, dict[int, F]]]:
+    """The concrete Allegro on a random path of ``key``, from a random state at step R - 1."""
+    cfg, cca = CONFIGS[key], {"name": "allegro"}
+    return concrete_run(cfg, cca, rng, allegro_start(rng, cfg, resolved_params(cfg, cca)), random_choices(rng))
 
 
 # ------------------------------------------------------------------ the superset property
 @pytest.mark.parametrize("key", sorted(CONFIGS))
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rng=st.randoms(use_true_random=False))
-def test_encoding_admits_every_reference_run(key: str, rng: random.Random) -> None:
-    """Fix every model variable and the reference's state (rates, modes, MI lengths, exact
-    utilities, decisions) in the encoding: it must still be satisfiable."""
-    run = reference_run(key, rng)
+def test_encoding_admits_every_run_of_the_concrete_sender(key: str, rng: random.Random) -> None:
+    """Pin every model variable, the sender's state (rates, modes, MI lengths, decisions) and
+    its exact MI utilities in the encoding: it must still be satisfiable."""
+    run, measured = sender_run(key, rng)
     adm = admitter(key)
-    assert adm.admits(run) == "sat", adm.why_not(run)[:20]
+    assert adm.admits(run, measured) == "sat", adm.why_not(run, measured)[:20]
 
 
-def test_reference_runs_exercise_every_rule() -> None:
+@pytest.mark.parametrize("key", ["clean-R1", "shallow-buffer-R2"])
+def test_encoding_admits_the_default_sender(key: str) -> None:
+    """The sender as CCA.concrete makes it without a hook, nothing known at its start: its
+    defaults (the starting state, its first MI began at step 0, shortest MIs) too."""
+    for seed in range(8):
+        run, measured = concrete_run(CONFIGS[key], {"name": "allegro"}, random.Random(seed), {}, None)
+        assert admitter(key).admits(run, measured) == "sat", admitter(key).why_not(run, measured)[:20]
+
+
+def test_concrete_runs_exercise_every_rule() -> None:
     """The conformance runs apply every state's rule with each outcome, and time out."""
     seen: set[tuple[int, int, int]] = set()
     for seed in range(60):
         for key in ("clean-R1", "lossy-buffer-R1"):
-            run = reference_run(key, random.Random(seed))
-            st_ = run.state
-            for t in range(1, run.cfg.T):
-                if st_["event"][t] == 2:
+            states = sender_run(key, random.Random(seed))[0].state
+            for t in range(CONFIGS[key].R + 1, CONFIGS[key].T):
+                now, before = states[t], states[t - 1]
+                if now["event"] == 2:
                     seen.add((2, 0, 0))
-                if st_["event"][t] == 1:
-                    change = (st_["base"][t] > st_["base"][t - 1]) - (st_["base"][t] < st_["base"][t - 1])
-                    seen.add((1, st_["mode"][t - 1], change))
+                if now["event"] == 1:
+                    change = (now["base"] > before["base"]) - (now["base"] < before["base"])
+                    seen.add((1, before["mode"], change))
     assert {(2, 0, 0), (1, 0, 1), (1, 0, -1), (1, 1, 1), (1, 1, -1), (1, 1, 0), (1, 2, 1), (1, 2, -1)} <= seen, seen
 
 
 def test_sigmoid_bands_contain_the_sigmoid_and_are_tight() -> None:
-    from test_pcc_reference import sigmoid
-
     bands = sigmoid_bands(F(100), F(1, 20), F(1, 200), F(3, 20))
     for lo, hi, s_lo, s_hi in bands:
         for y in ([lo] if hi is None else [lo, (lo + hi) / 2, hi]):

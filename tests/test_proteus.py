@@ -1,7 +1,7 @@
-"""PCC Proteus (P, S, H): the encodings admit every run of the reference implementation (the
-superset property, with the majority rule, the regression-error and trending tolerances and the
-RTT deviation), solver traces pass the independent check, the utilities differ where the paper
-says they do, and windows of longer runs are traces."""
+"""PCC Proteus (P, S, H): the encodings admit every run of the concrete sender
+(``ccac.senders.pcc``; the superset property, with the majority rule, the regression-error and
+trending tolerances and the RTT deviation), solver traces pass the independent check, the
+utilities differ where the paper says they do, and windows of longer runs are traces."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import answer, make_query
-from test_pcc_reference import Admitter, GradientConfig, GradientRef, PathConfig, register_names, random_path_run
+from fluid_path import PathConfig, Run
+from pcc_conformance import Admitter, concrete_run, gradient_start, random_choices, resolved_params
 
 from ccac.backends import solve_z3
 from ccac.ccas import get_cca
@@ -21,8 +22,6 @@ from ccac.problem import build
 from ccac.validate import flow_values
 from ccac.window import window_is_trace
 
-STATE = ["base", "phase", "pos", "order", "rtt", "event", "dir", "tau", "omega_k", "gamma_used",
-         "du1", "du2", "du3", "gamma1", "gamma2", "gamma3"]
 CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
     "p": (PathConfig(T=9, R=2, D=1), {"name": "proteus-p"}),
     "s": (PathConfig(T=9, R=2, D=1, eta=F(1, 10), buffer=F(2)), {"name": "proteus-s"}),
@@ -32,32 +31,43 @@ CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
 _ADMITTERS: dict[str, Admitter] = {}
 
 
-def reference_run(key: str, rng: random.Random) -> Any:
+def admitter(key: str) -> Admitter:
+    if key not in _ADMITTERS:
+        cfg, cca = CONFIGS[key]
+        _ADMITTERS[key] = Admitter(cfg, cca)
+    return _ADMITTERS[key]
+
+
+def sender_run(key: str, rng: random.Random) -> tuple[Run, dict[str, dict[int, F]]]:
+    """The concrete Proteus mode on a random path of ``key``, from a random state at step R - 1."""
     cfg, cca = CONFIGS[key]
-    mode = cca["name"][-1]
-    g = GradientConfig(M=cfg.R, pairs=3, double_check=False, positive_only=True, flt=F(0),
-                       d=F(1500) if mode in "sh" else F(0),
-                       threshold=cca["threshold"] * cfg.C if mode == "h" else None,
-                       regression_tolerance=True, trending=True, timeout_steps=4 * cfg.R)
-    ref = GradientRef(g, cfg.C)
-    return random_path_run(cfg, ref, rng)
+    values = gradient_start(rng, cfg, resolved_params(cfg, cca), pairs=3)
+    return concrete_run(cfg, cca, rng, values, random_choices(rng))
 
 
 @pytest.mark.parametrize("key", sorted(CONFIGS))
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rng=st.randoms(use_true_random=False))
-def test_encoding_admits_every_reference_run(key: str, rng: random.Random) -> None:
-    """Every model variable, the reference's state (decisions, exact per-pair utility differences
-    and gradients) and its MI registers (its concrete history) fixed: still satisfiable."""
-    if key not in _ADMITTERS:
-        cfg, cca = CONFIGS[key]
-        _ADMITTERS[key] = Admitter(cfg, cca, STATE, register_names(3, cfg.R))
-    run = reference_run(key, rng)
-    assert _ADMITTERS[key].admits(run) == "sat", _ADMITTERS[key].why_not(run)[:20]
+def test_encoding_admits_every_run_of_the_concrete_sender(key: str, rng: random.Random) -> None:
+    """Every model variable, the sender's state (decisions, exact per-pair utility differences
+    and gradients) and its RTT samples pinned: still satisfiable."""
+    run, measured = sender_run(key, rng)
+    adm = admitter(key)
+    assert adm.admits(run, measured) == "sat", adm.why_not(run, measured)[:20]
 
 
-def test_reference_runs_reach_majority_decisions() -> None:
-    events = [e for seed in range(30) for e in reference_run("h", random.Random(seed)).state["event"][1:]]
+@pytest.mark.parametrize("key", ["h", "s-R3"])
+def test_encoding_admits_the_default_sender(key: str) -> None:
+    """The sender as CCA.concrete makes it without a hook, nothing known at its start."""
+    cfg, cca = CONFIGS[key]
+    for seed in range(8):
+        run, measured = concrete_run(cfg, cca, random.Random(seed), {}, None)
+        assert admitter(key).admits(run, measured) == "sat", admitter(key).why_not(run, measured)[:20]
+
+
+def test_concrete_runs_reach_majority_decisions() -> None:
+    runs = [sender_run("h", random.Random(seed))[0] for seed in range(30)]
+    events = [state["event"] for run in runs for state in run.state[run.cfg.R:]]
     assert events.count(1) >= 5
 
 

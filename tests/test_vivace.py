@@ -1,6 +1,6 @@
-"""PCC Vivace: the encoding admits every run of the reference implementation (the superset
-property, tested with hypothesis), solver traces pass the independent check and the check
-catches corrupted ones, semantic properties a wrong encoding would break, and windows of
+"""PCC Vivace: the encoding admits every run of the concrete sender (``ccac.senders.pcc``; the
+superset property, tested with hypothesis), solver traces pass the independent check and the
+check catches corrupted ones, semantic properties a wrong encoding would break, and windows of
 longer runs are traces."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import answer, make_query
-from test_pcc_reference import Admitter, GradientConfig, GradientRef, PathConfig, random_path_run
+from fluid_path import PathConfig, Run
+from pcc_conformance import Admitter, concrete_run, gradient_start, random_choices, resolved_params
 
 from ccac import solve
 from ccac.backends import solve_z3
@@ -23,8 +24,6 @@ from ccac.validate import flow_values
 from ccac.window import window_is_trace
 
 VIVACE = get_cca("vivace")
-STATE = ["base", "phase", "pos", "order", "rtt", "event", "dir", "tau", "omega_k", "gamma_used",
-         "rerun", "du", "gamma"]
 # (path, CCA parameters): latency and loss modes, loss, queues, R = 1 (loss mode), R = 3
 CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
     "latency": (PathConfig(T=9, R=2, D=1), {"mode": "latency"}),
@@ -42,36 +41,48 @@ _ADMITTERS: dict[str, Admitter] = {}
 def admitter(key: str) -> Admitter:
     if key not in _ADMITTERS:
         cfg, params = CONFIGS[key]
-        _ADMITTERS[key] = Admitter(cfg, {"name": "vivace", **params}, STATE)
+        _ADMITTERS[key] = Admitter(cfg, {"name": "vivace", **params})
     return _ADMITTERS[key]
 
 
-def reference_run(key: str, rng: random.Random) -> Any:
+def sender_run(key: str, rng: random.Random) -> tuple[Run, dict[str, dict[int, F]]]:
+    """The concrete Vivace on a random path of ``key``, from a random state at step R - 1."""
     cfg, params = CONFIGS[key]
-    g = GradientConfig(M=cfg.R, b=F(0) if params["mode"] == "loss" else F(900),
-                       double_check=params.get("double_check", True), timeout_steps=4 * cfg.R)
-    ref = GradientRef(g, cfg.C)
-    return random_path_run(cfg, ref, rng)
+    cca = {"name": "vivace", **params}
+    values = gradient_start(rng, cfg, resolved_params(cfg, cca), pairs=1)
+    return concrete_run(cfg, cca, rng, values, random_choices(rng))
 
 
 # ------------------------------------------------------------------ the superset property
 @pytest.mark.parametrize("key", sorted(CONFIGS))
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rng=st.randoms(use_true_random=False))
-def test_encoding_admits_every_reference_run(key: str, rng: random.Random) -> None:
-    """Fix every model variable and the reference's state (rates, RTT samples, decisions, exact
-    utility differences and gradients) in the encoding: it must still be satisfiable."""
-    run = reference_run(key, rng)
+def test_encoding_admits_every_run_of_the_concrete_sender(key: str, rng: random.Random) -> None:
+    """Pin every model variable, the sender's state (rates, decisions, exact utility
+    differences and gradients) and its RTT samples in the encoding: it must still be
+    satisfiable."""
+    run, measured = sender_run(key, rng)
     adm = admitter(key)
-    assert adm.admits(run) == "sat", adm.why_not(run)[:20]
+    assert adm.admits(run, measured) == "sat", adm.why_not(run, measured)[:20]
 
 
-def test_reference_runs_exercise_decisions() -> None:
+@pytest.mark.parametrize("key", ["latency", "loss-R1"])
+def test_encoding_admits_the_default_sender(key: str) -> None:
+    """The sender as CCA.concrete makes it without a hook, nothing known at its start: its
+    defaults (the first round began at step 0, the faster probe first, timers fire) too."""
+    cfg, params = CONFIGS[key]
+    for seed in range(8):
+        run, measured = concrete_run(cfg, {"name": "vivace", **params}, random.Random(seed), {}, None)
+        assert admitter(key).admits(run, measured) == "sat", admitter(key).why_not(run, measured)[:20]
+
+
+def test_concrete_runs_exercise_decisions() -> None:
     """The conformance runs reach rate decisions, double checks and MI timeouts."""
     seen: set[int] = set()
     for seed in range(40):
         for key in ("latency", "loss-R1"):
-            seen |= set(reference_run(key, random.Random(seed)).state["event"][1:])
+            run, _ = sender_run(key, random.Random(seed))
+            seen |= {state["event"] for state in run.state[run.cfg.R:]}
     assert seen == {0, 1, 2, 3}
 
 

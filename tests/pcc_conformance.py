@@ -1,0 +1,174 @@
+"""Conformance of the PCC senders (``ccac.senders.pcc``, ``ccac.senders.allegro``): run one on a
+random path of the model (:func:`fluid_path.simulate`) with random answers to its open choices,
+pin the run in the CCA's encoding and require sat (the superset property, tested).
+
+Unlike :func:`fluid_path.admits`, :class:`Admitter` builds the encoding of one configuration
+once and checks many runs against it, and it also pins the state a PCC sender learns
+only after the step it describes (its ``measurements``: RTT samples, MI utilities).
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from conftest import make_query
+from fluid_path import PathConfig, Run, simulate
+
+from ccac.ccas import get_cca
+from ccac.ccas.allegro import eps_levels, mi_range
+from ccac.ccas.pcc import mi_steps
+from ccac.problem import build
+from ccac.sender import SenderStart
+from ccac.senders.allegro import AllegroSender
+from ccac.senders.pcc import Choose, GradientSender
+
+PCCSender = GradientSender | AllegroSender
+
+
+def random_choices(rng: random.Random) -> Choose:
+    """Every open choice at random; an MI timer that may fire fires in 70% of the steps."""
+    def choose(what: str, n: int) -> int:
+        if what == "MI timeout":
+            return 0 if rng.random() < 0.7 else 1
+        return rng.randrange(n)
+    return choose
+
+
+def resolved_params(cfg: PathConfig, cca: dict[str, Any]) -> dict[str, Any]:
+    """The resolved parameters of ``cca`` (a query's cca table) on ``cfg``."""
+    return make_query(cfg.network(), cca).flows[0].params
+
+
+def concrete_run(cfg: PathConfig, cca: dict[str, Any], rng: random.Random, values: dict[str, Any],
+                 choose: Choose | None) -> tuple[Run, dict[str, dict[int, Fraction]]]:
+    """Run the concrete sender of ``cca`` taking over with ``values`` at step R, on a random
+    path (from ``rng``) with ``choose`` for its open choices (None: its defaults); return the
+    run and the sender's measurements."""
+    algorithm: Any = get_cca(cca["name"])   # a PCC CCA: its concrete() takes a choose hook
+    params = resolved_params(cfg, cca)
+    made: list[PCCSender] = []
+
+    def start(s: SenderStart) -> PCCSender:
+        made.append(algorithm.concrete(s, choose))
+        return made[0]
+
+    run = simulate(cfg, start, params, rng, values, paced=True)
+    run.state[cfg.R - 1] = dict(values)   # the state the sender took over
+    return run, made[0].measurements()
+
+
+def gradient_start(rng: random.Random, cfg: PathConfig, params: dict[str, Any], pairs: int) -> dict[str, Any]:
+    """A random state of Vivace (one pair) or Proteus (three) at step R - 1, by the encoding's names."""
+    W, M, timeout_steps = 2 * pairs, mi_steps(params, cfg.R), int(params["mi_timeout"]) * cfg.R
+    phase = rng.randint(0, W)
+    pos = rng.randint(0, M - 1) if phase < W else rng.randint(1, timeout_steps)
+    began = cfg.R - 1 - (phase * M + pos if phase < W else pos + W * M - 1)
+    # a double check's second run began with an abnormal first run, which needs loss: on a
+    # lossless path only a round that began before the run can be one
+    rerun = (params.get("double_check", False) and (began <= 0 or cfg.eta > 0 or cfg.buffer is not None)
+             and rng.random() < 0.5)
+    values = {"base": cfg.C * Fraction(rng.randint(2, 24), 16), "phase": phase, "pos": pos,
+              "order": rng.randrange(2 ** pairs), "tau": rng.randint(0, int(params["tau_cap"])),
+              "omega_k": rng.randint(0, int(params["k_cap"])), "dir": rng.choice([1, -1])}
+    return {**values, "rerun": int(rerun)} if pairs == 1 else values
+
+
+def allegro_start(rng: random.Random, cfg: PathConfig, params: dict[str, Any]) -> dict[str, Any]:
+    """A random state of Allegro at step R - 1, by the encoding's names."""
+    m_lo, m_hi = mi_range(params, cfg.R)
+    mode = rng.choice([0, 1, 2])
+    phase = rng.choice(list(range(4 if mode == 1 else 1)) + [4])
+    mlen = rng.randint(m_lo, m_hi)
+    adj_n = rng.randint(0, int(params["adjust_cap"]))
+    # a starting or rate-adjusting experiment that began inside the history followed a rule
+    # tying its rates and u_prev to the history's: let such an experiment begin by step 0
+    first = cfg.R - 1 if phase == 0 and (mode == 0 or (mode == 2 and adj_n > 0)) else 0
+    base = cfg.C * Fraction(rng.randint(2, 24), 16)
+    return {"base": base, "mode": mode, "phase": phase, "mlen": mlen,
+            "pos": rng.randint(first, mlen - 1) if phase < 4 else rng.randint(1, int(params["mi_timeout"]) * cfg.R),
+            "order": rng.randrange(4), "eps": rng.choice(eps_levels(params)), "dir": rng.choice([1, -1]),
+            "adj_n": adj_n, "prev_base": cfg.C * Fraction(rng.randint(2, 24), 16),
+            "u_prev": params["link_mbps"] / cfg.C * base * Fraction(rng.randint(-8, 24), 16)}
+
+
+class Admitter:
+    """The encoding of one configuration, built once; :meth:`admits` pins a run: every model
+    variable, the state the sender took over (step R - 1) and reported (from step R on), and
+    its measurements."""
+
+    def __init__(self, cfg: PathConfig, cca: dict[str, Any], incremental: bool = True) -> None:
+        """``incremental``: check each run in one solver (push/pop), else in a fresh one; z3
+        is faster incrementally on Vivace's and Proteus' runs, from scratch on Allegro's."""
+        self.cfg = cfg
+        self.problem = build(make_query(cfg.network(), cca))
+        self.formulas = self.problem.enc.formulas()
+        self.solver = z3.Solver() if incremental else None
+        if self.solver is not None:
+            self.solver.add(*self.formulas)
+
+    def fixes(self, run: Run, measured: dict[str, dict[int, Fraction]]) -> list[tuple[str, Any]]:
+        v, states, cfg = self.problem.vars, self.problem.states[0], self.cfg
+        out: list[tuple[str, Any]] = []
+
+        def pin(name: str, t: int, term: Any, value: Any) -> None:
+            if not isinstance(term, z3.ExprRef):
+                return
+            if z3.is_bool(term):
+                out.append((f"{name}[{t}]", term == z3.BoolVal(bool(value))))
+            elif z3.is_int(term):
+                out.append((f"{name}[{t}]", term == int(value)))
+            else:
+                out.append((f"{name}[{t}]", term == z3.RealVal(str(Fraction(value)))))
+
+        for t in range(cfg.T):
+            pin("A_f", t, v.A_f[0][t], run.A[t])
+            pin("S_f", t, v.S_f[0][t], run.S[t])
+            pin("L_f", t, v.L_f[0][t], run.L[t])
+            pin("Ld_f", t, v.Ld_f[0][t], run.Ld[t])
+            pin("W", t, v.W[t], run.W[t])
+            if v.Lnc_f is not None:
+                pin("Lnc_f", t, v.Lnc_f[0][t], run.Lnc[t])
+            if t >= cfg.R:
+                pin("cwnd", t, v.cwnd[0][t], run.cwnd[t])
+                pin("rate", t, v.rate[0][t], run.rate[t])
+                pin("timeout", t, v.timeout[0][t], run.timeout[t])
+            for name, value in run.state[t].items():
+                pin(name, t, states[name][t], value)
+        for name, by_step in measured.items():
+            for t, value in by_step.items():
+                if t < cfg.T:
+                    pin(name, t, states[name][t], value)
+        return out
+
+    def admits(self, run: Run, measured: dict[str, dict[int, Fraction]], timeout: float = 60) -> str:
+        pins = [c for _, c in self.fixes(run, measured)]
+        if self.solver is None:
+            fresh = z3.Solver()
+            fresh.set("timeout", int(timeout * 1000))
+            fresh.add(*self.formulas, *pins)
+            return str(fresh.check())
+        self.solver.push()
+        try:
+            self.solver.set("timeout", int(timeout * 1000))
+            self.solver.add(*pins)
+            return str(self.solver.check())
+        finally:
+            self.solver.pop()
+
+    def why_not(self, run: Run, measured: dict[str, dict[int, Fraction]]) -> list[str]:
+        """An unsat core (constraint groups and pinned values) for a run the encoding rejects."""
+        solver = z3.Solver()
+        tracked: dict[str, str] = {}
+        for i, (group, c) in enumerate(self.problem.enc.constraints):
+            tracked[f"g{i}"] = f"{group}: {c}"
+            solver.assert_and_track(c, f"g{i}")
+        for i, (name, c) in enumerate(self.fixes(run, measured)):
+            tracked[f"f{i}"] = f"fixed {name}: {c}"
+            solver.assert_and_track(c, f"f{i}")
+        if solver.check() != z3.unsat:
+            return []
+        return [tracked[str(c)] for c in solver.unsat_core()] + [run.describe()]

@@ -119,6 +119,7 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
 @cli.command("list")
 def list_cmd() -> None:
     """Show the models, the CCAs with their parameters, and the bundled queries."""
+    from ccac.cca import CCA
     from ccac.ccas import CCAS
     from ccac.models import MODELS
     from ccac.network import FLOW_PATH_PARAMS, NETWORK_PARAMS
@@ -141,6 +142,8 @@ def list_cmd() -> None:
             click.echo(f"           {p.name} = {p.describe_default()} {('(' + p.unit + ')') if p.unit else ''}: {p.description}")
         if cca.state:
             click.echo(f"           state: {', '.join(s.name for s in cca.state)}")
+        has_sender = type(cca).concrete is not CCA.concrete
+        click.echo(f"           concrete sender (ccac replay): {'yes' if has_sender else 'no (replays the trace)'}")
     click.echo("\nBundled queries (ccac query NAME):")
     for name, path in sorted(bundled_queries().items()):
         q = load_query(str(path))

@@ -205,3 +205,27 @@ def test_each_finding_replays_as_the_readme_says(row: list[str]) -> None:
 
 
 PINNED_Z3 = "5.4.1"  # the z3 the table was written with
+
+
+def test_every_cca_with_an_algorithm_has_a_concrete_sender() -> None:
+    """Every CCA of the library but `any` (which has no algorithm) hands out a concrete sender,
+    and from an unknown start (nothing known but its parameters) it makes a valid decision."""
+    from ccac.ccas import CCAS
+    from ccac.sender import Feedback, FlowRecord, SenderStart
+
+    from conftest import cca_params
+
+    for name, cca in CCAS.items():
+        sender = cca.concrete(SenderStart(1, 1, F(1), F(1, 10), cca_params(cca)))
+        if name == "any":
+            assert sender is None
+            continue
+        assert sender is not None, name
+        record = FlowRecord([F(1, 2)], [F(0)], [None])
+        for t in (1, 2, 3):
+            fb = Feedback(t, 1, F(t, 2), F(0), False, F(t, 2) + F(1, 2), F(1) + F(1, 4), (0, 1), record)
+            decision = sender.decide(fb)
+            assert decision.cwnd > 0 and (decision.rate is None or decision.rate > 0), (name, t, decision)
+            record.sent.append(fb.sent + decision.cwnd)
+            record.lost.append(F(0))
+            record.rtt.append(None)

@@ -20,7 +20,7 @@ the link rate is C/packet packets per step.
   line plus the buffer; mm-link's queue also holds what the server delays).
 
 ``csv`` writes ``schedule.csv`` (one row per delivery opportunity: step and millisecond) and
-``packets.csv`` (the trace's own decisions replayed packet by packet on that path: each
+``packets.csv`` (the trace's own decisions replayed packet by packet on that schedule: each
 packet's flow, number, the milliseconds it was sent, served and ACKed, and whether it was
 dropped), for ns-3 or other simulators.
 """
@@ -34,7 +34,7 @@ from math import ceil, floor
 from pathlib import Path
 
 from ccac.errors import CcacError
-from ccac.packet_path import PacketPath, TraceFlow, run_packets
+from ccac.packet_path import PacketPath, TraceFlow, check_packet, delivery_schedule, run_packets
 from ccac.sender import Scripted
 from ccac.trace import Trace
 
@@ -42,6 +42,13 @@ FORMATS = ("mahimahi", "csv")
 MTU = 1500  # bytes one mm-link delivery opportunity carries
 MAX_STEP_MS = 60_000
 ACK_OPPORTUNITIES_PER_MS = 100  # the exported ACK path: far above any trace's ACK rate
+
+
+def schedule(trace: Trace, packet: Fraction | None = None) -> tuple[Fraction, list[int]]:
+    """The packet size, and the delivery opportunities of each step: the packets the trace's
+    service curve completes in it."""
+    p = check_packet(trace, packet)
+    return p, delivery_schedule(trace, p)
 
 
 def spread(opportunities: list[int], step_ms: int) -> list[int]:
@@ -69,20 +76,21 @@ def check_step(step_ms: int) -> None:
 def mahimahi(trace: Trace, out: Path, step_ms: int, packet: Fraction | None = None) -> list[Path]:
     """Write the Mahimahi files for ``trace`` into ``out`` (see the module doc)."""
     check_step(step_ms)
-    path = PacketPath.from_trace(trace, packet)
+    p, opportunities = schedule(trace, packet)
     out.mkdir(parents=True, exist_ok=True)
     uplink = out / "uplink.trace"
-    uplink.write_text("".join(f"{ms}\n" for ms in spread(path.opportunities, step_ms)) or "1\n")
+    uplink.write_text("".join(f"{ms}\n" for ms in spread(opportunities, step_ms)) or "1\n")
     downlink = out / "downlink.trace"
     downlink.write_text("1\n" * ACK_OPPORTUNITIES_PER_MS)
     net = trace.network
-    held = max((path.token_line[t] - trace.total("S")[t] for t in range(trace.T)), default=Fraction(0))
+    W, S = trace.total("W"), trace.total("S")
+    held = max(net.C * t - W[t] - S[t] for t in range(trace.T))
     buffer = trace.constant("buffer")
-    queue = None if buffer is None else floor((buffer + held) / path.packet) * MTU
+    queue = None if buffer is None else floor((buffer + held) / p) * MTU
     rtt_ms = net.R * step_ms
     settings = {
-        "step_ms": step_ms, "mtu": MTU, "packet_trace_bytes": str(path.packet),
-        "link_packets_per_step": str(net.C / path.packet), "min_rtt_ms": rtt_ms,
+        "step_ms": step_ms, "mtu": MTU, "packet_trace_bytes": str(p),
+        "link_packets_per_step": str(net.C / p), "min_rtt_ms": rtt_ms,
         "one_way_delay_ms": rtt_ms // 2, "droptail_queue_bytes": queue,
         "loss_rate": str(net.eta), "steps": trace.T, "periodic": trace.periodic,
         "not_exported": [f"flow {n}'s jitter box (D = {net.path(n).D})" for n in range(net.flows)
@@ -108,19 +116,19 @@ def mahimahi(trace: Trace, out: Path, step_ms: int, packet: Fraction | None = No
 def csv_schedule(trace: Trace, out: Path, step_ms: int, packet: Fraction | None = None) -> list[Path]:
     """Write ``schedule.csv`` and ``packets.csv`` for ``trace`` into ``out`` (module doc)."""
     check_step(step_ms)
-    path = PacketPath.from_trace(trace, packet)
+    p, opportunities = schedule(trace, packet)
     out.mkdir(parents=True, exist_ok=True)
-    schedule = out / "schedule.csv"
-    with open(schedule, "w", newline="") as f:
+    table = out / "schedule.csv"
+    with open(table, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["opportunity", "step", "ms"])
         k = 0
-        for ms in spread(path.opportunities, step_ms):
+        for ms in spread(opportunities, step_ms):
             writer.writerow([k, max(ceil(Fraction(ms, step_ms)), 0), ms])
             k += 1
     senders = [Scripted(trace.flow("cwnd", n), trace.flow("rate", n)) for n in range(trace.flows)]
     histories = [TraceFlow.of(trace, n) for n in range(trace.flows)]
-    run = run_packets(path, senders, histories)
+    run = run_packets(PacketPath.from_trace(trace, p, fixed=True), senders, histories)
     packets = out / "packets.csv"
     with open(packets, "w", newline="") as f:
         writer = csv.writer(f)
@@ -128,4 +136,4 @@ def csv_schedule(trace: Trace, out: Path, step_ms: int, packet: Fraction | None 
         ms = lambda x: "" if x is None else f"{float(x * step_ms):g}"  # noqa: E731
         for p in run.packets:
             writer.writerow([p.flow, p.seq, ms(p.born), ms(p.served), ms(p.ack), p.dropped or ""])
-    return [schedule, packets]
+    return [table, packets]

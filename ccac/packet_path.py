@@ -5,14 +5,19 @@ far its tokens had come (the token line C*t - W), which bytes the buffer or the 
 how long each flow's own jitter box held its ACKs. :meth:`PacketPath.from_trace` turns that
 into a path for packets of ``packet`` bytes (the trace's MSS alpha by default):
 
-* **Delivery opportunities.** By step t the bottleneck may have delivered floor(S[t]/packet)
-  packets in all: the trace's service curve, every jitter, ACK-holding and burst it used
-  included. An opportunity no packet is waiting for is lost, as on a trace-driven link
-  (Mahimahi's mm-link): the path is the trace's, whatever the senders do.
+* **The server.** The trace's token bucket, replayed for whatever the senders send: tokens
+  arrive at C per step, the server serves at step t up to where its token line stood
+  ``lag[t]`` steps earlier, as far behind as the trace's server was (the jitter, ACK holding
+  and bursts the trace used, kept in time: a byte waits as long for its token), and tokens
+  are wasted only beyond the queue and the margin the trace kept above its own. For the
+  trace's own arrivals this is the trace's service curve exactly; a sender that sends more is
+  served more, up to the link's capacity, as on the model's path. (A fixed delivery schedule
+  like mm-link's would cap every sender at what the trace's sender got; that is what
+  ``ccac export`` writes, :mod:`ccac.export`, and what ``fixed=True`` replays.)
 * **Buffer.** A packet arriving at step t is dropped if the bytes admitted to the queue would
-  pass the trace's token line plus the buffer (the model's loss-forced threshold, thesis 4.2);
-  at a step where the trace lost bytes, if they would pass what the trace admitted then (the
-  trace chose how that step's arrivals and tokens interleaved).
+  pass the token line plus the buffer (the model's loss-forced threshold, thesis 4.2); at a
+  step where the trace lost bytes, if they would pass what the trace admitted then (the trace
+  chose how that step's arrivals and tokens interleaved).
 * **Non-congestive loss.** Flow n's packets are dropped on arrival while its non-congestive
   drops are behind the trace's ``Lnc_f[n]`` (in whole packets).
 * **Feedback.** The ACK of a packet served at step s reaches its sender R_n steps later, plus
@@ -25,9 +30,9 @@ them are ACKed; a timeout once everything in flight is known lost for ``rto`` st
 latest the model allows), the sender decides (:mod:`ccac.sender`), its transport sends whole
 packets (never more than the window allows, except one packet when nothing is in flight, and
 within a pacing credit of at most one packet beyond the rate), the queue drops what the buffer
-cannot hold, and the bottleneck serves its opportunities in FIFO order. Queueing delays are
+cannot hold, and the bottleneck serves in FIFO order. Queueing delays are
 in whole steps, as the model samples them: at step t the senders send, then the bottleneck
-uses step t's opportunities, so a packet sent and served at step t waited 0 steps (the model's
+serves, so a packet sent and served at step t waited 0 steps (the model's
 S[t] may include the bytes that arrived at t). An RTT sample is the steps from a packet's
 sending to its ACK; the queue a trace starts with is dated as if it had built up at the link
 rate before step 0 (:func:`_date_first_queue`), so its samples can be fractions of a step.
@@ -74,26 +79,25 @@ class PacketPath:
     T: int
     C: Fraction
     packet: Fraction
-    opportunities: list[int]          # delivery opportunities at each step
-    token_line: list[Fraction]        # C*t - W[t]
-    drop_line: list[Fraction] | None  # by step: admitted bytes beyond it are dropped; None = never
+    tokens0: Fraction                 # the token line at step 0 (-W[0])
+    lag: list[Fraction]               # by step: how many steps the server's service trails its token line
+    margin: list[Fraction]            # by step: tokens the trace kept above its queue when short of bytes
+    buffer: Fraction | None           # bytes; None = infinite
+    loss_cap: list[Fraction | None]   # by step: what the trace admitted, at steps it lost bytes
     dupacks: Fraction                 # bytes
     rto: int
     flows: list[FlowPathInfo]
+    schedule: list[int] | None = None  # a fixed delivery schedule (packets per step) instead
 
     @classmethod
-    def from_trace(cls, trace: Trace, packet: Fraction | None = None) -> PacketPath:
-        p = Fraction(packet) if packet is not None else Fraction(trace.constant("alpha"))
-        if p <= 0:
-            raise CcacError(f"the packet size must be positive, got {p}", "--packet")
+    def from_trace(cls, trace: Trace, packet: Fraction | None = None, fixed: bool = False) -> PacketPath:
+        """The path of ``trace``; with ``fixed``, its server is the trace's delivery schedule
+        (:func:`delivery_schedule`, mm-link's semantics) instead of its token bucket."""
+        p = check_packet(trace, packet)
         net, T = trace.network, trace.T
-        served, W = trace.total("S"), trace.total("W")
-        whole = [floor(s / p) for s in served]
-        planned = whole[-1] if whole else 0
-        if planned > MAX_PACKETS:
-            raise CcacError(f"the trace serves {planned} packets of {p} bytes, more than the "
-                            f"{MAX_PACKETS} a replay may simulate; choose a larger --packet", "--packet")
-        ops = [whole[0]] + [whole[t] - whole[t - 1] for t in range(1, T)]
+        S, W, A, L = (trace.total(x) for x in "SWAL")
+        tokens = [net.C * t - W[t] for t in range(T)]
+        admitted = [a - l for a, l in zip(A, L)]
         flows = []
         for n in range(net.flows):
             S_f = trace.flow("S_f", n)
@@ -104,28 +108,69 @@ class PacketPath:
             Lnc = trace.flow("Lnc_f", n)
             nc = [floor(x / p) for x in Lnc] if Lnc is not None else [0] * T
             flows.append(FlowPathInfo(net.path(n).R, D_n > 0, lag, nc))
-        tokens = [net.C * t - W[t] for t in range(T)]
-        return cls(T, net.C, p, ops, tokens, _drop_line(trace, tokens), Fraction(trace.constant("dupacks")),
-                   net.rto, flows)
+        margin = [max(tokens[t] - admitted[t], Fraction(0)) for t in range(T)]
+        lag = [_lag(tokens, net.C, S[t], t) for t in range(T)]
+        return cls(T, net.C, p, tokens[0], lag, margin, trace.constant("buffer"), _loss_cap(trace),
+                   Fraction(trace.constant("dupacks")), net.rto, flows,
+                   delivery_schedule(trace, p) if fixed else None)
 
 
-def _drop_line(trace: Trace, tokens: list[Fraction]) -> list[Fraction] | None:
-    """Where the buffer overflows at each step (None: an infinite buffer). The model lets the
-    bottleneck queue pass the loss-forced threshold never, and drops bytes only once it passed
-    the loss-allowed one at some instant of the step (thesis 4.2): how much a step loses
-    depends on how its arrivals and tokens interleave, which the trace chose. So at a step
-    where the trace lost bytes congestively, the queue holds exactly what the trace admitted
-    (its own arrivals would lose what it lost); at other steps it holds up to the loss-forced
-    threshold, the token line plus the buffer."""
-    buffer = trace.constant("buffer")
-    if buffer is None:
-        return None
+def delivery_schedule(trace: Trace, packet: Fraction) -> list[int]:
+    """Packets the trace's service curve completes at each step: floor(S[t]/packet) in all by
+    step t. As a server (mm-link's delivery opportunities) it gives every sender exactly the
+    service the trace's own sender got, an opportunity no packet waits for being lost."""
+    whole = [floor(s / packet) for s in trace.total("S")]
+    return [whole[0]] + [whole[t] - whole[t - 1] for t in range(1, trace.T)]
+
+
+def token_line_at(tokens: list[Fraction], C: Fraction, x: Fraction) -> Fraction:
+    """The token line at time x, between the steps: linear between samples, and before step
+    0 tokens arriving at C (the model's service bound reads C*(t-D) - W[0] there)."""
+    if x <= 0:
+        return tokens[0] + C * x
+    j = floor(x)
+    return tokens[j] if j == x else tokens[j] + (x - j) * (tokens[j + 1] - tokens[j])
+
+
+def _lag(tokens: list[Fraction], C: Fraction, served: Fraction, t: int) -> Fraction:
+    """How far behind its token line the trace's server was at step t, in steps: the least d
+    with the token line at t - d no higher than the service S[t] (at most D: the model's
+    S[t] >= C*(t-D) - W[t-D]). Replaying this lag in time, not in bytes, keeps the jitter the
+    trace used (a byte waits d steps for its token) whatever the senders send."""
+    if served >= tokens[t]:
+        return Fraction(0)
+    k = 1
+    while token_line_at(tokens, C, Fraction(t - k)) > served:
+        k += 1
+    low, high = token_line_at(tokens, C, Fraction(t - k)), token_line_at(tokens, C, Fraction(t - k + 1))
+    return k - (served - low) / (high - low)
+
+
+def check_packet(trace: Trace, packet: Fraction | None) -> Fraction:
+    """The packet size (the trace's MSS by default): positive, and small enough that the most
+    the path can serve is at most :data:`MAX_PACKETS` packets."""
+    p = Fraction(packet) if packet is not None else Fraction(trace.constant("alpha"))
+    if p <= 0:
+        raise CcacError(f"the packet size must be positive, got {p}", "--packet")
+    most = trace.network.C * trace.T + max(trace.total("A")[0], Fraction(0))
+    if most / p > MAX_PACKETS:
+        raise CcacError(f"the path serves up to {floor(most / p)} packets of {p} bytes, more than the "
+                        f"{MAX_PACKETS} a replay may simulate; choose a larger --packet", "--packet")
+    return p
+
+
+def _loss_cap(trace: Trace) -> list[Fraction | None]:
+    """At each step where the trace lost bytes congestively, what it admitted (None elsewhere).
+    The model drops bytes only once the bottleneck queue passed the loss-allowed threshold at
+    some instant of the step, and never lets it pass the loss-forced one (thesis 4.2): how much
+    a step loses depends on how its arrivals and tokens interleave, which the trace chose. So
+    at such a step the queue takes no more than the trace admitted (its own arrivals lose what
+    it lost)."""
     net = trace.network
     noncongestive = [trace.flow("Lnc_f", n) for n in range(net.flows)] if net.lossy else None
     A, L = trace.total("A"), trace.total("L")
     congestive = [L[t] - (sum(row[t] for row in noncongestive) if noncongestive else 0) for t in range(trace.T)]
-    return [A[t] - L[t] if t and congestive[t] > congestive[t - 1] else tokens[t] + buffer
-            for t in range(trace.T)]
+    return [A[t] - L[t] if t and congestive[t] > congestive[t - 1] else None for t in range(trace.T)]
 
 
 @dataclass
@@ -286,10 +331,10 @@ def _date_first_queue(queue: list[Packet], path: PacketPath) -> None:
 
 
 def _serve(queue: deque[Packet], flows: list[_Transport], t: int, count: int) -> None:
-    """Use step t's ``count`` delivery opportunities (one no packet waits for is lost). A
-    packet's ACK reaches its sender R steps after it was served, plus what its flow's box held
-    at step t, never before an earlier packet's."""
-    for _ in range(min(count, len(queue))):
+    """Serve ``count`` queued packets at step t, in FIFO order. A packet's ACK reaches its
+    sender R steps after it was served, plus what its flow's box held at step t, never before
+    an earlier packet's."""
+    for _ in range(count):
         pkt = queue.popleft()
         f = flows[pkt.flow]
         pkt.served = t
@@ -303,9 +348,12 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
     flows = [_Transport(n, path, s, h) for n, (s, h) in enumerate(zip(senders, histories))]
     queue: deque[Packet] = deque()
     packets: list[Packet] = []
-    admitted = Fraction(0)
+    admitted, served = Fraction(0), Fraction(0)
+    tokens = path.tokens0  # this run's token line
+    history: list[Fraction] = []  # ... at every step so far
     shared: tuple[list[Fraction], list[Fraction]] = ([], [])
     for t in range(path.T):
+        line = tokens + path.C if t else tokens  # the token line at t if no token is wasted
         counts = [f.send(t, f.learn(t, shared)) for f in flows]
         if sum(counts) + len(packets) > MAX_PACKETS:
             raise CcacError(f"the replay would send more than {MAX_PACKETS} packets of {path.packet} "
@@ -320,14 +368,24 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
                 if f.link_drops < f.info.noncongestive[t]:
                     pkt.dropped = "link"
                     f.link_drops += 1
-                elif path.drop_line is not None and admitted + path.packet > path.drop_line[t]:
+                elif path.buffer is not None and admitted + path.packet > min(
+                        line + path.buffer, path.loss_cap[t] if path.loss_cap[t] is not None else line + path.buffer):
                     pkt.dropped = "buffer"
                 else:
                     admitted += path.packet
                     queue.append(pkt)
         if t == 0:
             _date_first_queue(list(queue), path)
-        _serve(queue, flows, t, path.opportunities[t])
+        if t:  # tokens beyond the queue and the trace's margin above it are wasted
+            tokens = min(line, max(tokens, admitted + path.margin[t]))
+        history.append(tokens)
+        if path.schedule is not None:
+            count = min(path.schedule[t], len(queue))
+        else:
+            can = min(admitted, token_line_at(history, path.C, t - path.lag[t])) - served
+            count = min(max(floor(can / path.packet), 0), len(queue))
+        _serve(queue, flows, t, count)
+        served += count * path.packet
         for f in flows:
             f.close_step(t)
         shared[0].append(sum((f.run.S[t] for f in flows), Fraction(0)))

@@ -87,10 +87,11 @@ def load_result(path: str | Path) -> tuple[Query, Trace]:
 
 
 def replay(query: Query, trace: Trace, packet: Fraction | None = None, periods: int = 3,
-           warmup: int | None = None) -> Replay:
+           warmup: int | None = None, fixed: bool = False) -> Replay:
     """Run the concrete senders over the packet path of ``trace`` (see the module doc).
     ``warmup``: steps during which the senders learn but the trace's decisions apply (default:
-    one period of a periodic trace, none otherwise)."""
+    one period of a periodic trace, none otherwise). ``fixed``: serve the trace's delivery
+    schedule (what ``ccac export`` gives Mahimahi) instead of its token bucket."""
     if not 1 <= periods <= MAX_PERIODS:
         raise CcacError(f"periods must be 1 .. {MAX_PERIODS}, got {periods}", "--periods")
     base = trace
@@ -100,7 +101,7 @@ def replay(query: Query, trace: Trace, packet: Fraction | None = None, periods: 
         warmup = base.T - 1 if base.periodic and periods > 1 else 0
     if not 0 <= warmup < trace.T:
         raise CcacError(f"the warm-up must be 0 .. {trace.T - 1} steps, got {warmup}", "--warmup")
-    path = PacketPath.from_trace(trace, packet)
+    path = PacketPath.from_trace(trace, packet, fixed)
     senders, names = [], []
     for n in range(trace.flows):
         sender, name = _sender(query, trace, n)

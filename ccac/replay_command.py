@@ -1,6 +1,7 @@
 """``ccac replay``: a counterexample replayed by the concrete senders on its packet path.
 
-    ccac replay RESULT.json [--packet BYTES] [--periods K] [--warmup STEPS] [--plot FILE] [--json OUT] [-q]
+    ccac replay RESULT.json [--packet BYTES] [--periods K] [--warmup STEPS] [--schedule]
+                [--plot FILE] [--json OUT] [-q]
 
 RESULT.json is what ``ccac query ... --json`` writes for a sat answer; ``ccac query ...
 --replay`` does the same without the file. The output puts the two runs side by side (the
@@ -37,28 +38,31 @@ from ccac.trace import Trace
 @click.option("--warmup", type=int, default=None, metavar="STEPS",
               help="Steps in which the senders learn but the trace's decisions apply "
                    "(default: one period of a periodic trace, else 0).")
+@click.option("--schedule", "fixed", is_flag=True,
+              help="Serve the trace's fixed delivery schedule, as the Mahimahi export does, instead of "
+                   "its token bucket (which serves a sender that sends more, up to the link).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Draw the trace and the packet run on one figure (.png, .svg or .pdf).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the packet run (and the comparison) as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary and the verdict.")
-def replay_cmd(result_file: str, packet: str | None, periods: int, warmup: int | None,
+def replay_cmd(result_file: str, packet: str | None, periods: int, warmup: int | None, fixed: bool,
                plot_path: str | None, json_path: str | None, quiet: bool) -> None:
     """Replay the counterexample in RESULT_FILE (written by `ccac query ... --json`) with the
     CCAs' concrete algorithms on the packet-level path it describes."""
     query, trace = load_result(result_file)
-    run_and_report(query, trace, packet, periods, warmup, plot_path, json_path, quiet)
+    run_and_report(query, trace, packet, periods, warmup, plot_path, json_path, quiet, fixed)
 
 
 def run_and_report(query: Any, trace: Trace, packet: str | None, periods: int, warmup: int | None,
-                   plot_path: str | None, json_path: str | None, quiet: bool) -> None:
+                   plot_path: str | None, json_path: str | None, quiet: bool, fixed: bool = False) -> None:
     """Replay, print the comparison, write the plot and JSON, and exit with the verdict."""
     if plot_path is not None:
         from ccac.plot import check_format
 
         check_format(plot_path)
     size = to_fraction(packet, "--packet") if packet is not None else None
-    result = replay(query, trace, size, periods, warmup)
+    result = replay(query, trace, size, periods, warmup, fixed)
     click.echo(summary(result))
     if not quiet:
         click.echo(side_by_side(result))
@@ -85,8 +89,9 @@ def readings(trace: Trace, first: int, last: int) -> dict[str, Fraction]:
 def summary(result: Replay) -> str:
     first, last = result.window
     path = result.run.path
+    server = "the trace's delivery schedule" if path.schedule is not None else "the trace's token bucket"
     lines = [f"replay: {result.query.name}, {result.trace.T} steps, packets of {_num(path.packet)} bytes "
-             f"({float(path.packet / result.trace.network.C):.3g} of a step's service)"]
+             f"({float(path.packet / result.trace.network.C):.3g} of a step's service), served by {server}"]
     if result.trace.T != last - first + 1:
         lines.append(f"periodic trace repeated {result.trace.T // (last - first) if last > first else 1} times; "
                      f"conditions read on steps {first}..{last}")
@@ -113,18 +118,25 @@ def summary(result: Replay) -> str:
 
 
 def side_by_side(result: Replay) -> str:
-    """Per step and flow: cwnd, bytes sent, served and lost in the step, trace | replay."""
+    """Per step and flow: cwnd, pacing rate (paced flows), bytes sent, served and lost in the
+    step; then the least queueing delay of the byte served. Trace | replay (primed)."""
     tr, co = result.trace, result.concrete
     headers = ["t"]
     columns: list[list[str]] = [[str(t) for t in range(tr.T)]]
     for n in range(tr.flows):
-        for name, label, step in (("cwnd", "cwnd", False), ("A_f", "sent", True), ("S_f", "served", True),
-                                  ("L_f", "lost", True)):
+        paced = tr.flow("rate", n) is not None and all(r is not None for r in co.flow("rate", n))
+        for name, label, step in (("cwnd", "cwnd", False), ("rate", "rate", False), ("A_f", "sent", True),
+                                  ("S_f", "served", True), ("L_f", "lost", True)):
+            if name == "rate" and not paced:
+                continue
             for side, trace in (("", tr), ("'", co)):
                 values = trace.flow(name, n)
                 headers.append(f"{label}{side}[{n}]")
                 columns.append([_num(values[t] - (values[t - 1] if step and t else 0)) if not step or t else "-"
                                 for t in range(tr.T)])
+    for side, trace in (("", tr), ("'", co)):
+        headers.append(f"delay{side}")
+        columns.append([str(trace.delay_range(t)[0]) for t in range(tr.T)])
     widths = [max(len(h), *(len(c) for c in col)) for h, col in zip(headers, columns)]
     lines = ["per step (primed: the packet run)",
              "  ".join(h.rjust(w) for h, w in zip(headers, widths))]

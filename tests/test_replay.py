@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from fractions import Fraction as F
 from math import floor
 from pathlib import Path
@@ -13,8 +14,7 @@ from typing import Any
 import pytest
 
 from ccac import load_query, solve
-from ccac.export import csv_schedule, mahimahi, spread, steps_of
-from ccac.packet_path import PacketPath
+from ccac.export import csv_schedule, mahimahi, schedule, spread, steps_of
 from ccac.replay import load_result, replay
 
 from conftest import make_query
@@ -51,26 +51,42 @@ def test_a_trace_in_whole_packets_is_replayed_exactly() -> None:
     assert rp.find is not None and rp.find.holds is True and rp.reproduced
 
 
-def test_delivery_opportunities_follow_the_service_curve(tmp_path: Path) -> None:
+def test_the_exported_schedule_follows_the_service_curve(tmp_path: Path) -> None:
     result, _ = result_file(tmp_path, "aimd_premature_loss")
     trace = result.trace
+    S = trace.total("S")
     for packet in (trace.constant("alpha"), F(1, 3), F(2)):
-        path = PacketPath.from_trace(trace, packet)
-        S = trace.total("S")
-        assert sum(path.opportunities) == floor(S[-1] / packet)
-        assert all(sum(path.opportunities[:t + 1]) == floor(S[t] / packet) for t in range(trace.T))
+        _, ops = schedule(trace, packet)
+        assert all(sum(ops[:t + 1]) == floor(S[t] / packet) for t in range(trace.T))
 
 
-def test_the_packet_run_never_serves_beyond_the_schedule_and_keeps_fifo(tmp_path: Path) -> None:
+def test_the_packet_path_serves_within_the_link_and_keeps_fifo(tmp_path: Path) -> None:
+    """Two Copa flows replayed: the server never passes its capacity (C per step from the
+    trace's token line at step 0), serves in FIFO order across flows, and ACKs come R later."""
     result, _ = result_file(tmp_path, "copa_starvation_unequal_jitter")
     rp = replay(result.query, result.trace)
+    path = rp.run.path
     served = [p for p in rp.run.packets if p.served is not None]
-    per_step = [sum(1 for p in served if p.served == t) for t in range(rp.trace.T)]
-    assert all(n <= k for n, k in zip(per_step, rp.run.path.opportunities))
+    for t in range(rp.trace.T):
+        assert sum(1 for p in served if p.served <= t) * path.packet <= path.tokens0 + path.C * t
     order = sorted(served, key=lambda p: (p.served, p.sent))
     assert [p.sent for p in order] == sorted(p.sent for p in served)  # FIFO across flows
     for p in served:
         assert p.ack is not None and p.ack >= p.served + rp.trace.network.path(p.flow).R
+
+
+def test_a_sender_that_sends_more_is_served_more() -> None:
+    """The replay's server is the trace's token bucket, not its fixed schedule: a const sender
+    with twice the trace's window, on the path of a trace that left the link half idle, gets
+    more than the trace's sender did (a fixed schedule would cap it at the trace's service)."""
+    half = solve(make_query({**WHOLE, "T": 10}, {"name": "const", "cwnd": F(1, 2)},
+                            find="S[T-1] - S[0] <= (T - 1) / 2"), timeout=60)
+    assert half.answer == "sat" and half.validated
+    bigger = load_query("const_service_at_capacity")  # any const query: only its CCA is swapped in
+    rp = replay(replace(half.query, flows=[replace(half.query.flows[0], params={**half.query.flows[0].params,
+                                                                                  "cwnd": F(2)})]), half.trace)
+    S, S_trace = rp.concrete.total("S"), half.trace.total("S")
+    assert S[-1] > S_trace[-1] and bigger.flows[0].cca.name == "const"
 
 
 # ------------------------------------------------------------------ result files and the CLI
@@ -103,6 +119,7 @@ def test_query_replay_flag(cli: Any) -> None:
     (["replay", "{good}", "--periods", "0"], "periods must be"),
     (["replay", "{good}", "--packet", "0"], "packet size must be positive"),
     (["replay", "{good}", "--packet", "1/100000"], "more than the 200000"),
+    (["export", "{good}", "--format", "csv", "--out", "{dir}", "--packet", "1/100000"], "more than the 200000"),
     (["replay", "{good}", "--plot", "x.gif"], "unsupported plot format"),
     (["export", "{good}", "--format", "mahimahi", "--out", "{dir}", "--step-ms", "0"], "step length"),
     (["query", "aimd_premature_loss", "--replay-plot", "x.png"], "--replay-plot needs --replay"),
@@ -188,18 +205,22 @@ def test_the_replay_table_covers_every_sat_query_of_the_library() -> None:
                                  for r in replay_rows()])
 def test_each_finding_replays_as_the_readme_says(row: list[str]) -> None:
     """The solver's trace (z3 as pinned below; other versions may find other traces) replayed
-    with packets of its MSS, and of alpha/K where the row names ``--packet alpha/K``."""
+    with packets of its MSS on its token bucket, and as each row's "reproduces with" names
+    (``--packet alpha/K``, ``--schedule``)."""
     import z3
 
     name, _, verdict, why = row
     result = solve(load_query(name.strip("`")), timeout=300)
     assert result.answer == "sat" and result.validated
-    checks = [(F(1), verdict == "**reproduced**")]
-    checks += [(F(1, int(k)), True) for k in re.findall(r"reproduces with `--packet alpha/(\d+)`", why)]
-    for divisor, expected in checks:
-        rp = replay(result.query, result.trace, result.trace.constant("alpha") * divisor)
+    checks = [(False, F(1), verdict == "**reproduced**")]
+    for listed in re.findall(r"reproduces with ((?:`[^`]+`(?:, | and )?)+)", why):
+        for option in re.findall(r"`([^`]+)`", listed):
+            divisor = re.search(r"--packet alpha/(\d+)", option)
+            checks.append(("--schedule" in option, F(1, int(divisor.group(1))) if divisor else F(1), True))
+    for fixed, divisor, expected in checks:
+        rp = replay(result.query, result.trace, result.trace.constant("alpha") * divisor, fixed=fixed)
         if z3.get_version_string() == PINNED_Z3:
-            assert rp.reproduced is expected, (name, divisor, rp.notes)
+            assert rp.reproduced is expected, (name, fixed, divisor, rp.notes)
         else:
             assert rp.find is not None and rp.find.holds is not None
 

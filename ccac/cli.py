@@ -173,6 +173,9 @@ def main(argv: list[str] | None = None) -> None:
     except limits.TimeLimit as e:  # a time limit that ran out outside an SMT check
         click.echo(f"unknown: {e.reason}")
         sys.exit(EXIT_UNKNOWN)
+    except OSError as e:  # a file named on the command line cannot be written or read
+        click.echo(f"error: {e.filename or 'file'}: {e.strerror or e}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     except MemoryError:
         click.echo("error: out of memory: the problem is too large for the memory this process may use "
                    "(make T, the number of flows or the expressions smaller)", err=True)

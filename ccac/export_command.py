@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from ccac.errors import CcacError
 from ccac.export import FORMATS, csv_schedule, mahimahi
 from ccac.params import to_fraction
 from ccac.replay import load_result
@@ -29,10 +30,13 @@ def export_cmd(result_file: str, fmt: str, out_dir: str, step_ms: int, packet: s
     _, trace = load_result(result_file)
     size = to_fraction(packet, "--packet") if packet is not None else None
     out = Path(out_dir)
-    if fmt == "mahimahi":
-        written = mahimahi(trace, out, step_ms, size)
-    else:
-        written = csv_schedule(trace, out, step_ms, size)
+    try:
+        if fmt == "mahimahi":
+            written = mahimahi(trace, out, step_ms, size)
+        else:
+            written = csv_schedule(trace, out, step_ms, size)
+    except OSError as e:
+        raise CcacError(f"cannot write there: {e.strerror}", "--out")
     for path in written:
         click.echo(f"wrote {path}")
     if fmt == "mahimahi":

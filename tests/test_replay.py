@@ -123,6 +123,9 @@ def test_query_replay_flag(cli: Any) -> None:
     (["replay", "{good}", "--plot", "x.gif"], "unsupported plot format"),
     (["export", "{good}", "--format", "mahimahi", "--out", "{dir}", "--step-ms", "0"], "step length"),
     (["query", "aimd_premature_loss", "--replay-plot", "x.png"], "--replay-plot needs --replay"),
+    (["replay", "{good}", "--json", "/proc/no/such/dir/r.json"], "No such file or directory"),
+    (["export", "{good}", "--format", "csv", "--out", "/proc/no/such/dir"], "cannot write there"),
+    (["replay", "{good}", "--warmup", "99"], "the warm-up must be"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, cli: Any, args: list[str], message: str) -> None:
     good = tmp_path / "good.json"

@@ -319,7 +319,7 @@ class PathServer(ABC):
         even where too few duplicate ACKs have arrived to reveal them (in the step after a
         timeout the retransmitted window is not ACKed yet). So the rule is: without a timeout,
         Ld_f[t] <= max(Ld_f[t-1], L_f[s]) for every step s whose loss is not yet detectable.
-        (Stated as "if Ld grew, it grew at most to L[s]". Found by the conformance test of the
+        (Stated through :meth:`_no_new_detection`. Found by the conformance test of the
         concrete AIMD, tests/test_aimd.py: the previous rule, without the max, excluded every
         run with a non-timeout step right after a timeout that left a loss undetectable by
         duplicate ACKs, which real senders have.)
@@ -341,6 +341,7 @@ class PathServer(ABC):
             lossless = v.buffer is None and net.path(n).eta == 0
             stalled_all_lost: list[Cond] = []
             previous: Frontier | None = None
+            timed_out: Cond = False  # a timeout fired at this or an earlier step
             for t in range(net.T):
                 if t < R:
                     if t >= v.first:
@@ -351,6 +352,8 @@ class PathServer(ABC):
                               S[t - R] == v.admitted_f(n, t - R),
                               L[t - R] > Ld[t - 1])
                 stalled_all_lost.append(cond)
+                earlier = timed_out
+                timed_out = tmo[t] if timed_out is False else z3.Or(timed_out, tmo[t])
                 if t < v.first:
                     continue
                 enc.add("model.loss_detection", Ld[t] <= L[t - R])
@@ -368,9 +371,22 @@ class PathServer(ABC):
                                     S[t - R] - v.dupacks, t - R, False, f"detect_{n}_{t}")
                 enc.add("model.loss_detection",
                         *frontier.at_least(Ld[t], f"L_{n}", L, z3.Not(tmo[t])),
-                        *frontier.at_most(Ld[t], f"L_{n}", L, z3.And(z3.Not(tmo[t]), Ld[t] > Ld[t - 1])),
+                        *frontier.at_most(Ld[t], f"L_{n}", L, self._no_new_detection(tmo[t], earlier, Ld[t] > Ld[t - 1])),
                         *(previous.next_at(frontier) if previous is not None else []))
                 previous = frontier
+
+    @staticmethod
+    def _no_new_detection(timeout: Cond, earlier: Cond, grew: Cond) -> Cond:
+        """When "undetectable losses are not detected" binds at a step: without a timeout there,
+        and, once some earlier step timed out (whose detections stay), only if the detected
+        losses grew. Before any timeout the previous step's detections are themselves at most
+        every undetectable step's losses (by induction from the history's Ld <= L[0]), so the
+        plain rule is the same as the one with max(Ld[t-1], L[s]); stating it plainly there
+        keeps the solver's work as it was (allegro_equal_loss_fair without its find: 219 s
+        with the growth condition at every step, 7.8 s this way, 1.7 s with the old rule)."""
+        if earlier is False:
+            return z3.Not(timeout)
+        return z3.And(z3.Not(timeout), z3.Or(z3.Not(earlier), grew))
 
     @staticmethod
     def _detected_without_loss(v: PathVars, n: int, t: int) -> list[Cond]:

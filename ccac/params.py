@@ -73,6 +73,12 @@ def exact_text(x: Fraction) -> str:
     return decimal_text(x) or f"{x.numerator}/{x.denominator}"
 
 
+def rounded_text(x: Fraction) -> str:
+    """x for the eye, in tables and figures: a whole number exactly, else 4 significant digits
+    (exact values are in the JSON and CSV outputs)."""
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"
+
+
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 

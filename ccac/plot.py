@@ -31,6 +31,7 @@ from matplotlib.ticker import MaxNLocator, MultipleLocator
 from ccac.ccas import get_cca
 from ccac.cca import StateVar
 from ccac.errors import CcacError
+from ccac.params import rounded_text
 from ccac.trace import Trace
 
 FORMATS = (".png", ".svg", ".pdf")
@@ -327,10 +328,7 @@ def _floats(values: Sequence[Any] | None) -> list[float]:
 
 
 def _num(v: Any) -> str:
-    if v is None:
-        return "?"
-    f = Fraction(v)
-    return str(f.numerator) if f.denominator == 1 else f"{float(f):.4g}"
+    return "?" if v is None else rounded_text(Fraction(v))
 
 
 __all__ = ["plot_trace", "plot_replay", "check_format", "FORMATS"]

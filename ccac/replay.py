@@ -27,6 +27,7 @@ from typing import Any
 from ccac.errors import CcacError
 from ccac.expr import Series, Symbols, compile_condition
 from ccac.packet_path import PacketPath, PacketRun, TraceFlow, run_packets
+from ccac.params import rounded_text
 from ccac.query import Query, parse_resolved
 from ccac.sender import ConcreteSender, Scripted, SenderStart
 from ccac.trace import Trace
@@ -127,7 +128,7 @@ def departures(trace: Trace, concrete: Trace, packet: Fraction) -> list[str]:
         cwnd = trace.flow("cwnd", n)
         small = [t for t, c in enumerate(cwnd) if c < packet]
         if small:
-            notes.append(f"flow {n}: the trace's window is below one packet ({_num(min(cwnd))} < {_num(packet)} "
+            notes.append(f"flow {n}: the trace's window is below one packet ({rounded_text(min(cwnd))} < {rounded_text(packet)} "
                          f"bytes) at {len(small)} step(s) from step {small[0]}; a packet sender cannot keep so "
                          f"little in flight")
         for name, what in (("A_f", "sends"), ("L_f", "loses")):
@@ -140,12 +141,8 @@ def departures(trace: Trace, concrete: Trace, packet: Fraction) -> list[str]:
         differ = next((t for t in range(trace.T) if mine[t] != theirs[t]), None)
         if differ is not None:
             notes.append(f"flow {n}: the concrete sender's window first differs from the trace's at step "
-                         f"{differ} ({_num(mine[differ])} vs {_num(theirs[differ])} bytes)")
+                         f"{differ} ({rounded_text(mine[differ])} vs {rounded_text(theirs[differ])} bytes)")
     return notes
-
-
-def _num(v: Fraction) -> str:
-    return str(v.numerator) if v.denominator == 1 else f"{float(v):.4g}"
 
 
 def _sender(query: Query, trace: Trace, n: int) -> tuple[ConcreteSender, str]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from ccac.params import to_fraction
+from ccac.params import rounded_text, to_fraction
 from ccac.presentation import EXIT_MISMATCH
 from ccac.replay import Replay, load_result, replay
 from ccac.trace import Trace
@@ -173,6 +173,4 @@ def _short(text: str) -> str:
 
 
 def _num(v: Any) -> str:
-    if isinstance(v, Fraction):
-        return str(v.numerator) if v.denominator == 1 else f"{float(v):.4g}"
-    return str(v)
+    return rounded_text(v) if isinstance(v, Fraction) else str(v)

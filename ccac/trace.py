@@ -16,6 +16,7 @@ from typing import Any
 
 from ccac.expr import Series, Symbols
 from ccac.network import Network
+from ccac.params import rounded_text
 
 
 @dataclass
@@ -202,7 +203,7 @@ def _show(v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "."
     if isinstance(v, Fraction):
-        return str(v.numerator) if v.denominator == 1 else f"{float(v):.4g}"
+        return rounded_text(v)
     return str(v)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sys
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,6 +52,17 @@ def assert_admits(formulas: list[Any], fixed: list[Any], run: str) -> None:
     assert solver.check() != z3.sat
     core = [fixed[int(str(c)[5:])] for c in solver.unsat_core()]
     pytest.fail(f"the encoding rejects a run of the reference: {core[:8]} ({run})")
+
+
+def readme_table(header: str) -> list[list[str]]:
+    """The rows (cells stripped) of the README table whose header line is ``header``."""
+    lines = (Path(__file__).resolve().parent.parent / "README.md").read_text().splitlines()
+    rows = []
+    for line in lines[lines.index(header) + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:

@@ -15,19 +15,13 @@ from pathlib import Path
 from ccac.proof import bundled_proofs
 from ccac.query import bundled_queries
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+from conftest import readme_table
+
 HEADER = "| source | published result | ccac | answer | verdict |"
 
 
 def rows() -> list[list[str]]:
-    lines = README.read_text().splitlines()
-    start = lines.index(HEADER) + 2
-    out = []
-    for line in lines[start:]:
-        if not line.startswith("|"):
-            break
-        out.append([cell.strip() for cell in line.strip("|").split("|")])
-    return out
+    return readme_table(HEADER)
 
 
 def recorded(name: str) -> str:

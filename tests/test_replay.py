@@ -17,7 +17,7 @@ from ccac import load_query, solve
 from ccac.export import csv_schedule, mahimahi, schedule, spread, steps_of
 from ccac.replay import load_result, replay
 
-from conftest import make_query
+from conftest import make_query, readme_table
 
 # A trace whose every value is a whole number of 1-byte packets: the sender keeps 2 bytes in
 # flight on a path that serves 1 byte per step.
@@ -176,20 +176,12 @@ def test_csv_export_lists_every_opportunity_and_packet(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ the README's replay table
-README = Path(__file__).resolve().parent.parent / "README.md"
 REPLAY_HEADER = "| query | finding | under replay | why |"
 SLOW_TO_SOLVE = {"proteus_s_vs_aimd_no_yield", "vivace_starved_flow_backs_off"}  # about 30 s each
 
 
 def replay_rows() -> list[list[str]]:
-    lines = README.read_text().splitlines()
-    start = lines.index(REPLAY_HEADER) + 2
-    rows = []
-    for line in lines[start:]:
-        if not line.startswith("|"):
-            break
-        rows.append([cell.strip() for cell in line.strip("|").split("|")])
-    return rows
+    return readme_table(REPLAY_HEADER)
 
 
 def test_the_replay_table_covers_every_sat_query_of_the_library() -> None:

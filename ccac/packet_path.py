@@ -219,6 +219,20 @@ class TraceFlow:
                    max(takeover, trace.network.path(n).R))
 
 
+def all_in_flight_lost(A: list[Fraction], admitted: list[Fraction], L: list[Fraction], Ld: list[Fraction],
+                       acked: Fraction, t: int, R: int) -> bool:
+    """The model's timeout condition at step t (thesis 4.2.2): nothing sent in the last R - 1
+    steps, everything admitted by t - R ACKed, and losses still undetected."""
+    return A[t - 1] == A[t - R] and acked >= admitted[t - R] and L[t - R] > Ld[t - 1]
+
+
+def detectable_losses(admitted: list[Fraction], L: list[Fraction], acked: Fraction, dupacks: Fraction,
+                      last: int) -> list[Fraction]:
+    """The cumulative losses of the steps up to ``last`` that ``acked`` reveals (appendix A.3):
+    a loss at step s is detectable once ``dupacks`` bytes admitted after it are ACKed."""
+    return [L[s] for s in range(last + 1) if admitted[s] + dupacks <= acked]
+
+
 class _Transport:
     """One flow's sending side: its packets, pacing credit, ACK and loss bookkeeping."""
 
@@ -256,15 +270,14 @@ class _Transport:
             run.timeout.append(False)
             return None
         acked = p * self.seen
-        all_lost = (run.A[t - 1] == run.A[t - R] and acked >= self.admitted(t - R)
-                    and run.L[t - R] > run.Ld[t - 1])
-        self.stalled = self.stalled + 1 if all_lost else 0
+        admitted = [self.admitted(s) for s in range(t)]
+        self.stalled = self.stalled + 1 if all_in_flight_lost(run.A, admitted, run.L, run.Ld, acked, t, R) else 0
         fire = self.stalled >= self.path.rto
         if fire:
             run.Ld.append(run.L[t - R])
             self.stalled = 0
         else:
-            found = [run.L[s] for s in range(t - R + 1) if self.admitted(s) + self.path.dupacks <= acked]
+            found = detectable_losses(admitted, run.L, acked, self.path.dupacks, t - R)
             run.Ld.append(max([run.Ld[t - 1], min(self.history.Ld[t], Fraction(0))] + found))
         run.timeout.append(fire)
         newest = self.delivered[self.seen - 1] if self.seen else None
@@ -388,6 +401,6 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
         served += count * path.packet
         for f in flows:
             f.close_step(t)
-        shared[0].append(sum((f.run.S[t] for f in flows), Fraction(0)))
+        shared[0].append(served)
         shared[1].append(admitted)
     return PacketRun(path, [f.run for f in flows], packets)

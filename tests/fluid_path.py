@@ -25,6 +25,7 @@ from typing import Any, Callable
 import z3
 
 from conftest import assert_admits, make_query
+from ccac.packet_path import all_in_flight_lost, detectable_losses
 from ccac.problem import build
 from ccac.sender import ConcreteSender, Feedback, FlowRecord, SenderStart
 from ccac.trace import delay_range
@@ -91,14 +92,12 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
             run.Ld.append(F(0))
             run.timeout.append(False)
         else:
-            stalled = (run.A[t - 1] == run.A[t - R] and run.S[t - R] == admitted[t - R]
-                       and run.L[t - R] > run.Ld[t - 1])
+            stalled = all_in_flight_lost(run.A, admitted, run.L, run.Ld, run.S[t - R], t, R)
             run.timeout.append(stalled)
             if stalled:
                 run.Ld.append(run.L[t - R])
             else:
-                found = [run.L[s] for s in range(t - R + 1) if admitted[s] + dupacks <= run.S[t - R]]
-                run.Ld.append(max([run.Ld[t - 1]] + found))
+                run.Ld.append(max([run.Ld[t - 1]] + detectable_losses(admitted, run.L, run.S[t - R], dupacks, t - R)))
         if t < R:
             step = history_rate if history_rate is not None else C * F(rng.randint(0, 8), 4)
             cwnd, rate = F(1), step if paced else F(1)

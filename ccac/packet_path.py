@@ -194,6 +194,7 @@ class PacketRun:
     path: PacketPath
     flows: list[FlowRun]
     packets: list[Packet]
+    tokens: list[Fraction]  # by step: the server's token line, C*t - W (the schedule's offer with one)
 
 
 @dataclass
@@ -391,6 +392,8 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
             _date_first_queue(list(queue), path)
         if t:  # tokens beyond the queue and the trace's margin above it are wasted
             tokens = min(line, max(tokens, admitted + path.margin[t]))
+        if path.schedule is not None:
+            tokens = path.packet * sum(path.schedule[:t + 1])
         history.append(tokens)
         if path.schedule is not None:
             count = min(path.schedule[t], len(queue))
@@ -403,4 +406,4 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
             f.close_step(t)
         shared[0].append(served)
         shared[1].append(admitted)
-    return PacketRun(path, [f.run for f in flows], packets)
+    return PacketRun(path, [f.run for f in flows], packets, history)

@@ -164,7 +164,7 @@ def _sender(query: Query, trace: Trace, n: int) -> tuple[ConcreteSender, str]:
 
 
 def _as_trace(query: Query, trace: Trace, run: PacketRun) -> Trace:
-    """The packet run in the query's vocabulary (the path's token line is the trace's)."""
+    """The packet run in the query's vocabulary (its wasted tokens W are its own server's)."""
     N, T = trace.flows, trace.T
     sym = Symbols()
     sym.constants.update(trace.symbols.constants)
@@ -190,7 +190,7 @@ def _as_trace(query: Query, trace: Trace, run: PacketRun) -> Trace:
     sym.series["A"] = Series("A", total([f.A for f in flows]), 1)
     sym.series["S"] = Series("S", total([f.S for f in flows]), 1)
     sym.series["L"] = Series("L", total([f.L for f in flows]), 1)
-    sym.series["W"] = Series("W", list(trace.total("W")), 1)
+    sym.series["W"] = Series("W", [trace.network.C * t - run.tokens[t] for t in range(T)], 1)
     for n, flow in enumerate(query.flows):
         R = trace.network.path(n).R
         for sv in flow.cca.state:

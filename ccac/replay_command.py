@@ -93,7 +93,7 @@ def summary(result: Replay) -> str:
     lines = [f"replay: {result.query.name}, {result.trace.T} steps, packets of {_num(path.packet)} bytes "
              f"({float(path.packet / result.trace.network.C):.3g} of a step's service), served by {server}"]
     if result.trace.T != last - first + 1:
-        lines.append(f"periodic trace repeated {result.trace.T // (last - first) if last > first else 1} times; "
+        lines.append(f"periodic trace repeated {(result.trace.T - 1) // (last - first)} times; "
                      f"conditions read on steps {first}..{last}")
     for n, name in enumerate(result.senders):
         lines.append(f"flow {n}: {name}")

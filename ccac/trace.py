@@ -67,7 +67,7 @@ class Trace:
         symbols = Symbols()
         symbols.constants.update({k: _unpair(v) for k, v in data["constants"].items()})
         for name, values in data["series"].items():
-            if values and isinstance(values[0], list) or values and values[0] is None:
+            if values and (values[0] is None or isinstance(values[0], list)):  # per flow
                 rows = [[_unpair(x) for x in row] if row is not None else None for row in values]
                 symbols.series[name] = Series(name, rows, 2, {})
             else:

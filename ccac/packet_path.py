@@ -46,7 +46,7 @@ from fractions import Fraction
 from math import floor
 
 from ccac.errors import CcacError
-from ccac.sender import ConcreteSender, Decision, Feedback, FlowRecord
+from ccac.sender import AckedPacket, ConcreteSender, Decision, DetectedLoss, Feedback, FlowRecord
 from ccac.trace import Trace, delay_range
 from ccac.validate import observed_service
 
@@ -251,6 +251,7 @@ class _Transport:
         self.link_drops = 0
         self.sent_before = 0                # packets sent before the current step
         self.unacked_by_step: dict[int, int] = {}  # send step -> its packets not yet ACKed
+        self.loss_log: list[tuple[Fraction, Fraction, Fraction]] = []  # dropped: (L from, L to, sent at)
 
     def admitted(self, s: int) -> Fraction:
         return self.run.A[s] - self.run.L[s]
@@ -260,9 +261,11 @@ class _Transport:
         knows (None before its step R). ``shared`` is the bottleneck's (service, admitted)
         curves, the delay reading of a flow without a box of its own."""
         run, R, p = self.run, self.info.R, self.path.packet
+        acks: list[AckedPacket] = []
         while self.seen < len(self.delivered) and self.delivered[self.seen].ack <= t:
             pkt = self.delivered[self.seen]
             self.seen += 1
+            acks.append(AckedPacket(pkt.born, Fraction(pkt.ack), p))
             self.unacked_by_step[pkt.sent] -= 1
             if self.unacked_by_step[pkt.sent] == 0:
                 self.record.rtt[pkt.sent] = pkt.ack - pkt.born
@@ -288,7 +291,8 @@ class _Transport:
             delay = delay_range(run.So[:u + 1], [self.admitted(s) for s in range(u + 1)], u)
         else:
             delay = delay_range(shared[0][:u + 1], shared[1][:u + 1], u)
-        return Feedback(t, R, acked, run.Ld[t], fire, run.A[t - 1], rtt, delay, self.record)
+        return Feedback(t, R, acked, run.Ld[t], fire, run.A[t - 1], rtt, delay, self.record,
+                        tuple(acks), detected(self.loss_log, run.Ld[t - 1], run.Ld[t]))
 
     def send(self, t: int, fb: Feedback | None) -> int:
         """How many packets the flow sends at step t (its decision recorded)."""
@@ -322,6 +326,8 @@ class _Transport:
         sent_now = [q for q in self.packets[self.sent_before:] if q.sent == t]
         self.sent_before = len(self.packets)
         dropped = [q for q in sent_now if q.dropped]
+        before = run.L[-1] if run.L else Fraction(0)
+        self.loss_log += [(before + k * p, before + (k + 1) * p, q.born) for k, q in enumerate(dropped)]
         run.A.append(p * len(self.packets))
         run.L.append((run.L[-1] if run.L else 0) + p * len(dropped))
         run.Lnc.append((run.Lnc[-1] if run.Lnc else 0) + p * sum(1 for q in dropped if q.dropped == "link"))
@@ -333,6 +339,19 @@ class _Transport:
         self.record.lost.append(run.L[t])
         self.record.rtt.append(None)
         self.unacked_by_step[t] = len(sent_now) - len(dropped)
+
+
+def detected(log: list[tuple[Fraction, Fraction, Fraction]], before: Fraction, now: Fraction) -> tuple[DetectedLoss, ...]:
+    """The lost bytes a sender learns of when its detected losses grow from ``before`` to ``now``
+    (positions on its loss curve): the part of each logged loss ``(from, to, sent_at)`` in
+    (before, now]. Losses are detected in the order they happened, so this is what the
+    sender's duplicate ACKs or timeout revealed."""
+    out = []
+    for start, end, sent_at in log:
+        size = min(end, now) - max(start, before)
+        if size > 0:
+            out.append(DetectedLoss(sent_at, size))
+    return tuple(out)
 
 
 def _date_first_queue(queue: list[Packet], path: PacketPath) -> None:

@@ -32,6 +32,29 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class AckedPacket:
+    """The ACK of one packet reached its sender. Times are in steps on the model's clock, where
+    step t is the time interval (t-1, t]: ``sent_at`` is when the packet left the sender,
+    ``acked_at`` when its ACK arrived, so ``acked_at - sent_at`` is its RTT sample (at least the
+    flow's R). On the packet path (:mod:`ccac.packet_path`) both are whole steps (a packet sent
+    in step t has ``sent_at`` t); on the conformance harness (``tests/fluid_path.py``) they are
+    exact real times, the sample of a byte sent at ``sent_at``."""
+
+    sent_at: Fraction
+    acked_at: Fraction
+    size: Fraction
+
+
+@dataclass(frozen=True)
+class DetectedLoss:
+    """Bytes the sender has just learned were lost (by duplicate ACKs or a timeout), and when
+    they were sent (a time in their send step, as in :class:`AckedPacket`)."""
+
+    sent_at: Fraction
+    size: Fraction
+
+
+@dataclass(frozen=True)
 class Feedback:
     """What flow n's sender knows at the start of step t (thesis 4.2.2), in bytes and steps.
 
@@ -43,7 +66,13 @@ class Feedback:
     (:func:`ccac.trace.delay_range`: at least ``delay[0]`` steps, at most ``delay[1]``, None =
     unbounded). ``outcome`` is the flow's per-step record so far (:class:`FlowRecord`), for
     senders whose decisions aggregate what happened to the bytes of earlier steps (PCC's
-    monitor intervals)."""
+    monitor intervals).
+
+    Per packet: ``acks`` are the ACKs that arrived since the previous step (arrival times in
+    (t-1, t], in arrival order), each with its send time and RTT sample (:class:`AckedPacket`);
+    ``losses`` the bytes newly detected lost at t (:class:`DetectedLoss`). A sender written
+    from a paper that measures per packet (PCC's RTT regressions) reads these; the paths that
+    cannot give them leave them empty."""
 
     t: int
     R: int
@@ -54,6 +83,8 @@ class Feedback:
     rtt: Fraction | None
     delay: tuple[int, int | None]
     outcome: FlowRecord
+    acks: tuple[AckedPacket, ...] = ()
+    losses: tuple[DetectedLoss, ...] = ()
 
     @property
     def inflight(self) -> Fraction:

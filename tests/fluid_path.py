@@ -25,9 +25,10 @@ from typing import Any, Callable
 import z3
 
 from conftest import assert_admits, make_query
-from ccac.packet_path import all_in_flight_lost, detectable_losses
+from ccac.packet_path import all_in_flight_lost, detectable_losses, detected
 from ccac.problem import build
-from ccac.sender import ConcreteSender, Feedback, FlowRecord, SenderStart
+from ccac.sender import AckedPacket, ConcreteSender, Feedback, FlowRecord, SenderStart
+from substep import Inside, Probes
 from ccac.trace import delay_range
 
 F = Fraction
@@ -75,12 +76,18 @@ class Run:
 
 def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], params: dict[str, Any],
              rng: random.Random, values: dict[str, Any] | None = None, paced: bool = False,
-             history_rate: Fraction | None = None) -> Run:
+             history_rate: Fraction | dict[int, Fraction] | None = None, probes: Probes | None = None) -> Run:
     """Run the sender ``start`` makes on one random path of the model (see the module doc).
 
     ``values`` are the state the sender takes over at step R (:class:`SenderStart`); the
-    history steps send ``history_rate`` bytes each (random if None)."""
+    history steps send ``history_rate`` bytes each (by step if a dict; random where it gives
+    none; a paced flow sends something in every step). With ``probes`` (one flow,
+    paced), the path is also built inside each step (:mod:`substep`) and the sender gets every
+    packet's ACK with its exact send time and RTT (``Feedback.acks``) and the lost bytes it
+    detects (``Feedback.losses``)."""
     run = Run(cfg)
+    inside = Inside(cfg.C, cfg.D, cfg.R, cfg.buffer, probes, rng) if probes is not None else None
+    loss_log: list[tuple[Fraction, Fraction, Fraction]] = []
     T, R, D, C = cfg.T, cfg.R, cfg.D, cfg.C
     dupacks = cfg.dupacks * cfg.alpha
     record = FlowRecord()
@@ -99,7 +106,8 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
             else:
                 run.Ld.append(max([run.Ld[t - 1]] + detectable_losses(admitted, run.L, run.S[t - R], dupacks, t - R)))
         if t < R:
-            step = history_rate if history_rate is not None else C * F(rng.randint(0, 8), 4)
+            given = history_rate.get(t) if isinstance(history_rate, dict) else history_rate
+            step = given if given is not None else C * F(rng.randint(1 if paced else 0, 8), 4)
             cwnd, rate = F(1), step if paced else F(1)
             queued = F(rng.randint(0, 8), 4)  # the queue the run starts with
             if cfg.buffer is not None:
@@ -112,7 +120,11 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
             low, high = delay_range(run.S, admitted, t - R)
             top = F(high) if high is not None else F(low + 2)
             rtt = R + low + F(rng.randint(0, 4), 4) * (top - low)
-            fb = Feedback(t, R, run.S[t - R], run.Ld[t], run.timeout[t], run.A[t - 1], rtt, (low, high), record)
+            acks: tuple[AckedPacket, ...] = ()
+            if inside is not None:
+                acks = tuple(AckedPacket(x.sent_at, x.served_at + R, x.size) for x in inside.acks_between(F(t - 1), F(t)))
+            fb = Feedback(t, R, run.S[t - R], run.Ld[t], run.timeout[t], run.A[t - 1], rtt, (low, high), record,
+                          acks, detected(loss_log, run.Ld[t - 1], run.Ld[t]))
             decision = sender.decide(fb)
             cwnd, rate = decision.cwnd, decision.rate
             window = max(run.S[t - R] + run.Ld[t] + cwnd, run.A[t - 1])
@@ -144,6 +156,11 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
             high_s = min(line, run.A[t] - run.L[t])
             run.S.append(low_s + (high_s - low_s) * F(rng.randint(0, 4), 4))
         run.W.append(C * t - tokens[t])
+        if t and run.L[t] > run.L[t - 1]:
+            loss_log.append((run.L[t - 1], run.L[t], F(t)))
+        if inside is not None and t:
+            inside.step(t, (run.A[t - 1] - run.L[t - 1], run.A[t] - run.L[t]), (tokens[t - 1], tokens[t]),
+                        (run.S[t - 1], run.S[t]), tokens[0], run.A[t] - run.A[t - 1], run.Lnc[t] - run.Lnc[t - 1])
         record.sent.append(run.A[t])
         record.lost.append(run.L[t])
         record.rtt.append(None)

@@ -182,6 +182,10 @@ class FlowValues:
     total_admitted: list[Fraction] = field(default_factory=list)
     delay_S: list[Fraction] = field(default_factory=list)
     delay_admitted: list[Fraction] = field(default_factory=list)
+    tokens: list[Fraction] = field(default_factory=list)   # the token line C*t - W[t]
+    flows: int = 1
+    lossy: bool = False                                     # some flow has non-congestive loss
+    buffer: Fraction | None = None                          # the numeric buffer in bytes, if any
 
     def delay_range(self, s: int) -> tuple[int, int | None]:
         """The queueing-delay range this flow's sender reads at service step s (the shared

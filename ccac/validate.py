@@ -99,6 +99,8 @@ def flow_values(trace: Trace, n: int, params: dict[str, Any]) -> FlowValues:
         state={name: trace.flow(name, n) for name in state_names if trace.flow(name, n) is not None},
         total_S=S, total_admitted=admitted,
         delay_S=observed if path.D > 0 else S, delay_admitted=own_admitted if path.D > 0 else admitted,
+        tokens=[net.C * t - w for t, w in enumerate(trace.total("W"))], flows=net.flows, lossy=net.lossy,
+        buffer=net.buffer_bytes(),
     )
 
 

@@ -53,7 +53,8 @@ from typing import TYPE_CHECKING, Any
 from ccac.cca import CCA, FlowContext, FlowValues
 from ccac.params import Param
 from ccac.sender import ConcreteSender, SenderStart
-from ccac.ccas.pcc import GradientPCC, Variant, gradient_params, mi_steps
+from ccac.ccas.pcc_gradient import GradientPCC, Variant, gradient_params, mi_steps, pcc_state
+from ccac.ccas.pcc_gradient_check import check_gradient
 
 if TYPE_CHECKING:
     from ccac.senders.pcc import Choose
@@ -81,6 +82,9 @@ class Proteus(GradientPCC, CCA):
             Param("trending", "free", "trending tolerance: free = may zero an MI's gradient (and then "
                   "its deviation), as its history-dependent condition allows; off = never",
                   kind="choice", choices=("free", "off")),
+            Param("ack_filter", True, "the per-ACK RTT filter (section 5): after an ACK-interval burst it "
+                  "drops samples, so on a path with jitter or competitors an MI's gradient is bounded "
+                  "only by FIFO order; false asks about Proteus without it", kind="bool"),
         ]
         if mode in ("S", "H"):
             own.append(Param("d", 1500, "RTT-deviation coefficient: d * x * sigma, sigma in seconds",
@@ -89,7 +93,7 @@ class Proteus(GradientPCC, CCA):
             own.append(Param("threshold", Fraction(1, 2), "rates below it use Proteus-P's utility, "
                              "rates at or above it Proteus-S's", "C", minimum=Fraction(0)))
         self.params = tuple(own) + gradient_params(Fraction(1, 20), step_seconds=mode in ("S", "H"))
-        self.state = GradientPCC.pcc_state(self, PAIRS, False)
+        self.state = pcc_state(PAIRS, False)
 
     def paced(self, params: dict[str, Any]) -> bool:
         return True
@@ -99,13 +103,13 @@ class Proteus(GradientPCC, CCA):
                        dev_coeff=p["d"] if self.mode in ("S", "H") else Fraction(0),
                        threshold=p["threshold"] * C if self.mode == "H" else None,
                        regression_tolerance=bool(p["regression_tolerance"]), trending=p["trending"],
-                       double_check=False)
+                       double_check=False, ack_filter=bool(p["ack_filter"]))
 
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
         return self.encode_gradient(ctx)
 
     def check(self, f: FlowValues) -> list[str]:
-        return self.check_gradient(f)
+        return check_gradient(self, f)
 
     def concrete(self, start: SenderStart, choose: Choose | None = None) -> ConcreteSender:
         """The algorithm itself (``senders/pcc.py``); ``choose`` takes its open choices."""

@@ -69,7 +69,8 @@ from typing import TYPE_CHECKING, Any
 from ccac.cca import CCA, FlowContext, FlowValues
 from ccac.params import Param
 from ccac.sender import ConcreteSender, SenderStart
-from ccac.ccas.pcc import GradientPCC, Variant, gradient_params, mi_steps
+from ccac.ccas.pcc_gradient import GradientPCC, Variant, gradient_params, mi_steps, pcc_state
+from ccac.ccas.pcc_gradient_check import check_gradient
 
 if TYPE_CHECKING:
     from ccac.senders.pcc import Choose
@@ -86,7 +87,7 @@ class Vivace(GradientPCC, CCA):
               minimum=Fraction(0)),
         Param("double_check", True, "re-run a pair whose faster probe lost less (section 4.3)", kind="bool"),
     ) + gradient_params(Fraction(1, 20))
-    state = GradientPCC.pcc_state(GradientPCC, 1, True)
+    state = pcc_state(1, True)
 
     def paced(self, params: dict[str, Any]) -> bool:
         return True
@@ -94,13 +95,14 @@ class Vivace(GradientPCC, CCA):
     def variant(self, p: dict[str, Any], C: Fraction) -> Variant:
         return Variant(pairs=1, b=Fraction(0) if p["mode"] == "loss" else p["b"], flt=p["flt"],
                        positive_only=False, dev_coeff=Fraction(0), threshold=None,
-                       regression_tolerance=False, trending="off", double_check=bool(p["double_check"]))
+                       regression_tolerance=False, trending="off", double_check=bool(p["double_check"]),
+                       ack_filter=False)
 
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
         return self.encode_gradient(ctx)
 
     def check(self, f: FlowValues) -> list[str]:
-        return self.check_gradient(f)
+        return check_gradient(self, f)
 
     def concrete(self, start: SenderStart, choose: Choose | None = None) -> ConcreteSender:
         """The algorithm itself (``senders/pcc.py``); ``choose`` takes its open choices."""

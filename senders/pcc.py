@@ -33,17 +33,15 @@ Open choices taken (each documented where the paper is silent):
 * The sender sends at r while it waits (the public code's choice). Every MI has exactly M steps
   and the loss rate counts the bytes its pace sends (r(1 +- eps) per step), since the sender
   is always backlogged.
-* RTT sample of step s (the queueing part; the propagation delay R cancels in every slope and
-  deviation): ``max(0, (sent - lost)[s] - S[s]) / C``, the flow's own bytes admitted by s and
-  not yet served at s, drained at the link rate; the sender reads ``S[s]`` from its ACKs at
-  step s + R (``Feedback.acked``). On a jitter-free path (D = 0) the bottleneck serves its
-  token line exactly and this is the byte's queueing delay; with jitter D the service lag (at
-  most D steps) adds to it. For one flow it lies in the encoding's band [B/C, B/C + D] (B the
-  bottleneck backlog: the service lies between the token line D steps ago and now); with
-  other flows' bytes ahead of its own in the queue it reads low (it cannot see them).
-  ``FlowRecord.rtt`` is not used: its step-granular reading (the first whole step by which the
-  bytes were served) can exceed the band by up to one step when B/C is fractional, and the
-  newest sample ``Feedback.rtt`` describes bytes sent R or more steps earlier.
+* RTT samples are per packet, as the papers measure them: each ACK gives the RTT of its
+  packet (``Feedback.acks``) less the minimum R (the propagation delay cancels in every slope
+  and deviation), against the packet's send time. An MI's samples are those of its packets that
+  were ACKed (lost ones give none); with fewer than two the gradient and the deviation are 0
+  (the public code's rule). The gradient is their least-squares slope against the send times,
+  the deviation their population standard deviation, the regression error the RMS of the
+  fit's residuals over the MI's length in steps. This sender keeps every sample (no per-ACK
+  filter: a run without it is one the filter leaves alone). On the conformance harness the
+  samples are exact real times; on the packet path, whole steps.
 * Proteus 5's trending tolerance is not computed: its condition compares the regression over
   the last six MIs with exponentially weighted averages reaching back before the run, so
   whether it fires for an MI is a choice.
@@ -53,9 +51,8 @@ Open choices taken (each documented where the paper is silent):
 * Taking over a run at step R (:class:`ccac.sender.SenderStart`): the encoding's state names
   ``base``, ``phase``, ``pos``, ``order``, ``tau``, ``omega_k``, ``dir``, ``rerun`` seed the
   state at step R - 1; without them the first round began with the run (step 0) at the flow's
-  rate (else C). Steps of a round before step 0 are taken to have step 0's RTT sample and no
-  loss; the first run of a double check from before the start is unknown (the second run's
-  gradient is used).
+  rate (else C). Bytes of a round sent before step 0 count as not lost; the first run of a
+  double check from before the start is unknown (the second run's gradient is used).
 """
 
 from __future__ import annotations
@@ -98,20 +95,14 @@ def power(x: Fraction, p: Fraction) -> Fraction:
 
 
 def sqrt_fraction(v: Fraction) -> Fraction:
-    """The square root of v >= 0 to DIGITS significant digits."""
+    """The square root of v >= 0 to DIGITS significant digits, rounded down (never above the
+    true value: a deviation of two samples is then at most half their distance, exactly)."""
     with localcontext() as ctx:
         ctx.prec = DIGITS
-        return Fraction(_decimal(v).sqrt())
-
-
-def ls_slope(ys: list[Fraction]) -> Fraction:
-    """Least-squares slope of ys against 0, 1, 2, ... (0 for a single sample)."""
-    n = len(ys)
-    if n < 2:
-        return Fraction(0)
-    mean_x, mean_y = Fraction(n - 1, 2), sum(ys, Fraction(0)) / n
-    spread = sum((i - mean_x) ** 2 for i in range(n))
-    return sum(((i - mean_x) * (y - mean_y) for i, y in enumerate(ys)), Fraction(0)) / spread
+        root = Fraction(_decimal(v).sqrt())   # correctly rounded, possibly up
+    while root * root > v:
+        root -= root / 10 ** (DIGITS - 1)
+    return root
 
 
 def amplifier(tau: int) -> Fraction:
@@ -154,18 +145,19 @@ class GradientSender(ConcreteSender):
     record once the round's fate is known."""
 
     def __init__(self, cfg: GradientConfig, start: SenderStart, choose: Choose | None = None) -> None:
-        self.cfg, self.C = cfg, start.C
+        self.cfg = cfg
         self.choose = choose or first_alternative
         self.W = 2 * cfg.pairs                       # probe MIs per round; phase W = waiting
         self.scale = cfg.link_mbps / start.C         # Mbps per byte/step
         self.base = Fraction(start.value("base", start.value("rate", start.C)))
         taken_over = start.R - 1                     # the step whose state the sender takes over
         if taken_over < self.W * cfg.M:              # by default the first round began at step 0
-            phase, pos = divmod(taken_over, cfg.M)
+            phase, pos, waited = *divmod(taken_over, cfg.M), 0
         else:
-            phase, pos = self.W, min(taken_over - self.W * cfg.M + 1, cfg.timeout_steps)
+            phase, pos, waited = self.W, 0, min(taken_over - self.W * cfg.M + 1, cfg.timeout_steps)
         self.phase = int(start.value("phase", phase))
         self.pos = int(start.value("pos", pos))
+        self.waited = int(start.value("waited", waited)) if self.phase == self.W else 0
         bits = int(start.value("order", 2 ** cfg.pairs - 1))
         self.order = [bool(bits >> k & 1) for k in range(cfg.pairs)]
         self.tau = int(start.value("tau", 0))
@@ -176,9 +168,9 @@ class GradientSender(ConcreteSender):
         if self.phase < self.W:
             self.round_start = taken_over - self.phase * cfg.M - self.pos
         else:
-            self.round_start = taken_over - self.pos - self.W * cfg.M + 1
-        self.served: dict[int, Fraction] = {}        # S[s], from the ACKs of step s + R
-        self.samples: dict[int, Fraction] = {}       # the RTT sample of step s (encoding: rtt[s])
+            self.round_start = taken_over - self.waited - self.W * cfg.M + 1
+        self.packets: list[tuple[Fraction, Fraction]] = []  # ACKed packets: send time, RTT sample less R
+        self.signals: dict[int, tuple[Fraction, Fraction]] = {}  # an MI's end step: its gradient, deviation
         self.event = 0
         self.du = [Fraction(0)] * cfg.pairs
         self.gammas = [Fraction(0)] * cfg.pairs
@@ -194,7 +186,7 @@ class GradientSender(ConcreteSender):
         if not ready:
             self.phase, self.pos = (self.phase, self.pos + 1) if self.pos < M - 1 else (self.phase + 1, 0)
         else:
-            waited = self.pos + 1 if self.phase == W else 1
+            waited = self.waited + 1 if self.phase == W else 1
             end = max(self.round_start + W * M - 1, 0)   # the round's last step (before the run: 0)
             admitted = fb.outcome.sent[end] - fb.outcome.lost[end]
             if fb.acked >= admitted and fb.lost >= fb.outcome.lost[end]:
@@ -203,7 +195,7 @@ class GradientSender(ConcreteSender):
                 self.event, self.base, self.rerun = 3, self.base / 2, 0
                 self._new_round(fb.t)
             else:
-                self.phase, self.pos = W, min(waited, cfg.timeout_steps)
+                self.phase, self.pos, self.waited = W, 0, min(waited, cfg.timeout_steps)
         rate = self.base * self._factor(self.phase) if self.phase < W else self.base
         return Decision(fb.inflight + rate, rate)   # the window never binds: paced only
 
@@ -215,20 +207,8 @@ class GradientSender(ConcreteSender):
             self.base *= decision.rate / sent
 
     def _take_sample(self, fb: Feedback) -> None:
-        """Step t - R's ACKs arrived: S[t - R] is known, and with it step t - R's RTT sample."""
-        s = fb.t - fb.R
-        self.served[s] = fb.acked
-        self.samples[s] = self._sample(s, fb)
-
-    def _sample(self, s: int, fb: Feedback) -> Fraction:
-        """The RTT sample of step s (module docstring); a step before the run takes step 0's.
-        A decision may read a step whose own ACK reading is still to come (served after t - R);
-        the round's fate being known, its bytes were all served by then (nothing admitted since
-        t - R), and the newest ACKs read that exactly: an empty queue."""
-        s = max(s, 0)
-        served = self.served.get(s, fb.acked)
-        queued = fb.outcome.sent[s] - fb.outcome.lost[s] - served
-        return max(queued, Fraction(0)) / self.C
+        """Take in the ACKs that arrived: each packet's send time and RTT sample less R."""
+        self.packets += [(a.sent_at, a.acked_at - a.sent_at - fb.R) for a in fb.acks]
 
     def _factor(self, phase: int) -> Fraction:
         """The probe factor of MI ``phase``: pair phase // 2, first or second of the pair."""
@@ -236,36 +216,41 @@ class GradientSender(ConcreteSender):
         return 1 + self.cfg.eps if high else 1 - self.cfg.eps
 
     def _new_round(self, t: int) -> None:
-        self.phase, self.pos, self.round_start = 0, 0, t
+        self.phase, self.pos, self.waited, self.round_start = 0, 0, 0, t
         self.order = [self.choose("probe order", 2) == 0 for _ in range(self.cfg.pairs)]
 
     # ------------------------------------------------------------------ measurements and utilities
-    def _signals(self, ys: list[Fraction]) -> tuple[Fraction, Fraction]:
-        """(effective RTT gradient, RTT deviation in steps) of one MI's samples."""
-        cfg, M = self.cfg, self.cfg.M
-        g = ls_slope(ys)
-        mean = sum(ys, Fraction(0)) / M
-        zero_g = zero_s = False
-        if cfg.regression_tolerance and M >= 3:
-            fit = [mean + g * (j - Fraction(M - 1, 2)) for j in range(M)]
-            error_sq = sum(((y - f) ** 2 for y, f in zip(ys, fit)), Fraction(0)) / M
-            zero_g = zero_s = g * g * M * M < error_sq     # |g| < sqrt(error_sq) / M, exactly
+    def _signals(self, first: int, last: int) -> tuple[Fraction, Fraction]:
+        """(effective RTT gradient, RTT deviation in steps) of the MI of steps first..last,
+        from its packets' samples (module docstring)."""
+        cfg, M = self.cfg, last - first + 1
+        points = [(x, y) for x, y in self.packets if first - 1 < x <= last]
+        n = len(points)
+        xs, ys = [x for x, _ in points], [y for _, y in points]
+        if n < 2 or min(xs) == max(xs):
+            g, deviation, zero_g = Fraction(0), Fraction(0), False
+        else:
+            mx, my = sum(xs, Fraction(0)) / n, sum(ys, Fraction(0)) / n
+            g = sum(((x - mx) * (y - my) for x, y in points), Fraction(0)) / sum(((x - mx) ** 2 for x in xs), Fraction(0))
+            deviation = sqrt_fraction(sum(((y - my) ** 2 for y in ys), Fraction(0)) / n)
+            residual_sq = sum(((y - my - g * (x - mx)) ** 2 for x, y in points), Fraction(0)) / n
+            zero_g = cfg.regression_tolerance and g * g * M * M < residual_sq   # |g| < RMS residual / M
+        zero_s = zero_g
         if cfg.trending:
             trend = self.choose("trending", 3)
             zero_g, zero_s = zero_g or trend >= 1, zero_s or trend == 2
         gradient = Fraction(0) if zero_g or abs(g) < cfg.flt else g
         if cfg.positive_only:
             gradient = max(gradient, Fraction(0))
-        deviation = Fraction(0) if zero_s else sqrt_fraction(sum(((y - mean) ** 2 for y in ys), Fraction(0)) / M)
-        return gradient, deviation
+        return gradient, Fraction(0) if zero_s else deviation
 
-    def _utility(self, factor: Fraction, ys: list[Fraction], lost: Fraction) -> Fraction:
-        """The utility of a probe MI at ``base * factor`` that saw samples ``ys`` and lost
-        ``lost`` bytes."""
+    def _utility(self, factor: Fraction, signals: tuple[Fraction, Fraction], lost: Fraction) -> Fraction:
+        """The utility of a probe MI at ``base * factor`` with effective RTT gradient and
+        deviation ``signals`` that lost ``lost`` bytes."""
         cfg = self.cfg
         rate = self.base * factor
         x = self.scale * rate
-        gradient, deviation = self._signals(ys)
+        gradient, deviation = signals
         loss_rate = lost / (rate * cfg.M)
         u = power(x, cfg.t) - cfg.b * x * gradient - cfg.c * x * loss_rate
         if cfg.d > 0 and (cfg.threshold is None or rate >= cfg.threshold):
@@ -277,11 +262,12 @@ class GradientSender(ConcreteSender):
         cfg, M, eps = self.cfg, self.cfg.M, self.cfg.eps
         x = self.scale * self.base
         firsts = [self.round_start + i * M for i in range(self.W)]
-        ys = [[self._sample(s + j, fb) for j in range(M)] for s in firsts]
+        signals = [self._signals(s, s + M - 1) for s in firsts]
+        self.signals.update({s + M - 1: sig for s, sig in zip(firsts, signals) if s >= 0})
         lost = [self._lost_by(s + M - 1, fb) - self._lost_by(s - 1, fb) for s in firsts]
         for k in range(cfg.pairs):
             hi, lo = (2 * k, 2 * k + 1) if self.order[k] else (2 * k + 1, 2 * k)
-            self.du[k] = self._utility(1 + eps, ys[hi], lost[hi]) - self._utility(1 - eps, ys[lo], lost[lo])
+            self.du[k] = self._utility(1 + eps, signals[hi], lost[hi]) - self._utility(1 - eps, signals[lo], lost[lo])
             self.gammas[k] = self.du[k] / (2 * eps * x)
         if cfg.pairs == 1:
             hi, lo = (0, 1) if self.order[0] else (1, 0)
@@ -331,7 +317,7 @@ class GradientSender(ConcreteSender):
     def state(self) -> dict[str, Fraction | int]:
         cfg = self.cfg
         out: dict[str, Fraction | int] = {
-            "base": self.base, "phase": self.phase, "pos": self.pos,
+            "base": self.base, "phase": self.phase, "pos": self.pos, "mlen": cfg.M,
             "order": sum(2 ** k for k, first_high in enumerate(self.order) if first_high),
             "event": self.event, "dir": self.dir, "tau": min(self.tau, cfg.tau_cap),
             "omega_k": min(self.k, cfg.k_cap), "gamma_used": self.used}
@@ -343,6 +329,15 @@ class GradientSender(ConcreteSender):
         return out
 
     def measurements(self) -> dict[str, dict[int, Fraction]]:
-        """State the sender learns only after its step: the RTT sample of each step s it has
-        read (the encoding's ``rtt[s]``), known once step s's ACKs arrived."""
-        return {"rtt": dict(self.samples)}
+        """State the sender learns only after its step: the smallest and largest RTT sample
+        (less R) of the packets it sent in each step s whose ACKs it has (the encoding's
+        ``rtt_lo[s]``, ``rtt_hi[s]``; the step may hold more samples later), and the effective
+        gradient and deviation of each MI it has measured, at the MI's last step (``mi_grad``,
+        ``mi_dev``)."""
+        by_step: dict[int, list[Fraction]] = {}
+        for x, y in self.packets:
+            by_step.setdefault(-((-x) // 1), []).append(y)
+        return {"rtt_lo": {s: min(ys) for s, ys in by_step.items() if s >= 0},
+                "rtt_hi": {s: max(ys) for s, ys in by_step.items() if s >= 0},
+                "mi_grad": {e: g for e, (g, _) in self.signals.items()},
+                "mi_dev": {e: d for e, (_, d) in self.signals.items()}}

@@ -4,7 +4,7 @@ pin the run in the CCA's encoding and require sat (the superset property, tested
 
 Unlike :func:`fluid_path.admits`, :class:`Admitter` builds the encoding of one configuration
 once and checks many runs against it, and it also pins the state a PCC sender learns
-only after the step it describes (its ``measurements``: RTT samples, MI utilities).
+only after the step it describes (its ``measurements``: RTT sample bands, MI signals).
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ import z3
 
 from conftest import make_query
 from fluid_path import PathConfig, Run, simulate
+from substep import Probes
 
 from ccac.ccas import get_cca
 from ccac.ccas.allegro import eps_levels, mi_range
-from ccac.ccas.pcc import mi_steps
+from ccac.ccas.pcc_gradient import mi_steps
 from ccac.problem import build
 from ccac.sender import SenderStart
 from ccac.senders.allegro import AllegroSender
 from ccac.senders.pcc import Choose, GradientSender
 
-PCCSender = GradientSender | AllegroSender
 
 
 def random_choices(rng: random.Random) -> Choose:
@@ -50,28 +50,57 @@ def concrete_run(cfg: PathConfig, cca: dict[str, Any], rng: random.Random, value
     run and the sender's measurements."""
     algorithm: Any = get_cca(cca["name"])   # a PCC CCA: its concrete() takes a choose hook
     params = resolved_params(cfg, cca)
-    made: list[PCCSender] = []
-
-    def start(s: SenderStart) -> PCCSender:
-        made.append(algorithm.concrete(s, choose))
-        return made[0]
-
-    run = simulate(cfg, start, params, rng, values, paced=True)
+    sender = algorithm.concrete(SenderStart(cfg.R, cfg.D, cfg.C, cfg.alpha, params, dict(values)), choose)
+    history: dict[int, Fraction] = {}
+    probes = None
+    if isinstance(sender, GradientSender):  # per-packet samples; the history paces the round it takes over
+        assumed = {"base": sender.base, "phase": sender.phase, "pos": sender.pos, "waited": sender.waited,
+                   "order": sum(2 ** k for k, high in enumerate(sender.order) if high)}
+        history = history_rates(cfg, params, assumed, 2 * sender.cfg.pairs)
+        probes = Probes.random(rng)
+    run = simulate(cfg, lambda s: sender, params, rng, values, paced=True, history_rate=history, probes=probes)
     run.state[cfg.R - 1] = dict(values)   # the state the sender took over
-    return run, made[0].measurements()
+    return run, sender.measurements()
+
+
+def history_rates(cfg: PathConfig, params: dict[str, Any], values: dict[str, Any], W: int) -> dict[int, Fraction]:
+    """What the history's steps of the round the sender takes over sent: a Vivace/Proteus flow
+    paces each MI's probe rate around the round's base (and the base while it waits), and the
+    encoding holds the flow to its pace in the history too. Steps before the round are free.
+    ``W`` is the round's number of probe MIs."""
+    eps, base, phase, order = params["eps"], values["base"], values["phase"], values["order"]
+    M = mi_steps(params, cfg.R)
+    last = cfg.R - 1
+    began = last - (phase * M + values["pos"] if phase < W else values["waited"] + W * M - 1)
+    rates = {}
+    for u in range(max(began, 1), last + 1):
+        i = (u - began) // M
+        if i >= W:
+            rates[u] = base
+        else:
+            high = bool(order >> (i // 2) & 1) == (i % 2 == 0)
+            rates[u] = base * (1 + eps if high else 1 - eps)
+    return rates
 
 
 def gradient_start(rng: random.Random, cfg: PathConfig, params: dict[str, Any], pairs: int) -> dict[str, Any]:
-    """A random state of Vivace (one pair) or Proteus (three) at step R - 1, by the encoding's names."""
+    """A random state of Vivace (one pair) or Proteus (three) at step R - 1, by the encoding's
+    names (and the sender's own ``waited``), in a round that began by step 0: the history's
+    steps then pace that round's probes (:func:`history_rates`), as a window of a real run
+    whose history holds no decision does (one with a decision in its history would need the
+    round before it to be consistent too)."""
     W, M, timeout_steps = 2 * pairs, mi_steps(params, cfg.R), int(params["mi_timeout"]) * cfg.R
-    phase = rng.randint(0, W)
-    pos = rng.randint(0, M - 1) if phase < W else rng.randint(1, timeout_steps)
-    began = cfg.R - 1 - (phase * M + pos if phase < W else pos + W * M - 1)
+    # (phase, pos, waited), each at R - 1 steps or more into its round
+    where = [(i // M, i % M, 0) for i in range(cfg.R - 1, W * M)] + \
+            [(W, 0, w) for w in range(1, timeout_steps + 1) if w + W * M - 1 >= cfg.R - 1]
+    phase, pos, waited = rng.choice(where)
+    began = cfg.R - 1 - (phase * M + pos if phase < W else waited + W * M - 1)
     # a double check's second run began with an abnormal first run, which needs loss: on a
     # lossless path only a round that began before the run can be one
     rerun = (params.get("double_check", False) and (began <= 0 or cfg.eta > 0 or cfg.buffer is not None)
              and rng.random() < 0.5)
-    values = {"base": cfg.C * Fraction(rng.randint(2, 24), 16), "phase": phase, "pos": pos,
+    values = {"base": cfg.C * Fraction(rng.randint(2, 24), 16), "phase": phase, "pos": pos, "mlen": M,
+              "waited": waited,
               "order": rng.randrange(2 ** pairs), "tau": rng.randint(0, int(params["tau_cap"])),
               "omega_k": rng.randint(0, int(params["k_cap"])), "dir": rng.choice([1, -1])}
     return {**values, "rerun": int(rerun)} if pairs == 1 else values
@@ -100,15 +129,10 @@ class Admitter:
     variable, the state the sender took over (step R - 1) and reported (from step R on), and
     its measurements."""
 
-    def __init__(self, cfg: PathConfig, cca: dict[str, Any], incremental: bool = True) -> None:
-        """``incremental``: check each run in one solver (push/pop), else in a fresh one; z3
-        is faster incrementally on Vivace's and Proteus' runs, from scratch on Allegro's."""
+    def __init__(self, cfg: PathConfig, cca: dict[str, Any]) -> None:
         self.cfg = cfg
         self.problem = build(make_query(cfg.network(), cca))
         self.formulas = self.problem.enc.formulas()
-        self.solver = z3.Solver() if incremental else None
-        if self.solver is not None:
-            self.solver.add(*self.formulas)
 
     def fixes(self, run: Run, measured: dict[str, dict[int, Fraction]]) -> list[tuple[str, Any]]:
         v, states, cfg = self.problem.vars, self.problem.states[0], self.cfg
@@ -137,7 +161,8 @@ class Admitter:
                 pin("rate", t, v.rate[0][t], run.rate[t])
                 pin("timeout", t, v.timeout[0][t], run.timeout[t])
             for name, value in run.state[t].items():
-                pin(name, t, states[name][t], value)
+                if name in states:  # the sender's own bookkeeping has no counterpart to pin
+                    pin(name, t, states[name][t], value)
         for name, by_step in measured.items():
             for t, value in by_step.items():
                 if t < cfg.T:
@@ -145,19 +170,12 @@ class Admitter:
         return out
 
     def admits(self, run: Run, measured: dict[str, dict[int, Fraction]], timeout: float = 60) -> str:
-        pins = [c for _, c in self.fixes(run, measured)]
-        if self.solver is None:
-            fresh = z3.Solver()
-            fresh.set("timeout", int(timeout * 1000))
-            fresh.add(*self.formulas, *pins)
-            return str(fresh.check())
-        self.solver.push()
-        try:
-            self.solver.set("timeout", int(timeout * 1000))
-            self.solver.add(*pins)
-            return str(self.solver.check())
-        finally:
-            self.solver.pop()
+        """"sat" if the encoding admits the run (each run in a fresh solver: z3 answers these
+        faster from scratch than incrementally, measured on every PCC configuration)."""
+        solver = z3.Solver()
+        solver.set("timeout", int(timeout * 1000))
+        solver.add(*self.formulas, *(c for _, c in self.fixes(run, measured)))
+        return str(solver.check())
 
     def why_not(self, run: Run, measured: dict[str, dict[int, Fraction]]) -> list[str]:
         """An unsat core (constraint groups and pinned values) for a run the encoding rejects."""

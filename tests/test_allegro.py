@@ -39,7 +39,7 @@ _ADMITTERS: dict[str, Admitter] = {}
 
 def admitter(key: str) -> Admitter:
     if key not in _ADMITTERS:
-        _ADMITTERS[key] = Admitter(CONFIGS[key], {"name": "allegro"}, incremental=False)
+        _ADMITTERS[key] = Admitter(CONFIGS[key], {"name": "allegro"})
     return _ADMITTERS[key]
 
 

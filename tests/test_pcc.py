@@ -1,6 +1,7 @@
-"""The PCC machinery (ccas/pcc.py): every enclosure contains the true value (the concrete
-senders' numerics, themselves checked against mpmath at 50 digits), the fixed linear
-combinations are the textbook formulas, and the documented approximation errors hold."""
+"""The PCC machinery (ccas/pcc.py, ccas/pcc_rtt.py): every enclosure contains the true value
+(the concrete senders' numerics, themselves checked against mpmath at 50 digits), the
+regression-weight tables bound every lattice of packets, the gradient range holds every
+least-squares slope its bands allow, and the documented approximation errors hold."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from fractions import Fraction as F
 import mpmath
 import pytest
 import z3
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from ccac.ccas import CCAS
-from ccac.ccas.pcc import (bins_containing, deviation_rows, grid_points, kappa_bounds, power_gap,
-                           power_interval, power_table, residual_rows, rms_bounds_numbers,
-                           rms_bounds_terms, slope_weights, sqrt_bounds)
+from ccac.ccas.pcc import bins_containing, grid_points, kappa_bounds, power_gap, power_interval, power_table
+from ccac.ccas.pcc_rtt import (band_numbers, band_terms, gradient_range, lattice_lower_terms,
+                               lattice_upper_terms, weight_bounds)
 from ccac.senders.allegro import sigmoid
-from ccac.senders.pcc import ls_slope, power, sqrt_fraction
+from ccac.senders.pcc import power, sqrt_fraction
 
 mpmath.mp.dps = 50
 POINTS = tuple(grid_points(F(25, 2), F(400), F(5, 4)))   # the default grid at link_mbps = 100
@@ -81,50 +82,102 @@ def test_kappa_bounds_contain_the_constant() -> None:
     assert abs(float(truth) - 0.0900) < 1e-4   # the notes' kappa_eps = 0.0900
 
 
-@settings(max_examples=40, deadline=None)
-@given(ys=st.lists(st.fractions(min_value=0, max_value=5, max_denominator=64), min_size=2, max_size=6))
-def test_slope_weights_are_the_least_squares_slope(ys: list[F]) -> None:
-    w = slope_weights(len(ys))
-    assert sum(a * y for a, y in zip(w, ys)) == ls_slope(ys)
+def lattice(M: int, h: F, x0: F) -> list[F]:
+    """Send times x0 + k h in (0, M] (a pacer's packets over an interval of M steps)."""
+    xs, x = [], x0
+    while x <= M:
+        xs.append(x)
+        x += h
+    return xs
 
 
-def test_slope_weights_match_the_notes() -> None:
-    assert slope_weights(2) == [-1, 1]
-    assert slope_weights(3) == [F(-1, 2), 0, F(1, 2)]
-    assert slope_weights(4) == [F(-3, 10), F(-1, 10), F(1, 10), F(3, 10)]
+def slope(points: list[tuple[F, F]]) -> F:
+    n = len(points)
+    mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+    return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
 
 
-@settings(max_examples=40, deadline=None)
-@given(ys=st.lists(st.fractions(min_value=0, max_value=5, max_denominator=64), min_size=2, max_size=6))
-def test_deviation_and_residual_bounds_contain_the_true_rms(ys: list[F]) -> None:
-    n = len(ys)
-    mean = sum(ys) / n
-    dev = [sum(c * y for c, y in zip(row, ys)) for row in deviation_rows(n)]
-    assert dev == [y - mean for y in ys]
-    sigma = mpmath.sqrt(sum(mpmath.mpf(float(d)) ** 2 for d in dev) / n)
-    lo, hi = rms_bounds_numbers(dev)
-    assert float(lo) <= float(sigma) + 1e-12 and float(sigma) <= float(hi) + 1e-12
-    if n == 2:  # exact for two samples: |y2 - y1| / 2
-        assert lo == hi == abs(ys[1] - ys[0]) / 2
-    slope = ls_slope(ys)
-    res = [sum(c * y for c, y in zip(row, ys)) for row in residual_rows(n)]
-    fit = [mean + slope * (j - F(n - 1, 2)) for j in range(n)]
-    assert res == [y - f for y, f in zip(ys, fit)]
+@settings(max_examples=300, deadline=None)
+@given(M=st.integers(1, 6), h=st.fractions(min_value=F(1, 50), max_value=6, max_denominator=97),
+       phase=st.fractions(min_value=F(1, 1000), max_value=1, max_denominator=1000))
+def test_weight_bounds_hold_for_every_lattice(M: int, h: F, phase: F) -> None:
+    """No step of any lattice of two or more packets carries more positive (negative)
+    least-squares weight than the table says."""
+    xs = lattice(M, h, h * phase)
+    if len(xs) < 2:
+        return
+    n = len(xs)
+    mean = sum(xs) / n
+    spread = sum((x - mean) ** 2 for x in xs)
+    P, N = weight_bounds(M)
+    for j in range(1, M + 1):
+        here = [(x - mean) / spread for x in xs if j - 1 < x <= j]
+        assert sum(w for w in here if w > 0) <= P[j - 1]
+        assert -sum(w for w in here if w < 0) <= N[j - 1]
 
 
-def test_rms_bounds_terms_agree_with_the_numbers() -> None:
-    xs = [z3.Real(f"x{i}") for i in range(3)]
-    lo, hi = rms_bounds_terms(xs)
-    values = [F(1, 3), F(-2), F(5, 7)]
-    sub = [(x, z3.RealVal(str(v))) for x, v in zip(xs, values)]
-    lo_v = z3.simplify(z3.substitute(lo, *sub))
-    hi_v = z3.simplify(z3.substitute(hi, *sub))
-    want_lo, want_hi = rms_bounds_numbers(values)
-    assert F(lo_v.as_fraction()) == want_lo and F(hi_v.as_fraction()) == want_hi
+def test_weight_bounds_at_two_steps() -> None:
+    """For M = 2 the worst lattice is two packets 2/3 of a step apart: 1.5, where many packets
+    give 0.75 (the continuum's weight of a step); the first step carries only the tail bound's
+    sliver of positive weight."""
+    P, N = weight_bounds(2)
+    assert P[1] == F(3, 2) and N[0] == F(3, 2)
+    assert P[0] < F(1, 50)
 
 
-def test_sqrt_bounds_are_outward() -> None:
-    for m in (2, 3, 5, 6):
-        lo, hi = sqrt_bounds(m)
-        assert lo * lo <= m <= hi * hi and hi - lo < F(1, 10 ** 9)
-    assert sqrt_bounds(4) == (2, 2)
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), M=st.integers(1, 4), h=st.fractions(min_value=F(1, 9), max_value=2, max_denominator=9),
+       phase=st.fractions(min_value=F(1, 8), max_value=1, max_denominator=8))
+def test_gradient_range_holds_every_slope_in_the_bands(data, M: int, h: F, phase: F) -> None:
+    """Samples of a lossless lattice anywhere in their steps' bands, in FIFO order, have a
+    least-squares slope in the range."""
+    xs = lattice(M, h, h * phase)
+    cut = st.fractions(min_value=0, max_value=3, max_denominator=8)
+    lows = [data.draw(cut) for _ in range(M)]
+    highs = [lo + data.draw(cut) for lo in lows]
+    ys: list[F] = []
+    for k, x in enumerate(xs):  # in its step's band, and FIFO: a later byte never leaves earlier
+        step = -(-x // 1) - 1
+        u = data.draw(st.fractions(min_value=0, max_value=1, max_denominator=16))
+        y = lows[step] + u * (highs[step] - lows[step])
+        if k:
+            y = max(y, ys[-1] - (x - xs[k - 1]))
+        assume(y <= highs[step])
+        ys.append(y)
+    low, high = gradient_range(M, lows, highs, True, None)
+    if len(xs) >= 2:
+        g = slope(list(zip(xs, ys)))
+        assert low <= g and (high is None or g <= high), (xs, ys, lows, highs)
+    assert low <= 0 and (high is None or high >= 0)   # fewer than two samples: gradient 0
+
+
+def test_the_lattice_bound_terms_match_the_numbers() -> None:
+    """The encoding's bounds at every band end, evaluated, give gradient_range's interval."""
+    lows, highs = [F(0), F(1, 3), F(1, 4)], [F(1, 2), F(2, 3), F(5, 4)]
+    lo_vars = [z3.Real(f"lo{j}") for j in range(3)]
+    hi_vars = [z3.Real(f"hi{j}") for j in range(3)]
+    sub = [(v, z3.RealVal(str(x))) for v, x in zip(lo_vars + hi_vars, lows + highs)]
+
+    def value(term: z3.ExprRef) -> F:
+        return F(z3.simplify(z3.substitute(term, *sub)).as_fraction())
+
+    uppers = [value(u) for u in lattice_upper_terms(3, lo_vars, hi_vars)]
+    lowers = [value(d) for d in lattice_lower_terms(3, lo_vars, hi_vars)]
+    low, high = gradient_range(3, lows, highs, True, None)
+    assert min(uppers) == high and max(max(lowers), F(-1)) == low
+
+
+@pytest.mark.parametrize("even", [True, False])
+def test_band_terms_match_band_numbers(even: bool) -> None:
+    q0, q1, x = z3.Reals("q0 q1 x")
+    lo, hi = band_terms(F(1), 2, even, q0, q1, x)
+    for values in [(F(1, 2), F(3, 2), F(1)), (F(-1, 3), F(1, 4), F(3, 4)), (F(2), F(0), F(1, 2))]:
+        sub = [(q0, z3.RealVal(str(values[0]))), (q1, z3.RealVal(str(values[1]))), (x, z3.RealVal(str(values[2])))]
+        got = tuple(F(z3.simplify(z3.substitute(t, *sub)).as_fraction()) for t in (lo, hi))
+        assert got == band_numbers(F(1), 2, even, *values)
+
+
+def test_sqrt_never_rounds_above_the_root() -> None:
+    for v in (F(2), F(1, 3), F(10 ** 6 + 1, 7), F(49, 4)):
+        root = sqrt_fraction(v)
+        assert root * root <= v and v - root * root < v / 10 ** 45

@@ -10,7 +10,6 @@ from fractions import Fraction as F
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import answer, make_query
 from fluid_path import PathConfig, Run
@@ -29,6 +28,7 @@ CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
     "h": (PathConfig(T=9, R=2, D=1), {"name": "proteus-h", "threshold": F(1, 2)}),
 }
 _ADMITTERS: dict[str, Admitter] = {}
+RUNS = 40  # seeded runs per configuration
 
 
 def admitter(key: str) -> Admitter:
@@ -46,14 +46,14 @@ def sender_run(key: str, rng: random.Random) -> tuple[Run, dict[str, dict[int, F
 
 
 @pytest.mark.parametrize("key", sorted(CONFIGS))
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rng=st.randoms(use_true_random=False))
-def test_encoding_admits_every_run_of_the_concrete_sender(key: str, rng: random.Random) -> None:
+def test_encoding_admits_every_run_of_the_concrete_sender(key: str) -> None:
     """Every model variable, the sender's state (decisions, exact per-pair utility differences
-    and gradients) and its RTT samples pinned: still satisfiable."""
-    run, measured = sender_run(key, rng)
+    and gradients), its RTT samples and each MI's signals pinned: still satisfiable, on RUNS
+    seeded random paths per configuration."""
     adm = admitter(key)
-    assert adm.admits(run, measured) == "sat", adm.why_not(run, measured)[:20]
+    for seed in range(RUNS):
+        run, measured = sender_run(key, random.Random(seed))
+        assert adm.admits(run, measured) == "sat", (seed, adm.why_not(run, measured)[:20])
 
 
 @pytest.mark.parametrize("key", ["h", "s-R3"])
@@ -105,9 +105,9 @@ def test_primary_ignores_a_draining_queue_that_vivace_penalizes() -> None:
 
 
 def test_only_the_scavenger_pays_for_rtt_deviation() -> None:
-    """Never-rising RTT samples: no positive gradient, only deviation. P never decreases, S can;
-    H behaves as P below its threshold and as S above it."""
-    assume = [PACED, "all(rtt[0][t] <= rtt[0][t-1] for t in range(1, T))"]
+    """No MI with a positive gradient, only deviation. P never decreases, S can; H behaves as P
+    below its threshold and as S above it."""
+    assume = [PACED, "all(mi_grad[0][t] == 0 for t in range(T))"]
     down = f"{GUARD} and any(event[0][t] == 1 and du1[0][t] > 0 and base[0][t] < base[0][t-1] and {{cond}} for t in range(1, T))"
     net = {"T": 10, "R": 2, "D": 1}
     assert run({"name": "proteus-p"}, net, down.format(cond="True"), assume).answer == "unsat"

@@ -1,0 +1,348 @@
+"""The independent check of Vivace's and Proteus' rate control (:mod:`ccac.ccas.pcc_gradient`):
+the rules re-checked on a concrete trace in exact arithmetic, without the solver.
+
+It reads the declared state (phase, position and length of each MI, the sample bands, each
+MI's effective gradient and deviation, the decisions) and checks, step by step: the MI
+schedule and the rates it sends; that the sample bands lie in the path's; that each MI's
+signals are ones its bands allow (:func:`ccac.ccas.pcc_rtt.gradient_range`, the tolerances);
+that a decision waits for the fate of the round, that its utility differences lie in the
+enclosure of the round's measurements at its base rate, and that its step follows Vivace
+4.2; that an MI timeout fires only once a timer may have. Non-linear quantities are checked
+against the documented enclosures (the grid's line tables and the weight tables are shared
+data); measurements that reach before the trace (history) are not checked, only what follows
+from them.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ccac.ccas.pcc import bins_containing, grid_points, kappa_bounds, power_interval, quotient_interval, within
+from ccac.ccas.pcc_gradient import Variant, amplifier, mi_bounds, pair_names
+from ccac.ccas.pcc_rtt import band_numbers, gradient_range
+
+
+def check_gradient(cca: Any, f: Any) -> list[str]:
+    """Every violation of the rules in the trace of one Vivace/Proteus flow (module docstring)."""
+    p, R, T, C, D = f.params, f.R, f.T, f.C, f.D
+    var: Variant = cca.variant(p, C)
+    K, W = var.pairs, 2 * var.pairs
+    M_lo, M_hi = mi_bounds(p, R, D, C, f.buffer)
+    TO = int(p["mi_timeout"]) * R
+    eps = p["eps"]
+    tau_cap, k_cap = int(p["tau_cap"]), int(p["k_cap"])
+    st = f.state
+    base, phase, pos, mlen = st["base"], st["phase"], st["pos"], st["mlen"]
+    order = [int(o) for o in st["order"]]
+    event, dirn, tau, kk = st["event"], st["dir"], st["tau"], st["omega_k"]
+    rtt_lo, rtt_hi = st["rtt_lo"], st["rtt_hi"]
+    gu, mi_grad, mi_dev = st["gamma_used"], st["mi_grad"], st["mi_dev"]
+    du = [st[dn] for dn, _ in pair_names(K)]
+    gam = [st[gn] for _, gn in pair_names(K)]
+    rerun = st.get("rerun")
+    even = f.flows == 1 and not f.lossy          # the queue is monotone within a step
+    clean = even and D == 0                       # and the sample is the queue's delay exactly
+    queue = [a - k for a, k in zip(f.total_admitted, f.tokens)]
+    adm_f = [a - l for a, l in zip(f.A, f.L)]
+    out: list[str] = []
+
+    def bad(t: int, msg: str) -> None:
+        out.append(f"step {t}: {msg}")
+
+    def high(i: int, o: int) -> bool:
+        return bool((o >> (i // 2)) & 1) == (i % 2 == 0)
+
+    for t in range(T):
+        if not (0 <= phase[t] <= W) or event[t] not in (0, 1, 2, 3) or dirn[t] not in (1, -1) \
+                or not (0 <= tau[t] <= tau_cap) or not (0 <= kk[t] <= k_cap) or not (0 <= order[t] < 2 ** K) \
+                or not (M_lo <= mlen[t] <= M_hi):
+            bad(t, "a PCC state variable is out of its domain")
+            continue
+        if base[t] <= 0:
+            bad(t, f"base rate {base[t]} is not positive")
+        if (phase[t] < W and not 0 <= pos[t] <= mlen[t] - 1) or (phase[t] == W and pos[t] != 0):
+            bad(t, f"position {pos[t]} impossible in phase {phase[t]} (MI of {mlen[t]} steps)")
+        if phase[t] < W:
+            want = base[t] * (1 + eps if high(phase[t], order[t]) else 1 - eps)
+            if f.rate[t] != want:
+                bad(t, f"rate {f.rate[t]} is not the probe rate {want}")
+        elif p["wait"] == "base" and f.rate[t] != base[t]:
+            bad(t, f"rate {f.rate[t]} while waiting is not the base rate {base[t]}")
+        elif p["wait"] == "band" and not (1 - eps) * base[t] <= f.rate[t] <= (1 + eps) * base[t]:
+            bad(t, f"rate {f.rate[t]} while waiting is outside the probe band")
+        if t >= R and f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - R] - f.Ld[t]:
+            bad(t, "cwnd is not the bytes in flight after this step's sends")
+        if 1 <= t < R and f.A[t] - f.A[t - 1] != f.rate[t]:
+            bad(t, "a PCC flow paces its rate before its first decision too")
+        if rtt_lo[t] > rtt_hi[t] or rtt_lo[t] < 0:
+            bad(t, f"sample band [{rtt_lo[t]}, {rtt_hi[t]}] is empty or negative")
+        if even and ((f.rate[t] <= C and rtt_lo[t] < st["qdelay"][t])
+                     or (f.rate[t] >= C and rtt_hi[t] > st["qdelay"][t] + D)):
+            bad(t, "the step's samples lie against the direction its pace moves the queue")
+        if t >= 1:
+            lo, hi = band_numbers(C, D, even, queue[t - 1], queue[t], f.total_admitted[t] - f.total_admitted[t - 1])
+            if rtt_lo[t] < lo or rtt_hi[t] > hi:
+                bad(t, f"sample band [{rtt_lo[t]}, {rtt_hi[t]}] leaves the path's [{lo}, {hi}]")
+        if st["qdelay"][t] != max(queue[t], Fraction(0)) / C:
+            bad(t, "qdelay is not the bottleneck queue over C")
+        ends = phase[t] < W and pos[t] == mlen[t] - 1
+        if not ends and (mi_grad[t] != 0 or mi_dev[t] != 0):
+            bad(t, "mi_grad/mi_dev set at a step where no MI ends")
+        if ends and t - mlen[t] + 1 >= 1:
+            out += [f"step {t}: {m}" for m in _check_signals(var, f, t, mlen[t], clean)]
+        decision = event[t] in (1, 2)
+        if not decision and any(d[t] != 0 for d in du + gam):
+            bad(t, "du/gamma set outside a decision")
+        if event[t] != 1 and gu[t] != 0:
+            bad(t, "gamma_used set outside a rate decision")
+        if t == 0:
+            continue
+        pp, ps, pm = phase[t - 1], pos[t - 1], mlen[t - 1]
+        same = (base[t] == base[t - 1] and order[t] == order[t - 1] and tau[t] == tau[t - 1]
+                and kk[t] == kk[t - 1] and dirn[t] == dirn[t - 1] and (rerun is None or rerun[t] == rerun[t - 1]))
+        ready = pp == W or (pp == W - 1 and ps == pm - 1)
+        mis = _round_mis(phase, pos, mlen, t - 1, W)
+        fate = None
+        if t >= R and ready:
+            last_end = t - 1 if pp != W else max((s for s in range(t) if phase[s] == W - 1), default=-1)
+            fate = _known(f, adm_f, t, last_end) if last_end >= 0 else None
+        if event[t] == 3:
+            out += [f"step {t}: {m}" for m in _check_timeout(f, adm_f, t, mis, TO, ready and fate)]
+            if 2 * base[t] not in (base[t - 1], f.rate[t - 1]) or (phase[t], pos[t]) != (0, 0) \
+                    or (rerun is not None and rerun[t] != 0):
+                bad(t, "an MI timeout halves the rate and starts a new round")
+            continue
+        if not ready:
+            nxt = (pp, ps + 1, pm) if ps < pm - 1 else (pp + 1, 0, None)
+            if (phase[t], pos[t]) != nxt[:2] or (nxt[2] is not None and mlen[t] != pm) or not same or event[t] != 0:
+                bad(t, f"the MI schedule should continue to phase {nxt[0]}, position {nxt[1]} unchanged")
+            continue
+        if event[t] == 0:
+            if phase[t] != W or not same:
+                bad(t, "should wait for the fate of the round with its state unchanged")
+            if fate:
+                bad(t, "the fate of the round's MIs is known but the sender keeps waiting")
+        else:
+            if fate is False:
+                bad(t, "decided before the fate of the round's MIs was known")
+            out += [f"step {t}: {m}" for m in _check_decision(var, f, t, mis, tau_cap, k_cap)]
+    return out
+
+
+def _round_mis(phase: list[int], pos: list[int], mlen: list[int], last: int, W: int) -> list[tuple[int, int, bool]]:
+    """(first step, last step so far, ended) of each MI of the round that step ``last`` belongs
+    to, in order; [] if the round began before the trace (its first MI's start is unknown)."""
+    e = last
+    while e >= 0 and phase[e] == W:
+        e -= 1
+    if e < 0:
+        return []
+    spans = [(e - pos[e], e, pos[e] == mlen[e] - 1)]
+    i = phase[e]
+    while i > 0:
+        e, i = spans[-1][0] - 1, i - 1
+        if e < 0 or phase[e] != i or pos[e] != mlen[e] - 1:
+            return []
+        spans.append((e - pos[e], e, True))
+    if spans[-1][0] < 0:
+        return []
+    return list(reversed(spans))
+
+
+def _known(f: Any, adm_f: list[Fraction], t: int, end: int) -> bool:
+    """Whether at step t the sender knows the fate of every byte sent by step ``end``."""
+    return f.S[t - f.R] >= adm_f[end] and f.Ld[t] >= f.L[end]
+
+
+def _check_timeout(f: Any, adm_f: list[Fraction], t: int, mis: list[tuple[int, int, bool]], TO: int,
+                   decided: Any) -> list[str]:
+    """An MI timeout at t: the round's fate is not known (else it decides), and some MI of the
+    round began at least TO steps ago with its fate unknown (before step R the fate reads ACKs
+    from before the trace, so any may be unknown)."""
+    if decided:
+        return ["an MI timeout although the round's fate is known (it decides instead)"]
+    if not mis:
+        return []  # the round began before the trace: its timers are history
+    for first, last, ended in mis:
+        unknown = t < f.R or not ended or not _known(f, adm_f, t, last)
+        if t - first >= TO and unknown:
+            return []
+    return [f"an MI timeout before any MI of the round began {TO} steps ago with its fate unknown"]
+
+
+def _check_signals(var: Variant, f: Any, t: int, M: int, clean: bool) -> list[str]:
+    """The effective gradient and deviation of the MI ending at t against its bands."""
+    st = f.state
+    steps = range(t - M + 1, t + 1)
+    lows, highs = [st["rtt_lo"][s] for s in steps], [st["rtt_hi"][s] for s in steps]
+    lost = f.L[t] - f.L[t - M]
+    rises = [(f.A[s] - f.A[s - 1]) / f.C - 1 for s in steps]
+    g_lo, g_hi = gradient_range(M if not var.ack_filter or clean else None, lows, highs, lost == 0,
+                                (min(rises), max(rises)) if clean else None)
+    s_hi = (max(highs) - min(lows)) / 2
+    g, s = st["mi_grad"][t], st["mi_dev"][t]
+    # the regression tolerance may fire where some gradient in range is below sigma / M
+    smallest = Fraction(0) if within(Fraction(0), g_lo, g_hi) else (g_lo if g_lo > 0 else -g_hi)
+    tolerable = var.regression_tolerance and smallest * M < s_hi
+    out = []
+    if not 0 <= s <= s_hi:
+        out.append(f"RTT deviation {s} outside [0, {s_hi}] (half the bands' span)")
+    if g == 0:
+        zero_ok = var.trending == "free" or tolerable or within(Fraction(0), g_lo, g_hi) \
+            or (var.flt > 0 and g_lo < var.flt and (g_hi is None or g_hi > -var.flt)) or (var.positive_only and g_lo <= 0)
+        if not zero_ok:
+            out.append(f"effective gradient 0 but the MI's gradient lies in [{g_lo}, {g_hi}] and no tolerance applies")
+        only_by_tolerance = not (var.trending == "free" or within(Fraction(0), g_lo, g_hi) or var.flt > 0
+                                 or var.positive_only)
+        if only_by_tolerance and s != 0:
+            out.append("the regression tolerance zeroes the RTT deviation with the gradient")
+    else:
+        if not within(g, g_lo, g_hi):
+            out.append(f"effective gradient {g} outside the MI's enclosure [{g_lo}, {g_hi}]")
+        if var.flt > 0 and abs(g) < var.flt:
+            out.append(f"gradient {g} below the filter {var.flt} should count as 0")
+        if var.positive_only and g < 0:
+            out.append(f"a negative gradient {g} where only positive ones count")
+    return out
+
+
+def _check_decision(var: Variant, f: Any, t: int, mis: list[tuple[int, int, bool]], tau_cap: int,
+                    k_cap: int) -> list[str]:
+    p, st, K = f.params, f.state, var.pairs
+    eps, t_exp = p["eps"], p["t"]
+    scale = p["link_mbps"] / f.C
+    cK = p["c"] * scale
+    base, phase, event, dirn = st["base"], st["phase"], st["event"], st["dir"]
+    order = [int(o) for o in st["order"]]
+    tau, kk, gu = st["tau"], st["omega_k"], st["gamma_used"]
+    du = [st[dn] for dn, _ in pair_names(K)]
+    gam = [st[gn] for _, gn in pair_names(K)]
+    rerun = st.get("rerun")
+    out: list[str] = []
+    r, o = base[t - 1], order[t - 1]
+    if (phase[t], st["pos"][t]) != (0, 0):
+        out.append("a decision starts a new round (phase 0, position 0)")
+    # ---- the round's measurements: every MI inside the trace (else history: unchecked)
+    complete = len(mis) == 2 * K and mis[0][0] >= 1
+    lost = None
+    if complete:
+        grads = [st["mi_grad"][last] for _, last, _ in mis]
+        devs = [st["mi_dev"][last] for _, last, _ in mis]
+        lost = [(f.L[last] - f.L[first - 1]) / (last - first + 1) for first, last, _ in mis]  # per step
+        d_dev = var.dev_coeff * p.get("step_seconds", 0)
+        kap_lo, kap_hi = kappa_bounds(eps, t_exp)
+        x = scale * r
+        points = grid_points(p["grid_lo"] * p["link_mbps"], p["grid_hi"] * p["link_mbps"], p["grid"])
+        pairs = []
+        for k in range(K):
+            hi_i, lo_i = (2 * k, 2 * k + 1) if (o >> k) & 1 else (2 * k + 1, 2 * k)
+            h = var.b * ((1 + eps) * grads[hi_i] - (1 - eps) * grads[lo_i])
+            if d_dev:
+                gate_hi = var.threshold is None or (1 + eps) * r >= var.threshold
+                gate_lo = var.threshold is None or (1 - eps) * r >= var.threshold
+                h += d_dev * (((1 + eps) * devs[hi_i] if gate_hi else 0) - ((1 - eps) * devs[lo_i] if gate_lo else 0))
+            pairs.append((h, lost[hi_i] - lost[lo_i]))
+        fits_some_bin = False
+        for b, lo, hi in bins_containing(points, x):
+            p_lo, p_hi = power_interval(t_exp, points, b, x)
+            e_lo, e_hi = power_interval(t_exp - 1, points, b, x)
+            ok = True
+            for k, (h, lam) in enumerate(pairs):
+                corners = [lo * h] + ([hi * h] if hi is not None else [])
+                z_lo = None if (hi is None and h < 0) else min(corners)
+                z_hi = None if (hi is None and h > 0) else max(corners)
+                y_lo, y_hi = quotient_interval(lo, hi, lam) if lam != 0 else (Fraction(0), Fraction(0))
+                du_lo = None if (p_lo is None or z_hi is None) else kap_lo * p_lo - z_hi - cK * lam
+                du_hi = None if (p_hi is None or z_lo is None) else kap_hi * p_hi - z_lo - cK * lam
+                g_lo = None if (e_lo is None or y_hi is None) else (kap_lo * e_lo - h - cK * y_hi) / (2 * eps)
+                g_hi = None if (e_hi is None or y_lo is None) else (kap_hi * e_hi - h - cK * y_lo) / (2 * eps)
+                ok = ok and within(du[k][t], du_lo, du_hi) and within(gam[k][t], g_lo, g_hi)
+            fits_some_bin = fits_some_bin or ok
+        if not fits_some_bin:
+            out.append(f"du/gamma {[d[t] for d in du]}/{[g[t] for g in gam]} outside the utility enclosure "
+                       f"of the round's measurements at base rate {r}")
+    for k in range(K):
+        d, g = du[k][t], gam[k][t]
+        if (d > 0 and g < 0) or (d < 0 and g > 0):
+            out.append(f"pair {k + 1}: du {d} and gamma {g} have opposite signs")
+    # ---- double check (Vivace 4.3)
+    if rerun is not None:
+        if var.double_check and lost is not None and rerun[t - 1] == 0:
+            hi_i, lo_i = (0, 1) if o & 1 else (1, 0)
+            abnormal = lost[hi_i] * (1 - eps) < lost[lo_i] * (1 + eps)
+            if abnormal != (event[t] == 2):
+                out.append("double-check rerun iff the faster probe lost a smaller fraction (first run)")
+        if (not var.double_check or rerun[t - 1] == 1) and event[t] == 2:
+            out.append("a second double-check rerun")
+        if event[t] == 2:
+            if rerun[t] != 1 or base[t] != r or tau[t] != tau[t - 1] or kk[t] != kk[t - 1] or dirn[t] != dirn[t - 1]:
+                out.append("a rerun repeats the pair at the same rate with the state unchanged")
+            return out
+        if rerun[t] != 0:
+            out.append("a rate decision ends the double check")
+    elif event[t] == 2:
+        out.append("a double-check rerun in a variant without double checks")
+        return out
+    # ---- the direction and the gradient applied
+    d = dirn[t]
+    g_used = gu[t]
+    if K == 1:
+        first_run = rerun is None or rerun[t - 1] == 0
+        if first_run and g_used != gam[0][t]:
+            out.append("gamma_used is the pair's gradient")
+        if not first_run:
+            s = t - 1
+            while s >= 0 and event[s] != 2:
+                s -= 1
+            if s >= 0:
+                g1, g2 = gam[0][s], gam[0][t]
+                same_sign = (g1 >= 0 and g2 >= 0) or (g1 <= 0 and g2 <= 0)
+                opposite = (g1 >= 0 and g2 <= 0) or (g1 <= 0 and g2 >= 0)
+                if not ((same_sign and g_used == (g1 + g2) / 2) or (opposite and g_used == g2)):
+                    out.append("double check: same sign -> average the gradients, else keep the second")
+    else:
+        agreeing = [gam[k][t] for k in range(K) if gam[k][t] * d >= 0]
+        if len(agreeing) * 2 <= K:
+            out.append(f"direction {d} is not the majority of the pairs' gradients")
+        elif not min(agreeing) <= g_used <= max(agreeing):
+            out.append("gamma_used is not between the majority pairs' gradients")
+    if g_used * d < 0:
+        out.append(f"direction {d} against the gradient {g_used}")
+    same_dir = d == dirn[t - 1]
+    if tau[t] != (min(tau[t - 1] + 1, tau_cap) if same_dir else 0):
+        out.append(f"tau {tau[t]} does not follow the confidence rule")
+    k0 = kk[t - 1] if same_dir else 0
+    theta0, omega0, delta = p["theta0"], p["omega0"], p["delta"]
+    m = amplifier(tau[t]) * theta0 / scale
+    q_lo: Fraction | None = m * g_used
+    q_hi: Fraction | None = m * g_used
+    if tau[t] == tau_cap:
+        if g_used > 0:
+            q_hi = None
+        elif g_used < 0:
+            q_lo = None
+    om = omega0 + k0 * delta
+
+    def recal(q: Fraction) -> int:
+        for j in range(k_cap):
+            if abs(q) <= (omega0 + j * delta) * r:
+                return j
+        return k_cap
+
+    change = base[t] - r
+    unclipped = within(change, q_lo, q_hi) and (k0 == k_cap or abs(change) <= om * r) and kk[t] == recal(change)
+    can_clip = (q_hi is None or q_hi > om * r) if d == 1 else (q_lo is None or q_lo < -om * r)
+    clipped = False
+    if can_clip and kk[t] == min(k0 + 1, k_cap):
+        if k0 < k_cap:
+            if d == 1:
+                clipped = base[t] == (1 + om) * r
+            else:
+                clipped = base[t] == (1 - om) * r if om < 1 else 0 < base[t] <= r
+        else:
+            clipped = base[t] >= (1 + om) * r if d == 1 else 0 < base[t] <= r
+    if not (unclipped or clipped):
+        out.append(f"new base rate {base[t]} (from {r}) does not follow the gradient step "
+                   f"(gamma {g_used}, m(tau) {amplifier(tau[t])}, omega {om})")
+    return out

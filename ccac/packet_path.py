@@ -46,7 +46,8 @@ from fractions import Fraction
 from math import floor
 
 from ccac.errors import CcacError
-from ccac.sender import AckedPacket, ConcreteSender, Decision, DetectedLoss, Feedback, FlowRecord
+from ccac.sender import (AckedPacket, ConcreteSender, Decision, DetectedLoss, Feedback, FlowRecord,
+                         fate_known_through)
 from ccac.trace import Trace, delay_range
 from ccac.validate import observed_service
 
@@ -292,7 +293,8 @@ class _Transport:
         else:
             delay = delay_range(shared[0][:u + 1], shared[1][:u + 1], u)
         return Feedback(t, R, acked, run.Ld[t], fire, run.A[t - 1], rtt, delay, self.record,
-                        tuple(acks), detected(self.loss_log, run.Ld[t - 1], run.Ld[t]))
+                        tuple(acks), detected(self.loss_log, run.Ld[t - 1], run.Ld[t]),
+                        fate_known_through(acked, run.Ld[t], admitted, run.L, t - 1))
 
     def send(self, t: int, fb: Feedback | None) -> int:
         """How many packets the flow sends at step t (its decision recorded)."""

@@ -70,9 +70,12 @@ class Feedback:
 
     Per packet: ``acks`` are the ACKs that arrived since the previous step (arrival times in
     (t-1, t], in arrival order), each with its send time and RTT sample (:class:`AckedPacket`);
-    ``losses`` the bytes newly detected lost at t (:class:`DetectedLoss`). A sender written
-    from a paper that measures per packet (PCC's RTT regressions) reads these; the paths that
-    cannot give them leave them empty."""
+    ``losses`` the bytes newly detected lost at t (:class:`DetectedLoss`); ``known_through`` the
+    last step s such that every byte the sender sent by s has been ACKed or detected lost (-1:
+    none; a packet-level sender knows each packet's fate, which byte counts alone do not tell:
+    later ACKs can make up for undetected losses). A sender written from a paper that measures
+    per packet (PCC's monitor intervals and RTT regressions) reads these; the paths that cannot
+    give them leave them empty."""
 
     t: int
     R: int
@@ -85,11 +88,23 @@ class Feedback:
     outcome: FlowRecord
     acks: tuple[AckedPacket, ...] = ()
     losses: tuple[DetectedLoss, ...] = ()
+    known_through: int = -1
 
     @property
     def inflight(self) -> Fraction:
         """Bytes sent and neither ACKed nor detected lost."""
         return self.sent - self.acked - self.lost
+
+
+def fate_known_through(acked: Fraction, detected: Fraction, admitted: list[Fraction], lost: list[Fraction],
+                       last: int) -> int:
+    """The last step s <= ``last`` by which every byte sent has been ACKed (``acked`` reaches its
+    admitted bytes, served in order) or detected lost (``detected`` reaches its losses, detected
+    in the order they happened); -1 if none."""
+    s = last
+    while s >= 0 and not (acked >= admitted[s] and detected >= lost[s]):
+        s -= 1
+    return s
 
 
 @dataclass
@@ -107,10 +122,14 @@ class FlowRecord:
 @dataclass(frozen=True)
 class Decision:
     """A sender's answer at one step: its congestion window in bytes (> 0) and, if it paces,
-    its pacing rate in bytes per step (> 0); None = not paced."""
+    its pacing rate in bytes per step (> 0); None = not paced. ``bursts``: bytes of the step's
+    rate the sender sends back to back at the step's start, burst by burst (ETC's micro-bursts);
+    the rest is paced evenly. Only a path that times packets within a step reads it (the
+    conformance harness); the model and the packet path see the step's bytes."""
 
     cwnd: Fraction
     rate: Fraction | None = None
+    bursts: tuple[Fraction, ...] = ()
 
 
 @dataclass(frozen=True)

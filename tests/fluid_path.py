@@ -27,7 +27,7 @@ import z3
 from conftest import assert_admits, make_query
 from ccac.packet_path import all_in_flight_lost, detectable_losses, detected
 from ccac.problem import build
-from ccac.sender import AckedPacket, ConcreteSender, Feedback, FlowRecord, SenderStart
+from ccac.sender import AckedPacket, ConcreteSender, Feedback, FlowRecord, SenderStart, fate_known_through
 from substep import Inside, Probes
 from ccac.trace import delay_range
 
@@ -108,7 +108,7 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
         if t < R:
             given = history_rate.get(t) if isinstance(history_rate, dict) else history_rate
             step = given if given is not None else C * F(rng.randint(1 if paced else 0, 8), 4)
-            cwnd, rate = F(1), step if paced else F(1)
+            cwnd, rate, bursts = F(1), step if paced else F(1), ()
             queued = F(rng.randint(0, 8), 4)  # the queue the run starts with
             if cfg.buffer is not None:
                 queued = min(queued, cfg.buffer)
@@ -124,9 +124,10 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
             if inside is not None:
                 acks = tuple(AckedPacket(x.sent_at, x.served_at + R, x.size) for x in inside.acks_between(F(t - 1), F(t)))
             fb = Feedback(t, R, run.S[t - R], run.Ld[t], run.timeout[t], run.A[t - 1], rtt, (low, high), record,
-                          acks, detected(loss_log, run.Ld[t - 1], run.Ld[t]))
+                          acks, detected(loss_log, run.Ld[t - 1], run.Ld[t]),
+                          fate_known_through(run.S[t - R], run.Ld[t], admitted, run.L, t - 1))
             decision = sender.decide(fb)
-            cwnd, rate = decision.cwnd, decision.rate
+            cwnd, rate, bursts = decision.cwnd, decision.rate, decision.bursts
             window = max(run.S[t - R] + run.Ld[t] + cwnd, run.A[t - 1])
             sent = window if rate is None else min(window, run.A[t - 1] + rate)
             run.state.append(sender.state())
@@ -145,10 +146,15 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
             nc = arrived * cfg.eta * F(rng.randint(0, 8), 4)
             nc = max(F(0), min(nc, cfg.eta * (run.A[t] - run.A[0]) - run.Lnc[t - 1]))
             pending = run.A[t] - run.L[t - 1] - nc
-            line = tokens[t - 1] + C if pending > tokens[t - 1] + C else pending
-            congestive = F(0)
-            if cfg.buffer is not None and pending - line > cfg.buffer:
-                congestive = pending - line - cfg.buffer
+            if inside is not None:  # inside the step: bursts may fill the buffer before the end
+                admitted_now, line = inside.admit(t, run.A[t - 1] - run.L[t - 1], tokens[t - 1], arrived, nc,
+                                                  bursts, cfg.alpha)
+                congestive = pending - admitted_now
+            else:
+                line = tokens[t - 1] + C if pending > tokens[t - 1] + C else pending
+                congestive = F(0)
+                if cfg.buffer is not None and pending - line > cfg.buffer:
+                    congestive = pending - line - cfg.buffer
             run.Lnc.append(run.Lnc[t - 1] + nc)
             run.L.append(run.L[t - 1] + nc + congestive)
             tokens.append(line)
@@ -159,8 +165,7 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
         if t and run.L[t] > run.L[t - 1]:
             loss_log.append((run.L[t - 1], run.L[t], F(t)))
         if inside is not None and t:
-            inside.step(t, (run.A[t - 1] - run.L[t - 1], run.A[t] - run.L[t]), (tokens[t - 1], tokens[t]),
-                        (run.S[t - 1], run.S[t]), tokens[0], run.A[t] - run.A[t - 1], run.Lnc[t] - run.Lnc[t - 1])
+            inside.serve(t, (run.S[t - 1], run.S[t]), tokens[0])
         record.sent.append(run.A[t])
         record.lost.append(run.L[t])
         record.rtt.append(None)

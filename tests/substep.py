@@ -9,10 +9,14 @@ such senders, the harness builds, for every step, one continuous-time behaviour 
 model that agrees with the step values :func:`fluid_path.simulate` chose (so the run is still a
 trace of the model) and reads each packet's sample off it exactly:
 
-* **Arrivals** are spread evenly over the step (a pacer): the flow's admitted bytes grow
-  linearly, except that congestive loss happens only at the buffer's cap (drop-tail: while the
-  queue is full the link admits what it serves, C per step) and non-congestive loss thins the
-  arrivals evenly.
+* **Arrivals** are spread evenly over the step (a pacer), after any bursts the sender asks for
+  (``Decision.bursts``: back to back at the step's start, at LINE times the link rate); congestive
+  loss happens only at the buffer's cap (drop-tail: while the queue is full the link admits what
+  it serves, C per step) and non-congestive loss thins the arrivals evenly. The step's admitted
+  bytes and token line at its end follow from this (with even arrivals they are the ones
+  :func:`fluid_path.simulate` computes per step; bursts can fill the buffer mid-step). Bursts
+  come first so that the queue, once empty in a step, stays empty: tokens are wasted only with
+  the queue empty at the step's end, as the model's waste rule requires.
 * **The token line** grows at C while the queue holds bytes and follows the admitted bytes
   when it is empty (tokens are wasted only then): ``min(line(t-1) + C u, admitted(u))``.
 * **The service** lies between the token line D steps ago and the token line now (the model's
@@ -20,7 +24,7 @@ trace of the model) and reads each packet's sample off it exactly:
   jitter that holds some bytes and releases later ones at once.
 * **Packets** are sent on a lattice with one spacing h (at most a step) and a phase, as a
   pacer sends equal packets: every monitor interval of whole steps holds an evenly spaced run
-  of send times that covers it. A packet's RTT sample is R plus the time from its send time to
+  of send times that covers it; a burst's packets (of the MSS) leave back to back. A packet's RTT sample is R plus the time from its send time to
   the instant the service reaches its byte (the sample of that byte of the fluid; a real
   packet adds its own transmission time, the same for every packet of an interval, which
   cancels in every gradient and deviation). In a step that loses bytes a packet is lost with
@@ -37,6 +41,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 F = Fraction
+LINE = 10  # a burst leaves the sender at this many times the link rate
 
 
 @dataclass
@@ -157,21 +162,79 @@ class Inside:
         t = -((-x) // 1)  # the step holding x: x in (t-1, t]
         return self.token[t - 1].at(x)
 
-    def step(self, t: int, admitted: tuple[Fraction, Fraction], tokens: tuple[Fraction, Fraction],
-             served: tuple[Fraction, Fraction], line0: Fraction, arrived: Fraction, noncongestive: Fraction) -> None:
-        """Build step t (the interval [t-1, t]) from the step values the run chose (admitted
-        bytes, token line and service at t-1 and t; bytes that arrived, of them lost on the
-        link), send its packets and serve what the service reaches."""
-        C, a0, a1, k0, k1 = self.C, admitted[0], admitted[1], tokens[0], tokens[1]
+    def admit(self, t: int, a0: Fraction, k0: Fraction, arrived: Fraction, noncongestive: Fraction,
+              bursts: tuple[Fraction, ...], alpha: Fraction) -> tuple[Fraction, Fraction]:
+        """Step t's arrivals (the interval [t-1, t]): the flow's ``bursts`` back to back at the
+        step's start at LINE times the link rate, the rest of its ``arrived`` bytes evenly over
+        the step, ``noncongestive`` of them lost on the link (evenly), the queue held at the cap
+        by drop-tail. Builds the admitted curve and the token line inside the step, sends the
+        step's packets (a burst's of ``alpha`` bytes each; the rest on the probe lattice), and
+        returns the admitted bytes and the token line at t."""
+        C, start = self.C, F(t - 1)
+        burst = sum(bursts, F(0))
+        span = burst / (LINE * C)
+        assert span <= 1, "a step's bursts fit in the step at the line rate"
+        keep = 1 - noncongestive / arrived if arrived else F(1)
+        even = (arrived - burst) * keep                      # offered per step, after the burst
+        rates = [((burst / span + arrived - burst) * keep, span)] if span else []
+        rates.append((even, F(1) - span))
+        adm_pts, tok_pts = [(start, a0)], [(start, k0)]
+        drops: list[tuple[Fraction, Fraction, Fraction]] = []   # (from, to, fraction dropped)
+        x, adm, tok = start, a0, k0
+        for rate, length in rates:
+            stop = x + length
+            while x < stop:
+                queue = adm - tok
+                if self.buffer is not None and queue >= self.buffer and rate >= C:  # at the cap
+                    nxt, d_adm, d_tok = stop, C, C
+                    drops.append((x, stop, 1 - C / rate if rate else F(0)))
+                elif queue <= 0 and rate <= C:                                     # empty: tokens follow
+                    nxt, d_adm, d_tok = stop, rate, rate
+                else:                                                               # the queue moves
+                    d_adm, d_tok = rate, C
+                    grow = rate - C
+                    if grow > 0 and self.buffer is not None:
+                        nxt = min(stop, x + (self.buffer - queue) / grow)
+                    elif grow < 0:
+                        nxt = min(stop, x + queue / -grow)
+                    else:
+                        nxt = stop
+                adm, tok = adm + d_adm * (nxt - x), tok + d_tok * (nxt - x)
+                x = nxt
+                adm_pts.append((x, adm))
+                tok_pts.append((x, tok))
+        admitted, token = Piece(adm_pts), Piece(tok_pts)
+        self.token.append(token)
+        self._send(t, admitted, drops, bursts, span, alpha, noncongestive / arrived if arrived else F(0), arrived)
+        return adm, tok
+
+    def _send(self, t: int, admitted: Piece, drops: list[tuple[Fraction, Fraction, Fraction]],
+              bursts: tuple[Fraction, ...], span: Fraction, alpha: Fraction, thin: Fraction, arrived: Fraction) -> None:
+        """The step's packets: each burst's, of ``alpha`` bytes, at its send time; the rest on the
+        probe lattice after the bursts. A packet is lost with the fraction its instant drops."""
+        start = F(t - 1)
+        times: list[tuple[Fraction, Fraction]] = []
+        sent = F(0)
+        for size in bursts:
+            k = F(0)
+            while k < size:
+                piece = min(alpha, size - k)
+                sent += piece
+                k += piece
+                times.append((start + sent / (LINE * self.C), piece))
+        if arrived > sum(bursts, F(0)):
+            times += [(x, arrived * self.probes.spacing) for x in self.probes.in_step(t) if x > start + span]
+        for x, size in times:
+            drop = max([thin] + [frac for lo, hi, frac in drops if lo <= x <= hi])
+            if self.rng.random() >= drop:
+                self.pending.append(Sample(x, admitted.at(x), size))
+
+    def serve(self, t: int, served: tuple[Fraction, Fraction], line0: Fraction) -> None:
+        """Step t's service: a random monotone path between the step's two values, kept between
+        the token line D steps ago and the token line now (the model's bounds, at every
+        instant); the packets it reaches are served."""
         start, end = F(t - 1), F(t)
-        offered = arrived - noncongestive            # reaches the queue, evenly over the step
-        adm = line(start, a0, offered, end)
-        if self.buffer is not None:                  # drop-tail: the queue stops at the cap
-            adm = lower(adm, line(start, k0 + self.buffer, C, end))
-        tok = lower(line(start, k0, C, end), adm)
-        assert tok.at(end) == k1 and adm.at(end) == a1, "the inside of a step must meet its ends"
-        self.token.append(tok)
-        # the service: a random monotone path between the step's two values, within the bounds
+        tok = self.token[t - 1]
         u = F(self.rng.randint(0, 4), 4)
         mid = served[0] + (served[1] - served[0]) * F(self.rng.randint(0, 4), 4)
         path = Piece([(start, served[0]), (start + u, mid), (end, served[1])] if 0 < u < 1
@@ -180,13 +243,6 @@ class Inside:
         service = upper(lower(path, tok), floor)
         assert service.at(start) == served[0] and service.at(end) == served[1]
         self.service.append(service)
-        if arrived > 0:
-            for x in self.probes.in_step(t):
-                drop = noncongestive / arrived
-                if adm.at(x) < a0 + offered * (x - start):   # the cap has bound: 1 - C/offered dropped
-                    drop = max(drop, 1 - C / offered)
-                if self.rng.random() >= drop:
-                    self.pending.append(Sample(x, adm.at(x), arrived * self.probes.spacing))
         while self.pending:
             s = self.pending[0]
             reach = service.first_reach(s.position)

@@ -65,7 +65,7 @@ from ccac.ccas.pcc_rtt import band_terms, deviation_bound, lattice_lower_terms, 
 from ccac.errors import CcacError
 from ccac.params import NONNEG, POSITIVE, Param
 
-WAIT_CHOICES = ("base", "band")
+WAIT_CHOICES = ("either", "base", "last", "band")
 
 
 def gradient_params(eps: Fraction, step_seconds: bool = False) -> tuple[Param, ...]:
@@ -88,14 +88,16 @@ def gradient_params(eps: Fraction, step_seconds: bool = False) -> tuple[Param, .
         Param("mi", None, "fixed monitor-interval length (a variant); default: any length from R "
               "to mi_max, one RTT as the sender estimates it (Vivace table 1)", "steps", "int",
               minimum=Fraction(1)),
-        Param("mi_max", None, "longest monitor interval: default R + ceil(buffer/C) + D (the longest "
-              "RTT the path gives, so no restriction), 2R + D with an infinite buffer (a restriction: "
-              "RTT estimates above it are not covered)", "steps", "int", minimum=Fraction(1)),
+        Param("mi_max", None, "longest monitor interval measured step by step: default R + ceil(buffer/C) "
+              "+ D, the longest RTT the path gives (so the longest MI); with an infinite buffer 2R + D, "
+              "and longer MIs are covered with coarser bounds on their gradient; given: the longest MI "
+              "(a restriction: RTT estimates above it are not covered)", "steps", "int", minimum=Fraction(1)),
         Param("mi_timeout", 4, "MI timeout: once an MI of the round began this many min RTTs ago and "
               "its fate is unknown the rate may be halved (Vivace 4.3; the earliest any timer start "
               "and RTT estimate allow; never forced)", "RTTs", "int", minimum=Fraction(1)),
-        Param("wait", "base", "rate while waiting for the round's fate: base = the rate r (the "
-              "paper's rate between probes); band = anything between the probe rates", kind="choice",
+        Param("wait", "either", "rate while waiting for the round's fate (the papers do not say): "
+              "either = the base rate r or the last probe's rate (the readings); base or last = one of "
+              "them (a restriction); band = anything between the probe rates", kind="choice",
               choices=WAIT_CHOICES),
     ) + scale_params(step_seconds) + grid_params()
 
@@ -106,19 +108,30 @@ def amplifier(tau: int) -> Fraction:
     return Fraction(max(1, tau)) if tau <= 3 else Fraction(2 * tau - 3)
 
 
-def mi_bounds(params: dict[str, Any], R: int, D: int, C: Fraction, buffer: Any) -> tuple[int, int]:
-    """The shortest and longest MI, in steps (module docstring)."""
+def mi_bounds(params: dict[str, Any], R: int, D: int, C: Fraction, buffer: Any) -> tuple[int, int, bool]:
+    """(shortest MI, the length up to which MIs are measured step by step, whether that is also
+    the longest), in steps (module docstring). With a finite buffer no RTT exceeds
+    R + buffer/C + D, so neither does any estimate a sender forms from its samples; without one
+    the path bounds no RTT, and longer MIs get the coarser bounds (:func:`long_lattice`)."""
     if params.get("mi") is not None:
-        return int(params["mi"]), int(params["mi"])
+        return int(params["mi"]), int(params["mi"]), True
     if params.get("mi_max") is not None:
-        top = int(params["mi_max"])
+        top, bounded = int(params["mi_max"]), True
     elif isinstance(buffer, Fraction):
-        top = R + math.ceil(buffer / C) + D
+        top, bounded = R + math.ceil(buffer / C) + D, True
     else:
-        top = 2 * R + D
+        top, bounded = 2 * R + D, False
     if top < R:
         raise CcacError(f"mi_max = {top} is below the minimum RTT R = {R}: no MI is that short", "cca.mi_max")
-    return R, top
+    return R, top, bounded
+
+
+def long_lattice(cap: int) -> Fraction:
+    """The total positive (and negative) least-squares weight of any lattice of packets over an
+    interval of more than ``cap`` steps is at most 3/(cap+1) (two packets at least a third of
+    the interval apart are the worst case: weight 1/h with h > M/3), so its slope lies within
+    that times the span of its samples (:mod:`ccac.ccas.pcc_rtt`, (B), coarsely)."""
+    return Fraction(3, cap + 1)
 
 
 def mi_steps(params: dict[str, Any], R: int) -> int:
@@ -145,8 +158,9 @@ class Variant:
 STATE_DOC = {
     "base": ("central (base) rate r of the current round", "bytes/step", "real"),
     "phase": ("probe MI index 0 .. 2*pairs-1, or 2*pairs while waiting for the round's fate", "", "int"),
-    "pos": ("step within the MI (0 .. mlen-1); 0 while waiting", "steps", "int"),
-    "mlen": ("length of the MI running at t (one RTT as the sender estimates it)", "steps", "int"),
+    "pos": ("step within the MI (0 .. mlen-1); while waiting, within the sender's current MI", "steps", "int"),
+    "mlen": ("length of the MI running at t (one RTT as the sender estimates it); while waiting, the "
+             "sender's MIs go on and a decision may wait for the next one's start", "steps", "int"),
     "order": ("bit k set: pair k probes r(1+eps) first (solver-chosen per round)", "", "int"),
     "rtt_lo": ("every RTT sample (less R) of a byte sent in step t is at least this", "steps", "real"),
     "rtt_hi": ("... and at most this (within the path's band for the step)", "steps", "real"),
@@ -209,8 +223,10 @@ class GradientPCC:
         p, R, T, C = ctx.params, ctx.R, ctx.T, ctx.C
         var = self.variant(p, C)
         K, W = var.pairs, 2 * var.pairs
-        M_lo, M_hi = mi_bounds(p, R, ctx.D, C, ctx.v.buffer)
-        TO = int(p["mi_timeout"]) * R
+        M_lo, M_hi, bounded = mi_bounds(p, R, ctx.D, C, ctx.v.buffer)
+        # an MI's timer may fire once mi_timeout RTTs have passed since it began sending, at the
+        # start of its first step s: at a step t >= s + TO
+        TO = int(p["mi_timeout"]) * R - 1
         eps, t_exp = p["eps"], p["t"]
         scale = p["link_mbps"] / C                     # Mbps per byte/step
         kap_lo, kap_hi = kappa_bounds(eps, t_exp)
@@ -250,7 +266,6 @@ class GradientPCC:
         lm = [ctx.series(f"pcc_lm{i}") for i in range(W)]        # lost bytes per step of the MI
         mark_adm = [ctx.series(f"pcc_adm{i}", axis="S") for i in range(W)]
         mark_L = [ctx.series(f"pcc_L{i}", axis="L") for i in range(W)]
-        rem = [ctx.series(f"pcc_timer{i}", "int") for i in range(W)]  # steps until its timer may fire
         # the signals of the MI ending at t
         g_raw, s_raw, lm_now = ctx.series("pcc_g"), ctx.series("pcc_s"), ctx.series("pcc_lm_now")
         tol = ctx.series("pcc_tol", "bool") if var.regression_tolerance else None
@@ -258,6 +273,8 @@ class GradientPCC:
         trend_s = ctx.series("pcc_ts", "bool") if var.trending == "free" else None
         mi_grad, mi_dev = ctx.series("mi_grad"), ctx.series("mi_dev")
         fate_var = ctx.series("pcc_fate", "bool")
+        defer = ctx.series("pcc_defer", "bool")   # the fate was known at the last MI boundary
+        fired = ctx.series("pcc_fired", "bool")   # an MI timer fired in this MI, to act at its end
         votes = [ctx.series(f"pcc_vote{k}", "bool") for k in range(K)]
         agree = ctx.series("pcc_agree", "bool") if var.double_check else None
         power, inverse = ctx.series("pcc_xt"), ctx.series("pcc_xt1")       # ~ x^t, x^(t-1)
@@ -281,22 +298,20 @@ class GradientPCC:
 
         for t in range(T):
             # ---- domains and per-step rules
-            ctx.add(base[t] > 0, phase[t] >= 0, phase[t] <= W, mlen[t] >= M_lo, mlen[t] <= M_hi,
+            ctx.add(base[t] > 0, phase[t] >= 0, phase[t] <= W, mlen[t] >= M_lo, mlen[t] <= M_hi if bounded else True,
                     z3.Or(dirn[t] == 1, dirn[t] == -1), tau[t] >= 0, tau[t] <= tau_cap,
                     kk[t] >= 0, kk[t] <= k_cap, event[t] >= 0, event[t] <= 3,
-                    z3.Implies(phase[t] < W, z3.And(pos[t] >= 0, pos[t] <= mlen[t] - 1)),
-                    z3.Implies(phase[t] == W, pos[t] == 0),
-                    *(z3.And(rem[i][t] >= 0, rem[i][t] <= TO) for i in range(W)),
+                    pos[t] >= 0, pos[t] <= mlen[t] - 1,
                     *(se[i][t] >= 0 for i in range(W)), *(lm[i][t] >= 0 for i in range(W)))
             if rerun is not None:
                 ctx.add(z3.Or(rerun[t] == 0, rerun[t] == 1))
             for i in range(W):
                 ctx.add(z3.Implies(phase[t] == i, ctx.rate[t] == probe_rate(i, t)))
-            if p["wait"] == "base":
-                ctx.add(z3.Implies(phase[t] == W, ctx.rate[t] == base[t]))
-            else:
-                ctx.add(z3.Implies(phase[t] == W, z3.And(ctx.rate[t] >= (1 - eps) * base[t],
-                                                         ctx.rate[t] <= (1 + eps) * base[t])))
+            last_probe = probe_rate(W - 1, t)
+            waiting = {"base": ctx.rate[t] == base[t], "last": ctx.rate[t] == last_probe,
+                       "either": z3.Or(ctx.rate[t] == base[t], ctx.rate[t] == last_probe),
+                       "band": z3.And(ctx.rate[t] >= (1 - eps) * base[t], ctx.rate[t] <= (1 + eps) * base[t])}
+            ctx.add(z3.Implies(phase[t] == W, waiting[p["wait"]]))
             if t >= R:
                 ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - R] - ctx.Ld[t])
             elif t >= 1:  # before its first decision the flow was PCC too: paced, evenly
@@ -358,6 +373,22 @@ class GradientPCC:
                         *(g_raw[t] >= d for d in lattice_lower_terms(M, lows, highs)))))
                 if tol is not None:
                     signal.append(z3.Implies(z3.And(is_M, tol[t]), _abs(g_raw[t]) * M < s_raw[t]))
+            if not bounded:
+                # longer MIs: the lattice bound on the hull of their bands; their loss per step and
+                # the tolerance exactly while the MI fits in the trace (longer ones began before
+                # it: their loss is history), a bound beyond
+                longer = mlen[t] > M_hi
+                spread = long_lattice(M_hi) * (hull_hi[t] - hull_lo[t])
+                beyond = max(M_hi, T) + 1
+                signal.append(z3.Implies(longer, z3.And(
+                    *([z3.Implies(lossless, z3.And(g_raw[t] <= spread, g_raw[t] >= -spread))] if lattice else []),
+                    z3.Implies(mlen[t] >= beyond, z3.And(lm_now[t] >= 0, lm_now[t] * beyond <= cur_lost[t])),
+                    *([z3.Implies(z3.And(mlen[t] >= beyond, tol[t]), _abs(g_raw[t]) * beyond < s_raw[t])]
+                      if tol is not None else []))))
+                for M in range(M_hi + 1, beyond):
+                    signal.append(z3.Implies(mlen[t] == M, lm_now[t] * M == cur_lost[t]))
+                    if tol is not None:
+                        signal.append(z3.Implies(z3.And(mlen[t] == M, tol[t]), _abs(g_raw[t]) * M < s_raw[t]))
             if clean:
                 signal += [g_raw[t] <= _max(rise_hi[t], 0), g_raw[t] >= _min(rise_lo[t], 0)]
             if trend_g is not None:
@@ -374,18 +405,15 @@ class GradientPCC:
             ctx.add(mi_grad[t] == z3.If(ends, g_eff, 0), mi_dev[t] == z3.If(ends, s_eff, 0))
             for i in range(W):
                 ends_i = z3.And(phase[t] == i, pos[t] == mlen[t] - 1)
-                starts_i = z3.And(phase[t] == i, pos[t] == 0)
                 if t == 0:  # history: the round's registers hold whatever the past left
                     ctx.add(z3.Implies(ends_i, z3.And(mark_adm[i][t] == adm_f[t], mark_L[i][t] == ctx.L[t])),
-                            z3.Implies(starts_i, rem[i][t] == TO),
                             mark_adm[i][t] <= adm_f[t], mark_L[i][t] <= ctx.L[t])
                     continue
                 ctx.add(ge[i][t] == z3.If(ends_i, g_eff, ge[i][t - 1]),
                         se[i][t] == z3.If(ends_i, s_eff, se[i][t - 1]),
                         lm[i][t] == z3.If(ends_i, lm_now[t], lm[i][t - 1]),
                         mark_adm[i][t] == z3.If(ends_i, adm_f[t], mark_adm[i][t - 1]),
-                        mark_L[i][t] == z3.If(ends_i, ctx.L[t], mark_L[i][t - 1]),
-                        rem[i][t] == z3.If(starts_i, TO, _max(rem[i][t - 1] - 1, 0)))
+                        mark_L[i][t] == z3.If(ends_i, ctx.L[t], mark_L[i][t - 1]))
             if t == 0:
                 # history: a decision may have happened just now (a window can start at one)
                 ctx.add(z3.Implies(z3.And(event[t] != 1, event[t] != 2),
@@ -399,29 +427,41 @@ class GradientPCC:
                     kk[t] == kk[t - 1], dirn[t] == dirn[t - 1], event[t] == 0]
             if rerun is not None:
                 keep += [rerun[t] == rerun[t - 1], gamma_first[t] == gamma_first[t - 1]]
-            in_mi = z3.And(pp < W, ps < pm - 1)
-            next_mi = z3.And(pp < W - 1, ps == pm - 1)
-            ready = z3.Or(pp == W, z3.And(pp == W - 1, ps == pm - 1))
+            in_mi = z3.And(ps < pm - 1)                          # the MI (probe or wait) goes on ...
+            next_probe = z3.And(pp < W - 1, ps == pm - 1)         # ... or the next probe MI begins
+            boundary = z3.And(pp >= W - 1, ps == pm - 1)          # the probes are done and an MI just ended
+            ready = z3.Or(boundary, pp == W)
             if t >= R:
                 ctx.add(fate_var[t] == z3.And(ctx.S[t - R] >= mark_adm[W - 1][t - 1], ctx.Ld[t] >= mark_L[W - 1][t - 1]))
             fate = fate_var[t]
-            decide = z3.And(ready, fate)
-            # the MI timer: some MI of the round began mi_timeout RTTs ago and its fate is unknown
-            expired = []
-            for i in range(W):
-                ended = z3.Or(pp > i, z3.And(pp == i, ps == pm - 1))
-                known = z3.And(ended, ctx.S[t - R] >= mark_adm[i][t - 1], ctx.Ld[t] >= mark_L[i][t - 1]) \
-                    if t >= R else False
-                expired.append(z3.And(pp >= i, z3.Not(known), rem[i][t - 1] <= 1))
+            decide = z3.Or(event[t] == 1, event[t] == 2)
+            # the MI timer: some MI began mi_timeout RTTs ago and the fate of a packet sent in it is
+            # unknown (any MI: of this round, an earlier one, one the sender waited in). Fates are
+            # learned in sending order, so it suffices that some step's bytes are unresolved and
+            # that step's MI began that long ago; bytes from before the trace, an MI of unknown start
+            unresolved = [z3.Or(ctx.S[t - R] < adm_f[u], ctx.Ld[t] < ctx.L[u]) if t >= R else True
+                          for u in range(t)]
+            expired = [z3.And(unresolved[u], u - pos[u] <= t - TO) for u in range(t)] + [unresolved[0]]
             new_round = [phase[t] == 0, pos[t] == 0]
             halved = z3.Or(base[t] * 2 == base[t - 1], base[t] * 2 == ctx.rate[t - 1])
-            ctx.add(z3.Implies(event[t] == 3, z3.And(z3.Or(*expired), z3.Not(decide), halved, *new_round,
-                                                     *([rerun[t] == 0] if rerun is not None else []))))
-            not_timeout = event[t] != 3
-            ctx.add(z3.Implies(z3.And(in_mi, not_timeout), z3.And(phase[t] == pp, pos[t] == ps + 1, mlen[t] == pm, *keep)),
-                    z3.Implies(z3.And(next_mi, not_timeout), z3.And(phase[t] == pp + 1, pos[t] == 0, *keep)),
-                    z3.Implies(z3.And(ready, z3.Not(fate), not_timeout), z3.And(phase[t] == W, *keep)),
-                    z3.Implies(decide, z3.Or(event[t] == 1, event[t] == 2)))
+            # the rate halves when the timer fires, or at the end of the MI it fired in (a reading)
+            fires_now = z3.Or(*expired)
+            ctx.add(z3.Implies(event[t] == 3, z3.And(z3.Or(fires_now, z3.And(fired[t - 1], ps == pm - 1)), halved,
+                                                     *new_round, *([rerun[t] == 0] if rerun is not None else []))),
+                    z3.Implies(fired[t], z3.And(event[t] == 0, z3.Or(fires_now, z3.And(fired[t - 1], ps < pm - 1)))))
+            # a decision needs the round's fate. It is taken at once, or at an MI boundary (the
+            # readings differ on whether a sender waits in MIs), at the latest at the second boundary
+            # after the fate is known: a sender that chooses a step's rate at its start has not yet
+            # seen the step's ACKs, which the model's fate test reads, so it may start one more MI
+            carry_on = event[t] == 0
+            ctx.add(z3.Implies(decide, z3.And(ready, fate)),
+                    z3.Implies(z3.And(boundary, fate, defer[t - 1]), decide),
+                    z3.Implies(z3.And(boundary, carry_on), defer[t] == fate),
+                    z3.Implies(z3.And(in_mi, pp == W, carry_on), defer[t] == defer[t - 1]),
+                    z3.Implies(z3.Or(phase[t] < W, event[t] != 0), z3.Not(defer[t])),
+                    z3.Implies(z3.And(in_mi, carry_on), z3.And(phase[t] == pp, pos[t] == ps + 1, mlen[t] == pm, *keep)),
+                    z3.Implies(z3.And(next_probe, carry_on), z3.And(phase[t] == pp + 1, pos[t] == 0, *keep)),
+                    z3.Implies(z3.And(boundary, carry_on), z3.And(phase[t] == W, pos[t] == 0, *keep)))
             ctx.add(z3.Implies(z3.Not(decide), z3.And(*(du[k][t] == 0 for k in range(K)),
                                                       *(gam[k][t] == 0 for k in range(K)))))
             ctx.add(z3.Implies(z3.Not(z3.And(decide, event[t] == 1)), gamma_used[t] == 0))
@@ -465,9 +505,11 @@ class GradientPCC:
             else:
                 count = z3.Sum(*(z3.If(votes[k][t], 1, 0) for k in range(K)))
                 ctx.add(z3.Implies(rate_decision, up == (count * 2 > K)))
+                # the step: the mean of the majority's gradients or of all (the readings), so any
+                # value between the pairs' gradients, with the majority's sign (below)
                 ctx.add(z3.Implies(rate_decision, z3.And(
-                    z3.Or(*(z3.And(votes[k][t] == up, gamma_used[t] >= gam[k][t]) for k in range(K))),
-                    z3.Or(*(z3.And(votes[k][t] == up, gamma_used[t] <= gam[k][t]) for k in range(K))))))
+                    z3.Or(*(gamma_used[t] >= gam[k][t] for k in range(K))),
+                    z3.Or(*(gamma_used[t] <= gam[k][t] for k in range(K))))))
                 combined = gamma_used[t]
             if var.double_check:
                 # abnormal: the faster probe lost a smaller fraction (l+/a+ < l-/a-, a = r(1+-eps)M)
@@ -496,8 +538,11 @@ class GradientPCC:
                     ctx.add(z3.Implies(rate_decision, gamma_used[t] == gam[0][t]))
             ctx.add(z3.Implies(rate_decision, z3.And(
                 z3.Implies(up, combined >= 0), z3.Implies(z3.Not(up), combined <= 0))))
-            ctx.add(z3.Implies(rate_decision, z3.And(*new_round, *self._step(p, t, base, tau, kk, dirn, gamma_used,
-                                                                            q_move, clip, scale, tau_cap, k_cap),
+            step = self._step(p, t, base, tau, kk, dirn, gamma_used, q_move, clip, scale, tau_cap, k_cap)
+            # a zero gradient points nowhere: one reading moves nothing, counters included
+            idle = z3.And(gamma_used[t] == 0, base[t] == base[t - 1], tau[t] == tau[t - 1], kk[t] == kk[t - 1],
+                          dirn[t] == dirn[t - 1])
+            ctx.add(z3.Implies(rate_decision, z3.And(*new_round, z3.Or(z3.And(*step), idle),
                                                      *([rerun[t] == 0] if rerun is not None else []))))
         state = {"base": base, "phase": phase, "pos": pos, "mlen": mlen, "order": order, "rtt_lo": rtt_lo,
                  "rtt_hi": rtt_hi, "qdelay": qdelay, "event": event, "dir": dirn, "tau": tau, "omega_k": kk,
@@ -522,7 +567,11 @@ class GradientPCC:
         for j in range(tau_cap + 1):
             m = amplifier(j) * theta0 / scale
             if j < tau_cap:
-                step.append(z3.Implies(tau[t] == j, q_move[t] == m * gamma_used[t]))
+                # m(tau) with tau the earlier same-direction decisions, or counting this one too,
+                # or Table 1 literally (m(0) = 0): the paper's readings
+                ms = {amplifier(j), amplifier(j + 1)} | ({Fraction(0)} if j == 0 else set())
+                step.append(z3.Implies(tau[t] == j, z3.Or(*(q_move[t] == m_ * theta0 / scale * gamma_used[t]
+                                                            for m_ in sorted(ms)))))
             else:
                 step.append(z3.Implies(tau[t] == j, z3.And(
                     z3.Implies(gamma_used[t] >= 0, q_move[t] >= m * gamma_used[t]),
@@ -532,9 +581,12 @@ class GradientPCC:
             om = omega0 + j * delta
             big = z3.Or(q_move[t] > om * r, q_move[t] < -om * r)
             if j < k_cap:
+                # capped at omega r, with omega before or after k is raised (the readings)
                 clipped_rule = [big, kk[t] == j + 1 if j + 1 <= k_cap else kk[t] == k_cap]
-                up_base = base[t] == (1 + om) * r
-                down_base = base[t] == (1 - om) * r if om < 1 else z3.And(base[t] > 0, base[t] <= r)
+                om2 = om + delta
+                up_base = z3.Or(base[t] == (1 + om) * r, base[t] == (1 + om2) * r)
+                down_base = z3.Or(*(base[t] == (1 - w) * r for w in (om, om2) if w < 1),
+                                  *([z3.And(base[t] > 0, base[t] <= r)] if om2 >= 1 else []))
             else:
                 clipped_rule = [big, kk[t] == k_cap]
                 up_base = base[t] >= (1 + om) * r

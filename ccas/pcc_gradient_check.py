@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 from ccac.ccas.pcc import bins_containing, grid_points, kappa_bounds, power_interval, quotient_interval, within
-from ccac.ccas.pcc_gradient import Variant, amplifier, mi_bounds, pair_names
+from ccac.ccas.pcc_gradient import Variant, amplifier, long_lattice, mi_bounds, pair_names
 from ccac.ccas.pcc_rtt import band_numbers, gradient_range
 
 
@@ -28,8 +28,8 @@ def check_gradient(cca: Any, f: Any) -> list[str]:
     p, R, T, C, D = f.params, f.R, f.T, f.C, f.D
     var: Variant = cca.variant(p, C)
     K, W = var.pairs, 2 * var.pairs
-    M_lo, M_hi = mi_bounds(p, R, D, C, f.buffer)
-    TO = int(p["mi_timeout"]) * R
+    M_lo, M_hi, bounded = mi_bounds(p, R, D, C, f.buffer)
+    TO = int(p["mi_timeout"]) * R - 1   # steps from an MI's first step: it began sending at its start
     eps = p["eps"]
     tau_cap, k_cap = int(p["tau_cap"]), int(p["k_cap"])
     st = f.state
@@ -46,6 +46,7 @@ def check_gradient(cca: Any, f: Any) -> list[str]:
     queue = [a - k for a, k in zip(f.total_admitted, f.tokens)]
     adm_f = [a - l for a, l in zip(f.A, f.L)]
     out: list[str] = []
+    deferred = False   # the round's fate was known at the last MI boundary, and no decision came
 
     def bad(t: int, msg: str) -> None:
         out.append(f"step {t}: {msg}")
@@ -56,21 +57,19 @@ def check_gradient(cca: Any, f: Any) -> list[str]:
     for t in range(T):
         if not (0 <= phase[t] <= W) or event[t] not in (0, 1, 2, 3) or dirn[t] not in (1, -1) \
                 or not (0 <= tau[t] <= tau_cap) or not (0 <= kk[t] <= k_cap) or not (0 <= order[t] < 2 ** K) \
-                or not (M_lo <= mlen[t] <= M_hi):
+                or not (M_lo <= mlen[t] and (mlen[t] <= M_hi or not bounded)):
             bad(t, "a PCC state variable is out of its domain")
             continue
         if base[t] <= 0:
             bad(t, f"base rate {base[t]} is not positive")
-        if (phase[t] < W and not 0 <= pos[t] <= mlen[t] - 1) or (phase[t] == W and pos[t] != 0):
-            bad(t, f"position {pos[t]} impossible in phase {phase[t]} (MI of {mlen[t]} steps)")
+        if not 0 <= pos[t] <= mlen[t] - 1:
+            bad(t, f"position {pos[t]} impossible in an MI of {mlen[t]} steps")
         if phase[t] < W:
             want = base[t] * (1 + eps if high(phase[t], order[t]) else 1 - eps)
             if f.rate[t] != want:
                 bad(t, f"rate {f.rate[t]} is not the probe rate {want}")
-        elif p["wait"] == "base" and f.rate[t] != base[t]:
-            bad(t, f"rate {f.rate[t]} while waiting is not the base rate {base[t]}")
-        elif p["wait"] == "band" and not (1 - eps) * base[t] <= f.rate[t] <= (1 + eps) * base[t]:
-            bad(t, f"rate {f.rate[t]} while waiting is outside the probe band")
+        elif not _waiting_rate(p["wait"], f.rate[t], base[t], base[t] * (1 + eps if high(W - 1, order[t]) else 1 - eps), eps):
+            bad(t, f"rate {f.rate[t]} is not a rate the sender waits at ({p['wait']}, base {base[t]})")
         if t >= R and f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - R] - f.Ld[t]:
             bad(t, "cwnd is not the bytes in flight after this step's sends")
         if 1 <= t < R and f.A[t] - f.A[t - 1] != f.rate[t]:
@@ -90,7 +89,7 @@ def check_gradient(cca: Any, f: Any) -> list[str]:
         if not ends and (mi_grad[t] != 0 or mi_dev[t] != 0):
             bad(t, "mi_grad/mi_dev set at a step where no MI ends")
         if ends and t - mlen[t] + 1 >= 1:
-            out += [f"step {t}: {m}" for m in _check_signals(var, f, t, mlen[t], clean)]
+            out += [f"step {t}: {m}" for m in _check_signals(var, f, t, mlen[t], clean, M_hi)]
         decision = event[t] in (1, 2)
         if not decision and any(d[t] != 0 for d in du + gam):
             bad(t, "du/gamma set outside a decision")
@@ -99,30 +98,42 @@ def check_gradient(cca: Any, f: Any) -> list[str]:
         if t == 0:
             continue
         pp, ps, pm = phase[t - 1], pos[t - 1], mlen[t - 1]
+        if event[t] != 0:
+            deferred = False
         same = (base[t] == base[t - 1] and order[t] == order[t - 1] and tau[t] == tau[t - 1]
                 and kk[t] == kk[t - 1] and dirn[t] == dirn[t - 1] and (rerun is None or rerun[t] == rerun[t - 1]))
-        ready = pp == W or (pp == W - 1 and ps == pm - 1)
+        boundary = pp >= W - 1 and ps == pm - 1     # the probes are done and an MI just ended
+        ready = boundary or pp == W
         mis = _round_mis(phase, pos, mlen, t - 1, W)
         fate = None
         if t >= R and ready:
             last_end = t - 1 if pp != W else max((s for s in range(t) if phase[s] == W - 1), default=-1)
             fate = _known(f, adm_f, t, last_end) if last_end >= 0 else None
         if event[t] == 3:
-            out += [f"step {t}: {m}" for m in _check_timeout(f, adm_f, t, mis, TO, ready and fate)]
+            # the timer fired now, or earlier in the MI that has just ended, the rate halving at
+            # the MI's end (a reading); an MI that began before the trace may have fired there
+            since = [t] + (list(range(max(t - pm, 1), t)) if ps == pm - 1 else [])
+            from_history = ps == pm - 1 and t - 1 - ps <= 0
+            if not from_history and all(_check_timeout(f, adm_f, pos, u, TO) for u in since):
+                out += [f"step {t}: {m}" for m in _check_timeout(f, adm_f, pos, t, TO)]
             if 2 * base[t] not in (base[t - 1], f.rate[t - 1]) or (phase[t], pos[t]) != (0, 0) \
                     or (rerun is not None and rerun[t] != 0):
                 bad(t, "an MI timeout halves the rate and starts a new round")
             continue
-        if not ready:
-            nxt = (pp, ps + 1, pm) if ps < pm - 1 else (pp + 1, 0, None)
-            if (phase[t], pos[t]) != nxt[:2] or (nxt[2] is not None and mlen[t] != pm) or not same or event[t] != 0:
-                bad(t, f"the MI schedule should continue to phase {nxt[0]}, position {nxt[1]} unchanged")
-            continue
         if event[t] == 0:
-            if phase[t] != W or not same:
-                bad(t, "should wait for the fate of the round with its state unchanged")
-            if fate:
-                bad(t, "the fate of the round's MIs is known but the sender keeps waiting")
+            if ps < pm - 1:
+                nxt = (pp, ps + 1)
+            else:
+                nxt = (pp + 1, 0) if pp < W - 1 else (W, 0)
+            if (phase[t], pos[t]) != nxt or (ps < pm - 1 and mlen[t] != pm) or not same:
+                bad(t, f"the MI schedule should continue to phase {nxt[0]}, position {nxt[1]} unchanged")
+            if boundary and fate and deferred:
+                bad(t, "the fate of the round's MIs was known at the last MI boundary and still is, "
+                       "but the sender does not decide")
+            deferred = bool(boundary and fate) or (deferred and pp == W and ps < pm - 1)
+            continue
+        elif not ready:
+            bad(t, "a decision before the round's probes are done")
         else:
             if fate is False:
                 bad(t, "decided before the fate of the round's MIs was known")
@@ -155,31 +166,41 @@ def _known(f: Any, adm_f: list[Fraction], t: int, end: int) -> bool:
     return f.S[t - f.R] >= adm_f[end] and f.Ld[t] >= f.L[end]
 
 
-def _check_timeout(f: Any, adm_f: list[Fraction], t: int, mis: list[tuple[int, int, bool]], TO: int,
-                   decided: Any) -> list[str]:
-    """An MI timeout at t: the round's fate is not known (else it decides), and some MI of the
-    round began at least TO steps ago with its fate unknown (before step R the fate reads ACKs
-    from before the trace, so any may be unknown)."""
-    if decided:
-        return ["an MI timeout although the round's fate is known (it decides instead)"]
-    if not mis:
-        return []  # the round began before the trace: its timers are history
-    for first, last, ended in mis:
-        unknown = t < f.R or not ended or not _known(f, adm_f, t, last)
-        if t - first >= TO and unknown:
-            return []
-    return [f"an MI timeout before any MI of the round began {TO} steps ago with its fate unknown"]
+def _waiting_rate(wait: str, rate: Fraction, base: Fraction, last: Fraction, eps: Fraction) -> bool:
+    """Whether ``rate`` is one the sender waits at, by the ``wait`` reading."""
+    if wait == "band":
+        return (1 - eps) * base <= rate <= (1 + eps) * base
+    return rate in {"base": (base,), "last": (last,), "either": (base, last)}[wait]
 
 
-def _check_signals(var: Variant, f: Any, t: int, M: int, clean: bool) -> list[str]:
+def _check_timeout(f: Any, adm_f: list[Fraction], pos: list[int], t: int, TO: int) -> list[str]:
+    """An MI timer may fire at t: the bytes of some step u are unresolved (neither ACKed nor
+    detected lost) and u's MI began at least TO steps before t; or bytes from before the trace
+    (an MI of unknown start) may be unresolved: step 0's are. Before step R the fates read ACKs
+    from before the trace, so any may be unknown."""
+    if t < f.R:
+        return []
+    unresolved = [not _known(f, adm_f, t, u) for u in range(t)]
+    if unresolved and unresolved[0]:
+        return []
+    if any(unresolved[u] and u - pos[u] <= t - TO for u in range(t)):
+        return []
+    return [f"an MI timeout before any unresolved byte's MI began {TO + 1} steps ago"]
+
+
+def _check_signals(var: Variant, f: Any, t: int, M: int, clean: bool, cap: int) -> list[str]:
     """The effective gradient and deviation of the MI ending at t against its bands."""
     st = f.state
     steps = range(t - M + 1, t + 1)
     lows, highs = [st["rtt_lo"][s] for s in steps], [st["rtt_hi"][s] for s in steps]
     lost = f.L[t] - f.L[t - M]
     rises = [(f.A[s] - f.A[s - 1]) / f.C - 1 for s in steps]
-    g_lo, g_hi = gradient_range(M if not var.ack_filter or clean else None, lows, highs, lost == 0,
+    lattice = not var.ack_filter or clean
+    g_lo, g_hi = gradient_range(M if lattice and M <= cap else None, lows, highs, lost == 0,
                                 (min(rises), max(rises)) if clean else None)
+    if lattice and M > cap and lost == 0:   # a longer MI: the coarse lattice bound
+        spread = long_lattice(cap) * (max(highs) - min(lows))
+        g_lo, g_hi = max(g_lo, -spread), spread if g_hi is None else min(g_hi, spread)
     s_hi = (max(highs) - min(lows)) / 2
     g, s = st["mi_grad"][t], st["mi_dev"][t]
     # the regression tolerance may fire where some gradient in range is below sigma / M
@@ -303,25 +324,39 @@ def _check_decision(var: Variant, f: Any, t: int, mis: list[tuple[int, int, bool
                     out.append("double check: same sign -> average the gradients, else keep the second")
     else:
         agreeing = [gam[k][t] for k in range(K) if gam[k][t] * d >= 0]
+        every = [gam[k][t] for k in range(K)]
         if len(agreeing) * 2 <= K:
             out.append(f"direction {d} is not the majority of the pairs' gradients")
-        elif not min(agreeing) <= g_used <= max(agreeing):
-            out.append("gamma_used is not between the majority pairs' gradients")
+        elif not min(every) <= g_used <= max(every):
+            out.append("gamma_used is not between the pairs' gradients")
     if g_used * d < 0:
         out.append(f"direction {d} against the gradient {g_used}")
-    same_dir = d == dirn[t - 1]
-    if tau[t] != (min(tau[t - 1] + 1, tau_cap) if same_dir else 0):
-        out.append(f"tau {tau[t]} does not follow the confidence rule")
-    k0 = kk[t - 1] if same_dir else 0
+    idle = g_used == 0 and base[t] == r and tau[t] == tau[t - 1] and kk[t] == kk[t - 1] and d == dirn[t - 1]
+    problem = _step_problem(p, r, base[t], g_used, d, dirn[t - 1], tau[t - 1], tau[t], kk[t - 1], kk[t], scale,
+                            tau_cap, k_cap)
+    if problem and not idle:
+        out.append(problem)
+    return out
+
+
+def _step_problem(p: dict[str, Any], r: Fraction, new: Fraction, g_used: Fraction, d: int, d_prev: int,
+                  tau_prev: int, tau: int, k_prev: int, k: int, scale: Fraction, tau_cap: int,
+                  k_cap: int) -> str | None:
+    """Why the move from base rate r to ``new`` does not follow Vivace 4.2's step with gradient
+    ``g_used`` in direction d (None if it does, under one of the readings the encoding covers:
+    m(tau) before or after counting this decision or Table 1's m(0) = 0; the cap at omega
+    before or after k is raised)."""
+    same_dir = d == d_prev
+    if tau != (min(tau_prev + 1, tau_cap) if same_dir else 0):
+        return f"tau {tau} does not follow the confidence rule"
+    k0 = k_prev if same_dir else 0
     theta0, omega0, delta = p["theta0"], p["omega0"], p["delta"]
-    m = amplifier(tau[t]) * theta0 / scale
-    q_lo: Fraction | None = m * g_used
-    q_hi: Fraction | None = m * g_used
-    if tau[t] == tau_cap:
-        if g_used > 0:
-            q_hi = None
-        elif g_used < 0:
-            q_lo = None
+    if tau < tau_cap:
+        ms = {amplifier(tau), amplifier(tau + 1)} | ({Fraction(0)} if tau == 0 else set())
+        moves = [(m * theta0 / scale * g_used,) * 2 for m in ms]
+    else:
+        q = amplifier(tau) * theta0 / scale * g_used
+        moves = [(q, None) if g_used > 0 else (None, q) if g_used < 0 else (q, q)]
     om = omega0 + k0 * delta
 
     def recal(q: Fraction) -> int:
@@ -330,19 +365,20 @@ def _check_decision(var: Variant, f: Any, t: int, mis: list[tuple[int, int, bool
                 return j
         return k_cap
 
-    change = base[t] - r
-    unclipped = within(change, q_lo, q_hi) and (k0 == k_cap or abs(change) <= om * r) and kk[t] == recal(change)
-    can_clip = (q_hi is None or q_hi > om * r) if d == 1 else (q_lo is None or q_lo < -om * r)
-    clipped = False
-    if can_clip and kk[t] == min(k0 + 1, k_cap):
-        if k0 < k_cap:
-            if d == 1:
-                clipped = base[t] == (1 + om) * r
-            else:
-                clipped = base[t] == (1 - om) * r if om < 1 else 0 < base[t] <= r
-        else:
-            clipped = base[t] >= (1 + om) * r if d == 1 else 0 < base[t] <= r
-    if not (unclipped or clipped):
-        out.append(f"new base rate {base[t]} (from {r}) does not follow the gradient step "
-                   f"(gamma {g_used}, m(tau) {amplifier(tau[t])}, omega {om})")
-    return out
+    change = new - r
+    for q_lo, q_hi in moves:
+        if within(change, q_lo, q_hi) and (k0 == k_cap or abs(change) <= om * r) and k == recal(change):
+            return None
+        can_clip = (q_hi is None or q_hi > om * r) if d == 1 else (q_lo is None or q_lo < -om * r)
+        if not can_clip or k != min(k0 + 1, k_cap):
+            continue
+        if k0 == k_cap:
+            if (d == 1 and new >= (1 + om) * r) or (d == -1 and 0 < new <= r):
+                return None
+            continue
+        for w in (om, om + delta):
+            if (d == 1 and new == (1 + w) * r) or (d == -1 and (new == (1 - w) * r if w < 1 else 0 < new <= r)):
+                return None
+    return (f"new base rate {new} (from {r}) does not follow the gradient step "
+            f"(gamma {g_used}, tau {tau}, omega {om})")
+

@@ -154,7 +154,8 @@ class GradientSender(ConcreteSender):
         if taken_over < self.W * cfg.M:              # by default the first round began at step 0
             phase, pos, waited = *divmod(taken_over, cfg.M), 0
         else:
-            phase, pos, waited = self.W, 0, min(taken_over - self.W * cfg.M + 1, cfg.timeout_steps)
+            waited = taken_over - self.W * cfg.M + 1
+            phase, pos, waited = self.W, (waited - 1) % cfg.M, min(waited, cfg.timeout_steps)
         self.phase = int(start.value("phase", phase))
         self.pos = int(start.value("pos", pos))
         self.waited = int(start.value("waited", waited)) if self.phase == self.W else 0
@@ -194,8 +195,9 @@ class GradientSender(ConcreteSender):
             elif waited >= cfg.timeout_steps and self.choose("MI timeout", 2) == 0:
                 self.event, self.base, self.rerun = 3, self.base / 2, 0
                 self._new_round(fb.t)
-            else:
-                self.phase, self.pos, self.waited = W, 0, min(waited, cfg.timeout_steps)
+            else:  # wait in MIs of M steps (at the base rate), deciding as soon as the fate is known
+                self.pos = (self.pos + 1) % M if self.phase == W else 0
+                self.phase, self.waited = W, min(waited, cfg.timeout_steps)
         rate = self.base * self._factor(self.phase) if self.phase < W else self.base
         return Decision(fb.inflight + rate, rate)   # the window never binds: paced only
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import z3
 
@@ -63,6 +63,31 @@ def concrete_run(cfg: PathConfig, cca: dict[str, Any], rng: random.Random, value
     return run, sender.measurements()
 
 
+def paper_run(cfg: PathConfig, cca: dict[str, Any], make: Callable[[SenderStart, Choose], Any],
+              rng: random.Random, restrictions: dict[str, int]) -> tuple[Run, dict[str, int]]:
+    """A paper-faithful sender (``senders/pcc_paper.py``, ``senders/allegro_paper.py``, written
+    from the papers alone) on a random path built inside its steps (per-packet samples), with
+    every reading the paper leaves open drawn at random, except ``restrictions``: readings the
+    encoding does not cover, pinned to the covered alternative (each a documented restriction).
+    Only the model's variables of the run are pinned (:meth:`Admitter.admits` with no state):
+    the sender's own state is not the encoding's. Returns the run and the readings drawn."""
+    drawn: dict[str, int] = {}
+
+    def choose(what: str, n: int) -> int:
+        k = restrictions[what] if what in restrictions else rng.randrange(n)
+        drawn.setdefault(what, k)
+        return k
+
+    params = resolved_params(cfg, cca)
+    base = cfg.C * Fraction(rng.randint(4, 20), 16)
+    sender = make(SenderStart(cfg.R, cfg.D, cfg.C, cfg.alpha, params, {"base": base}), choose)
+    history = {t: base for t in range(1, cfg.R)}   # a PCC flow before its first decision: paced
+    run = simulate(cfg, lambda s: sender, params, rng, {}, paced=True, history_rate=history,
+                   probes=Probes.random(rng))
+    run.state = [{} for _ in run.state]
+    return run, drawn
+
+
 def history_rates(cfg: PathConfig, params: dict[str, Any], values: dict[str, Any], W: int) -> dict[int, Fraction]:
     """What the history's steps of the round the sender takes over sent: a Vivace/Proteus flow
     paces each MI's probe rate around the round's base (and the base while it waits), and the
@@ -92,7 +117,7 @@ def gradient_start(rng: random.Random, cfg: PathConfig, params: dict[str, Any], 
     W, M, timeout_steps = 2 * pairs, mi_steps(params, cfg.R), int(params["mi_timeout"]) * cfg.R
     # (phase, pos, waited), each at R - 1 steps or more into its round
     where = [(i // M, i % M, 0) for i in range(cfg.R - 1, W * M)] + \
-            [(W, 0, w) for w in range(1, timeout_steps + 1) if w + W * M - 1 >= cfg.R - 1]
+            [(W, (w - 1) % M, w) for w in range(1, timeout_steps + 1) if w + W * M - 1 >= cfg.R - 1]
     phase, pos, waited = rng.choice(where)
     began = cfg.R - 1 - (phase * M + pos if phase < W else waited + W * M - 1)
     # a double check's second run began with an abnormal first run, which needs loss: on a

@@ -13,9 +13,10 @@ import pytest
 
 from conftest import answer, make_query
 from fluid_path import PathConfig, Run
-from pcc_conformance import Admitter, concrete_run, gradient_start, random_choices, resolved_params
+from pcc_conformance import Admitter, concrete_run, gradient_start, paper_run, random_choices, resolved_params
 
 from ccac.backends import solve_z3
+from ccac.senders.pcc_paper import ProteusPaperSender
 from ccac.ccas import get_cca
 from ccac.problem import build
 from ccac.validate import flow_values
@@ -54,6 +55,27 @@ def test_encoding_admits_every_run_of_the_concrete_sender(key: str) -> None:
     for seed in range(RUNS):
         run, measured = sender_run(key, random.Random(seed))
         assert adm.admits(run, measured) == "sat", (seed, adm.why_not(run, measured)[:20])
+
+
+PAPER: dict[str, tuple[PathConfig, dict[str, Any], str]] = {
+    "p-clean": (PathConfig(T=16, R=2, D=0), {"name": "proteus-p"}, "P"),
+    "p-jitter": (PathConfig(T=14, R=2, D=1), {"name": "proteus-p"}, "P"),
+    "s-lossy": (PathConfig(T=14, R=2, D=1, eta=F(1, 10), buffer=F(2)), {"name": "proteus-s"}, "S"),
+    "h": (PathConfig(T=14, R=2, D=1), {"name": "proteus-h", "threshold": F(1, 2)}, "H"),
+}
+PAPER_RUNS = 30
+
+
+@pytest.mark.parametrize("key", sorted(PAPER))
+def test_encoding_admits_every_run_of_the_paper_sender(key: str) -> None:
+    """senders/pcc_paper.py, written from the papers alone, with every open reading at random
+    (the tolerances' combinations, the per-ACK filter's details, the majority's step, ...)."""
+    cfg, cca, mode = PAPER[key]
+    adm = Admitter(cfg, cca)
+    for seed in range(PAPER_RUNS):
+        run, drawn = paper_run(cfg, cca, lambda s, c: ProteusPaperSender(s, mode=mode, choose=c),
+                               random.Random(seed), {"boundary_cmp": 0})
+        assert adm.admits(run, {}) == "sat", (seed, drawn, adm.why_not(run, {})[:20])
 
 
 @pytest.mark.parametrize("key", ["h", "s-R3"])

@@ -25,7 +25,7 @@ from ccac.ccas import get_cca
 from ccac.ccas.etc import ACCELERATE, DECELERATE, DRAIN, FILTERS, PULLING, breakpoints, cell_gaps, enclosure
 from ccac.problem import build
 from ccac.sender import Feedback, FlowRecord, SenderStart
-from ccac.senders.etc import Choices, ETCSender
+from ccac.senders.etc import ESTIMATORS, Choices, ETCSender
 from ccac.trace import delay_range
 from ccac.validate import flow_values, validate
 from ccac.window import window_is_trace
@@ -76,13 +76,33 @@ def test_breakpoints_are_increasing_rationals_from_zero() -> None:
 
 
 # ------------------------------------------------------------------ the concrete sender on paths
-STATE = ("srate", "Rp", "sample", "recv", "rmax", "rtt", "drain", "since", "since_inc", "ack", "action")
+STATE = ("srate", "Rp", "sample", "recv", "rmax", "rtt", "rtt_gate", "rtt_force", "bdp", "drain", "carry", "revalue",
+         "since", "since_inc", "ack", "action")
+PINNED = [x for x in STATE if x not in ("ack", "action")]
 
 
 def feedback(t: int, R: int, acked: Fraction, sent: Fraction, rtt: Fraction,
              delay: tuple[int, int | None] = (0, None)) -> Feedback:
     """What the sender sees at step t of a loss-free run (ETC reads no per-step record)."""
     return Feedback(t, R, acked, Fraction(0), False, sent, rtt, delay, FlowRecord())
+
+
+def draw_choices(pick: Any, boolean: Any, p: dict[str, Any], D: int) -> Choices:
+    """The paper's open choices at one step (``pick``: one of the values given; ``boolean``: a
+    bool): every reading the encoding claims to cover, so that the conformance tests exercise
+    each of its freedoms."""
+    burst = None
+    if p["pulling"] == "burst":  # without jitter at most C; with it any rate (a compressed burst)
+        burst = (pick(Fraction(1, 100), Fraction(1, 4), Fraction(1)) if D == 0
+                 else pick(Fraction(1, 100), Fraction(1, 4), Fraction(3, 2), Fraction(7)))
+        if p["line_rate"] is not None:
+            burst = min(burst, p["line_rate"] * C)
+    half = Fraction(1, 2)
+    return Choices(weight=pick(Fraction(0), half, Fraction(1)), mean=boolean(), drop_outlier=boolean(),
+                   lift=boolean(), stable=boolean(), burst_rate=burst, fallback=boolean(),
+                   gate=pick(*ESTIMATORS), force=pick(*ESTIMATORS), gain=pick(Fraction(1, 8), half),
+                   min_window=pick(None, 1, 3), clamp=boolean(), flush=boolean(),
+                   lag=pick(Fraction(0), half, Fraction(1)), retro=pick(Fraction(0), half, Fraction(1)))
 
 
 def simulate(data: Any, p: dict[str, Any], R: int, D: int, steps: int) -> dict[str, list[Any]]:
@@ -95,12 +115,12 @@ def simulate(data: Any, p: dict[str, Any], R: int, D: int, steps: int) -> dict[s
     rtt0 = R + pick(Fraction(0), Fraction(1, 2), Fraction(2))
     values = {"srate": s0, "Rp": pick(Fraction(1, 10), Fraction(1), Fraction(2)), "rtt": rtt0,
               "since": data.draw(st.integers(0, 9)), "since_inc": data.draw(st.integers(0, 9)),
-              "drain": pick(Fraction(0), Fraction(0), Fraction(1, 2))}
+              "drain": pick(Fraction(0), Fraction(0), Fraction(1, 2)),
+              "rtt_gate": rtt0 + pick(Fraction(0), Fraction(1, 2)), "rtt_force": rtt0 + pick(Fraction(0), Fraction(1), Fraction(2)),
+              "carry": pick(Fraction(0), Fraction(1, 10)) if p["pacing"] == "bursts" else Fraction(0)}
 
     def choose(fb: Feedback) -> Choices:
-        burst = pick(Fraction(1, 4), Fraction(1), Fraction(3, 2)) if p["pulling"] == "any" else None
-        return Choices(weight=pick(Fraction(0), Fraction(1, 2), Fraction(1)), lift=data.draw(st.booleans()),
-                       stable=data.draw(st.booleans()), burst_rate=burst)
+        return draw_choices(pick, lambda: data.draw(st.booleans()), p, D)
 
     sender = ETCSender(SenderStart(R, D, C, Fraction(1, 10), p, values, [Fraction(0)]), choose)
     A: list[Fraction] = []
@@ -111,8 +131,8 @@ def simulate(data: Any, p: dict[str, Any], R: int, D: int, steps: int) -> dict[s
         if t < R:  # the long run's own history: the sender just sends s0, ETC starts at step R
             row = {**values, "sample": C if p["pulling"] == "ideal" else Fraction(0),
                    "recv": Fraction(0), "rmax": Fraction(0), "ack": False, "action": -1, "sent": s0,
-                   "rtt": rtt0 if t == R - 1 else Fraction(R)}
-            if p["pulling"] == "any":
+                   "rtt": rtt0 if t == R - 1 else Fraction(R), "bdp": s0 * R, "revalue": Fraction(0)}
+            if p["pulling"] == "burst":
                 row["sample"] = Fraction(1, 2)
             cwnd = Fraction(1)
         else:
@@ -150,7 +170,7 @@ def fix_window(run: dict[str, list[Any]], p: dict[str, Any], R: int, D: int, T: 
         fixed += [v.A_f[0][t] == run["A"][u] - S0, v.S_f[0][t] == run["S"][u] - S0, v.L_f[0][t] == 0,
                   v.Ld_f[0][t] == 0, v.W[t] == run["W"][u] - shift_W, v.cwnd[0][t] == run["cwnd"][u],
                   v.rate[0][t] == run["sent"][u], v.timeout[0][t] == False]  # noqa: E712
-        for name in ("srate", "Rp", "sample", "recv", "rmax", "rtt", "drain", "since", "since_inc"):
+        for name in PINNED:
             fixed.append(state[name][t] == run[name][u])
         if t >= R:  # the encoding labels its history steps -1
             fixed.append(state["action"][t] == run["action"][u])
@@ -158,7 +178,7 @@ def fix_window(run: dict[str, list[Any]], p: dict[str, Any], R: int, D: int, T: 
     return problem, fixed
 
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -176,13 +196,15 @@ def test_the_encoding_admits_every_window_of_a_run_of_the_concrete_sender(data: 
                force_from=draw("update", "increase"), theta=draw(0, Fraction(1, 2), 1),
                drtt_lag=data.draw(st.integers(1, R)), drain=draw(True, False), base=draw("e", 3, 2),
                grid=draw(1, 2), recv_window=draw(None, 1, 2), rmax_window=draw(1, 8), burst_steps=draw(1, 2),
-               eta=draw(Fraction(3, 10), Fraction(1, 2)))
+               eta=draw(Fraction(3, 10), Fraction(1, 2)), pacing=draw("bursts", "bursts", "fluid"), burst=draw(1, 8),
+               tick=draw(None, 0, Fraction(1, 2), 1), clamp=draw(True, False), sparse_fallback=draw(True, False),
+               line_rate=draw(None, 2), rp_window=draw(None, 1, 2, 3), rtt_window=draw(None, 1, 2))
     run_ = simulate(data, p, R, D, H + T)
     problem, fixed = fix_window(run_, p, R, D, T, H)
     assert_admits(problem.enc.formulas(), fixed, f"window at {H}, R = {R}, D = {D}, actions {run_['action'][H:]}, p = {p}")
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(40))
 def test_the_encoding_admits_every_run_of_the_concrete_sender(seed: int) -> None:
     """The same on the model's own random paths (tests/fluid_path.py): losses, detections and
     timeouts (the drain counts the bytes in flight net of detected losses), the sender's state
@@ -192,17 +214,38 @@ def test_the_encoding_admits_every_run_of_the_concrete_sender(seed: int) -> None
     cfg = PathConfig(T=8, R=R, D=rng.choice([0, 1, 2]), buffer=rng.choice([None, Fraction(1, 2), Fraction(2)]),
                      eta=rng.choice([Fraction(0), Fraction(1, 10)]))
     p = params(pulling=rng.choice(PULLING), filter=rng.choice(FILTERS), force_after=rng.choice([1, 2, 8]),
-               accel_on_equal=rng.random() < 0.5, theta=rng.choice([0, Fraction(1, 2)]), drtt_lag=rng.randint(1, R))
+               accel_on_equal=rng.random() < 0.5, theta=rng.choice([0, Fraction(1, 2)]), drtt_lag=rng.randint(1, R),
+               pacing=rng.choice(["bursts", "fluid"]), burst=rng.choice([1, 8]), tick=rng.choice([None, 1]),
+               rp_window=rng.choice([None, 2]), rtt_window=rng.choice([None, 2]))
     values = {"srate": rng.choice([Fraction(1, 4), Fraction(1), Fraction(3, 2)]), "since": rng.randint(0, 9),
               "Rp": rng.choice([Fraction(1), Fraction(2)]), "drain": rng.choice([Fraction(0), Fraction(1, 2)])}
 
     def choose(fb: Feedback) -> Choices:
-        return Choices(weight=rng.choice([Fraction(1, 2), Fraction(1)]), lift=rng.random() < 0.5,
-                       stable=rng.random() < 0.5,
-                       burst_rate=rng.choice([Fraction(1, 4), Fraction(3, 2)]) if p["pulling"] == "any" else None)
+        return draw_choices(lambda *xs: rng.choice(xs), lambda: rng.random() < 0.5, p, cfg.D)
 
     start = lambda st: ETCSender(st, choose)  # noqa: E731
     run_ = simulate_path(cfg, start, p, rng, values, paced=True)
+    admits({"name": "etc", **{k: v for k, v in p.items() if v is not None}}, run_, fix_state=STATE)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_encoding_admits_sliding_means_of_samples_and_rtts(seed: int) -> None:
+    """Readings that leave the hull of the old value and the newest sample: Rp a sliding mean
+    of the window's samples (or appendix F's filtered mean) after steps that kept it, RTT
+    estimates a mean or median of the window's samples, on bursts of very different rates."""
+    rng = random.Random(seed)
+    R = rng.choice([1, 2])
+    cfg = PathConfig(T=8, R=R, D=1)
+    p = params(filter="hull", rp_window=3, rtt_window=3, drtt_lag=1, force_after=rng.choice([1, 2]))
+    rates = [Fraction(7), Fraction(1, 100), Fraction(1, 4), Fraction(3, 2)]
+
+    def choose(fb: Feedback) -> Choices:
+        return Choices(weight=Fraction(0), mean=fb.t % 2 == 0, drop_outlier=rng.random() < 0.3,
+                       burst_rate=rates[(fb.t + seed) % 4], gate=rng.choice(["mean", "median"]),
+                       force=rng.choice(["mean", "median", "min"]))
+
+    values = {"srate": Fraction(1, 2), "Rp": Fraction(1), "rtt_gate": Fraction(R), "rtt_force": Fraction(R)}
+    run_ = simulate_path(cfg, lambda st: ETCSender(st, choose), p, rng, values, paced=True)
     admits({"name": "etc", **{k: v for k, v in p.items() if v is not None}}, run_, fix_state=STATE)
 
 
@@ -223,7 +266,7 @@ def test_the_concrete_sender_takes_every_action() -> None:
 # ------------------------------------------------------------------ windows of a longer run
 @pytest.mark.parametrize("network, cca", [
     ({"T": 7, "R": 1, "D": 1}, {}),
-    ({"T": 7, "R": 2, "D": 1}, {"pulling": "any", "filter": "latest", "drtt_lag": 2}),
+    ({"T": 7, "R": 2, "D": 1}, {"pulling": "burst", "filter": "latest", "drtt_lag": 2, "rtt_window": 3}),
     ({"T": 6, "R": 1, "D": 2}, {"pulling": "fallback", "force_from": "increase", "recv_window": 2}),
     ({"T": 7, "R": 2, "D": 2}, {"burst_steps": 2, "recv_window": 3, "filter": "floor"}),
 ])
@@ -242,7 +285,7 @@ def test_a_window_of_a_longer_run_is_a_trace(network: dict[str, Any], cca: dict[
     ({"T": 8}, {}),
     ({"T": 8, "R": 2}, {"filter": "floor", "accel_on_equal": True}),
     ({"T": 7, "D": 0}, {"pulling": "ideal", "filter": "latest", "stable": False}),
-    ({"T": 7, "flows": 2}, {"pulling": "any"}),
+    ({"T": 7, "flows": 2}, {"pulling": "burst", "line_rate": 2}),
     ({"T": 7, "buffer": 1}, {"pulling": "fallback", "base": 3, "grid": 1}),
 ])
 def test_solver_traces_pass_the_independent_check(network: dict[str, Any], cca: dict[str, Any]) -> None:
@@ -302,7 +345,9 @@ def test_check_passes_an_untouched_trace() -> None:
 def test_no_rate_change_without_an_ack_or_within_an_rtt() -> None:
     change = "srate[0][t] != srate[0][t-1]"
     assert run({"T": 7}, find=f"any({change} and not ack[0][t] for t in range(R, T))").answer == "unsat"
-    assert run({"T": 7}, find=f"any({change} and since[0][t-1] + 1 < rtt[0][t] for t in range(R, T))").answer == "unsat"
+    assert run({"T": 7}, find=f"any({change} and since[0][t-1] + 1 < rtt_gate[0][t] for t in range(R, T))").answer == "unsat"
+    # The gate's estimate may be below the latest sample (a smoothed or minimum RTT)
+    assert run({"T": 7}, find=f"any({change} and since[0][t-1] + 1 < rtt[0][t] for t in range(R, T))").answer == "sat"
     assert run({"T": 7}, find=f"any({change} and action[0][t] == 0 for t in range(R, T))").answer == "unsat"
 
 
@@ -312,7 +357,10 @@ def test_acceleration_moves_toward_the_pulling_rate_and_deceleration_halves_the_
     assert run({"T": 5}, find=f"any({up} and (srate[0][t] < srate[0][t-1] * 0.9999 or srate[0][t] > Rp[0][t] * 1.0001) "
                               "for t in range(R, T))").answer == "unsat"
     down = "action[0][t] == 2 and 2 * srate[0][t] != srate[0][t-1] + recv[0][t]"
-    assert run({"T": 7}, find=f"any({down} for t in range(R, T))").answer == "unsat"
+    assert run({"T": 7}, {"clamp": False}, find=f"any({down} for t in range(R, T))").answer == "unsat"
+    # ... and with the clamping readings only by keeping s when r > s (O17)
+    assert run({"T": 7}, find=f"any({down} and not (recv[0][t] > srate[0][t-1] and srate[0][t] == srate[0][t-1]) "
+                              "for t in range(R, T))").answer == "unsat"
     # A deceleration can raise the rate (r > s), as the notes predict (Q12) ...
     raise_ = "any(action[0][t] == 2 and srate[0][t] > srate[0][t-1] for t in range(R, T))"
     assert run({"T": 7, "D": 1}, find=raise_).answer == "sat"
@@ -333,20 +381,29 @@ def test_forced_acceleration_after_eight_rtts_with_a_flat_rtt() -> None:
 def test_drain_withholds_exactly_the_excess_over_the_bdp() -> None:
     """After a deceleration with inflight above s*R, the drain sends eta*s until it has held
     back inflight - s*R bytes in all."""
-    find = ("action[0][2] == 2 and A_f[0][1] - S_f[0][1] - Ld_f[0][2] - srate[0][2] * R == 3 * srate[0][2] "
+    find = ("action[0][2] == 2 and A_f[0][1] - S_f[0][1] - Ld_f[0][2] - bdp[0][2] == 3 * srate[0][2] "
             "and all(action[0][t] == 3 for t in range(3, T))")
-    result = run({"T": 8, "R": 1, "D": 1}, find=find)
+    result = run({"T": 8, "R": 1, "D": 1}, {"pacing": "fluid"}, find=find)
     assert result.answer == "sat" and result.validated
     s, sent = result.trace.flow("srate", 0)[2], result.trace.flow("rate", 0)
     assert [sent[t] for t in range(3, 8)] == [Fraction(3, 10) * s] * 4 + [s - (3 * s - 4 * Fraction(7, 10) * s)]
-    assert run({"T": 8}, find=find.replace("== 3 * srate", "== 2 * srate")).answer == "unsat"
+    assert run({"T": 8}, {"pacing": "fluid"}, find=find.replace("== 3 * srate", "== 2 * srate")).answer == "unsat"
+    # The BDP is s * RTT_min, RTT_min between R and the newest sample's upper end (3.4, O5)
+    assert run({"T": 7, "D": 1}, find="any(action[0][t] == 2 and bdp[0][t] > srate[0][t] * R for t in range(R, T))").answer == "sat"
+    assert run({"T": 7, "D": 1}, find="any(action[0][t] == 2 and bdp[0][t] < srate[0][t] * R for t in range(R, T))").answer == "unsat"
 
 
-def test_pulling_rate_above_the_link_needs_jitter_in_coarse_mode() -> None:
+def test_pulling_rate_above_the_link_needs_jitter_or_the_fallback() -> None:
     above = "any(Rp[0][t] > C for t in range(R, T))"
     assume = ["Rp[0][R-1] <= C"]
-    assert run({"T": 6, "D": 0}, find=above, assume=assume).answer == "unsat"
-    assert run({"T": 6, "D": 1}, find=above, assume=assume).answer == "sat"
+    # Burst samples (the default): at most C without jitter, so only the fallback lifts Rp ...
+    assert run({"T": 6, "D": 0}, {"sparse_fallback": False}, find=above, assume=assume).answer == "unsat"
+    assert run({"T": 6, "D": 0}, find=above, assume=assume).answer == "sat"
+    assert run({"T": 6, "D": 1}, {"sparse_fallback": False}, find=above, assume=assume).answer == "sat"
+    assert run({"T": 6, "D": 1}, {"sparse_fallback": False, "line_rate": 1}, find=above, assume=assume).answer == "sat"
+    # ... and coarse (step) samples the same, through the step's receipt rate
+    assert run({"T": 6, "D": 0}, {"pulling": "coarse"}, find=above, assume=assume).answer == "unsat"
+    assert run({"T": 6, "D": 1}, {"pulling": "coarse"}, find=above, assume=assume).answer == "sat"
     # Ideal samples are C, but the rmax correction (hull filter) lets jitter through; the
     # latest-sample filter does not. The fallback's 1.25 x rmax exceeds C even without jitter.
     assert run({"T": 6, "D": 1}, {"pulling": "ideal", "filter": "latest"}, find=above, assume=assume).answer == "unsat"

@@ -64,13 +64,15 @@ def concrete_run(cfg: PathConfig, cca: dict[str, Any], rng: random.Random, value
 
 
 def paper_run(cfg: PathConfig, cca: dict[str, Any], make: Callable[[SenderStart, Choose], Any],
-              rng: random.Random, restrictions: dict[str, int]) -> tuple[Run, dict[str, int]]:
-    """A paper-faithful sender (``senders/pcc_paper.py``, ``senders/allegro_paper.py``, written
-    from the papers alone) on a random path built inside its steps (per-packet samples), with
-    every reading the paper leaves open drawn at random, except ``restrictions``: readings the
-    encoding does not cover, pinned to the covered alternative (each a documented restriction).
-    Only the model's variables of the run are pinned (:meth:`Admitter.admits` with no state):
-    the sender's own state is not the encoding's. Returns the run and the readings drawn."""
+              rng: random.Random, restrictions: dict[str, int], rate_name: str = "base") -> tuple[Run, dict[str, int]]:
+    """A paper-faithful sender (``senders/pcc_paper.py``, ``senders/allegro_paper.py``,
+    ``senders/etc_paper.py``, written from the papers alone) on a random path built inside its
+    steps (per-packet samples), with every reading the paper leaves open drawn at random, except
+    ``restrictions``: readings the encoding does not cover, pinned to the covered alternative
+    (each a documented restriction). The sender takes over at step R with a random sending rate
+    (its start value ``rate_name``: a PCC base rate, ETC's ``srate``), which the history's steps
+    pace. Only the model's variables of the run are pinned (:meth:`Admitter.admits` with no
+    state): the sender's own state is not the encoding's. Returns the run and the readings drawn."""
     drawn: dict[str, int] = {}
 
     def choose(what: str, n: int) -> int:
@@ -80,8 +82,8 @@ def paper_run(cfg: PathConfig, cca: dict[str, Any], make: Callable[[SenderStart,
 
     params = resolved_params(cfg, cca)
     base = cfg.C * Fraction(rng.randint(4, 20), 16)
-    sender = make(SenderStart(cfg.R, cfg.D, cfg.C, cfg.alpha, params, {"base": base}), choose)
-    history = {t: base for t in range(1, cfg.R)}   # a PCC flow before its first decision: paced
+    sender = make(SenderStart(cfg.R, cfg.D, cfg.C, cfg.alpha, params, {rate_name: base}), choose)
+    history = {t: base for t in range(1, cfg.R)}   # the flow before its first decision: paced
     run = simulate(cfg, lambda s: sender, params, rng, {}, paced=True, history_rate=history,
                    probes=Probes.random(rng))
     run.state = [{} for _ in run.state]

@@ -1,0 +1,230 @@
+"""The mutation check's mutants: single-point edits that make a CCA encoding unsound.
+
+Each :class:`Mutant` replaces one snippet of an encoding's source by a stricter one: the
+mutant excludes runs of the algorithm the encoding must admit (a bound tightened, a reading of
+the paper dropped, a sample or a timer moved). The conformance tests, which pin concrete runs
+(of the encoding's own sender and of the paper-faithful one) and ask the encoding to admit
+them, must fail on every mutant; ``tests/test_mutation.py`` (marked slow) runs them, each in
+its own pytest process with :mod:`mutation_plugin` loading the mutated module, and reports the
+mutants that survive. Killing a mutant shows that the tests can fail where the encoding would
+be wrong; a survivor names a freedom of the encoding that no test exercises.
+
+Snippets must occur in the module's source (at ``occurrence``, counting from 1); a mutant
+whose snippet is gone stops the run, so the list cannot rot silently. Equivalent edits (ones
+that exclude no real run) do not belong here: a survivor is a finding, not noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    module: str
+    what: str
+    old: str
+    new: str
+    occurrence: int = 1
+
+    def apply(self, source: str) -> str:
+        """``source`` with this mutant's edit; ValueError if the snippet is not where it was."""
+        at = -1
+        for _ in range(self.occurrence):
+            at = source.find(self.old, at + 1)
+            if at < 0:
+                raise ValueError(f"mutant {self.name}: {self.old!r} does not occur {self.occurrence} "
+                                 f"time(s) in {self.module}")
+        return source[:at] + self.new + source[at + len(self.old):]
+
+
+GRADIENT, RTT, ETC = "ccac.ccas.pcc_gradient", "ccac.ccas.pcc_rtt", "ccac.ccas.etc"
+
+#: the test files that check each module's encoding against concrete runs
+CONFORMANCE = {
+    GRADIENT: ("tests/test_vivace.py", "tests/test_proteus.py"),
+    RTT: ("tests/test_pcc.py", "tests/test_vivace.py", "tests/test_proteus.py"),
+    ETC: ("tests/test_etc.py",),
+}
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("wait_base_only", GRADIENT, "after the probes the sender waits at the base rate only (not the last probe's)",
+           'ctx.add(z3.Implies(phase[t] == W, waiting[p["wait"]]))',
+           'ctx.add(z3.Implies(phase[t] == W, waiting["base"]))'),
+    Mutant("amplifier_single", GRADIENT, "the confidence amplifier is m(tau) only (not m(tau+1) or m(0) = 0)",
+           "ms = {amplifier(j), amplifier(j + 1)} | ({Fraction(0)} if j == 0 else set())",
+           "ms = {amplifier(j)}"),
+    Mutant("cap_before_raise", GRADIENT, "a clipped increase uses omega before k is raised only",
+           "up_base = z3.Or(base[t] == (1 + om) * r, base[t] == (1 + om2) * r)",
+           "up_base = base[t] == (1 + om) * r"),
+    Mutant("clip_keeps_k", GRADIENT, "a clipped move leaves the boundary counter k unchanged",
+           "clipped_rule = [big, kk[t] == j + 1 if j + 1 <= k_cap else kk[t] == k_cap]",
+           "clipped_rule = [big, kk[t] == j]"),
+    Mutant("no_idle", GRADIENT, "a zero gradient still takes a step (the counters move)",
+           "z3.Or(z3.And(*step), idle)",
+           "z3.And(*step)"),
+    Mutant("mean_of_all_pairs", GRADIENT, "the step uses the mean of all pairs' gradients only",
+           "z3.Or(*(gamma_used[t] >= gam[k][t] for k in range(K))),",
+           "gamma_used[t] * K == z3.Sum(*(gam[k][t] for k in range(K))),"),
+    Mutant("no_defer", GRADIENT, "a decision is taken at the first MI boundary after the fate is known",
+           "z3.Implies(z3.And(boundary, fate, defer[t - 1]), decide),",
+           "z3.Implies(z3.And(boundary, fate), decide),"),
+    Mutant("timer_not_from_history", GRADIENT, "bytes from before the trace cannot fire the MI timer",
+           "for u in range(t)] + [unresolved[0]]",
+           "for u in range(t)]"),
+    Mutant("timer_late", GRADIENT, "the MI timer fires one step later than it can",
+           "expired = [z3.And(unresolved[u], u - pos[u] <= t - TO)",
+           "expired = [z3.And(unresolved[u], u - pos[u] <= t - TO - 1)"),
+    Mutant("halve_base_only", GRADIENT, "a timeout halves the base rate only, not the rate being sent",
+           "halved = z3.Or(base[t] * 2 == base[t - 1], base[t] * 2 == ctx.rate[t - 1])",
+           "halved = base[t] * 2 == base[t - 1]"),
+    Mutant("band_direction_flipped", GRADIENT, "below the link rate the samples are at most the step-end queue's delay",
+           "z3.Implies(ctx.rate[t] <= C, rtt_lo[t] >= qdelay[t]),",
+           "z3.Implies(ctx.rate[t] <= C, rtt_hi[t] <= qdelay[t]),"),
+    Mutant("slope_floor", GRADIENT, "an MI's RTT gradient is at least -1/2 (the RTT falls at most half as fast as time)",
+           "signal = [g_raw[t] >= -1,",
+           "signal = [g_raw[t] >= -Fraction(1, 2),"),
+    Mutant("deviation_half", GRADIENT, "an MI's RTT deviation is at most a quarter of its samples' span",
+           "s_raw[t] <= (hull_hi[t] - hull_lo[t]) / 2]",
+           "s_raw[t] <= (hull_hi[t] - hull_lo[t]) / 4]"),
+    Mutant("loss_total", GRADIENT, "the loss signal is the MI's lost bytes, not per step",
+           "signal.append(z3.Implies(is_M, lm_now[t] * M == cur_lost[t]))",
+           "signal.append(z3.Implies(is_M, lm_now[t] == cur_lost[t]))"),
+    Mutant("tolerance_halved", GRADIENT, "Proteus' regression tolerance needs twice the error",
+           "signal.append(z3.Implies(z3.And(is_M, tol[t]), _abs(g_raw[t]) * M < s_raw[t]))",
+           "signal.append(z3.Implies(z3.And(is_M, tol[t]), _abs(g_raw[t]) * 2 * M < s_raw[t]))"),
+    Mutant("kappa_high_only", GRADIENT, "the throughput term's enclosure is its upper end only",
+           "du[k][t] >= kap_lo * power[t - 1] - zprod[k][t] - cK * lam,",
+           "du[k][t] >= kap_hi * power[t - 1] - zprod[k][t] - cK * lam,"),
+    Mutant("mi_cap_no_jitter", GRADIENT, "a finite buffer's MI cap leaves out the jitter D",
+           "top, bounded = R + math.ceil(buffer / C) + D, True",
+           "top, bounded = R + math.ceil(buffer / C), True"),
+    Mutant("long_mi_lattice", GRADIENT, "the slope bound of MIs longer than the cap is a third tighter",
+           "spread = long_lattice(M_hi) * (hull_hi[t] - hull_lo[t])",
+           "spread = long_lattice(M_hi) * (hull_hi[t] - hull_lo[t]) * 2 / 3"),
+    Mutant("history_unpaced", GRADIENT, "before the first decision the flow sends at the base rate",
+           "ctx.add(ctx.A[t] - ctx.A[t - 1] == ctx.rate[t])",
+           "ctx.add(ctx.A[t] - ctx.A[t - 1] == base[t])"),
+    Mutant("even_band_low_is_max", RTT, "on an even queue the samples' band starts at the larger end queue",
+           "low = z3.If(q0 <= q1, q0, q1)",
+           "low = z3.If(q0 <= q1, q1, q0)"),
+    Mutant("uneven_band_no_admitted", RTT, "with cross traffic the band's top leaves out the step's admitted bytes",
+           "highs = [q0 + admitted_in_step, q1 + C]",
+           "highs = [q0, q1 + C]"),
+    Mutant("band_no_jitter", RTT, "the samples' band leaves out the jitter D",
+           "    return low / C, high / C + D\n\n\ndef band_numbers",
+           "    return low / C, high / C\n\n\ndef band_numbers"),
+    Mutant("weights_symmetric", RTT, "the negative least-squares weights equal the positive ones (no reflection)",
+           "return positive, tuple(reversed(positive))",
+           "return positive, positive"),
+    Mutant("weights_no_tail", RTT, "the weight tables leave out lattices of many packets",
+           "for N in range(2, EXACT_UP_TO)] + [_tail(M, j, EXACT_UP_TO)])",
+           "for N in range(2, EXACT_UP_TO)])"),
+
+    Mutant('est_no_prev', ETC, 'RTT estimators may not keep their previous value (drops SRTT-like and lifetime-min estimators)',
+           'hull(gate[t], [gate[t - 1]] + window)',
+           'hull(gate[t], window)'),
+    Mutant('est_window_short', ETC, 'RTT estimators see one sample fewer than the window',
+           'window = [rtt[u] for u in range(t - wrtt + 1, t + 1)]',
+           'window = [rtt[u] for u in range(t - wrtt + 2, t + 1)]'),
+    Mutant('gate_strict', ETC, 'the update gate needs strictly more than one RTT',
+           'elapsed >= gate[t])',
+           'elapsed > gate[t])'),
+    Mutant('gate_floor', ETC, "the gate's RTT estimate is above the minimum RTT",
+           'gate[t] >= R, force[t] >= R)',
+           'gate[t] >= R + 1, force[t] >= R)'),
+    Mutant('force_uses_gate', ETC, "the 8-RTT timer reads the gate's estimate",
+           'elapsed_f >= p["force_after"] * force[t])',
+           'elapsed_f >= p["force_after"] * gate[t])'),
+    Mutant('force_strict', ETC, 'the 8-RTT timer needs strictly more than 8 RTTs',
+           'elapsed_f >= p["force_after"] * force[t])',
+           'elapsed_f > p["force_after"] * force[t])'),
+    Mutant('bdp_exact_R', ETC, "the drain's BDP uses the minimum RTT R exactly",
+           'excess = inflight - bdp[t]',
+           'excess = inflight - srate[t] * R'),
+    Mutant('bdp_upper_shift', ETC, 'the BDP enclosure loses its top step of delay',
+           'bdp[t] <= srate[t] * (R + kk)))',
+           'bdp[t] <= srate[t] * (R + kk - 1)))'),
+    Mutant('bdp_lower_strict', ETC, 'the BDP is strictly above s R',
+           'bdp[t] >= srate[t] * R)',
+           'bdp[t] > srate[t] * R)'),
+    Mutant('cap_strict', ETC, 'a pulling sample may not reach the line-rate cap',
+           '[sample[t] <= cap] if cap',
+           '[sample[t] < cap] if cap'),
+    Mutant('sample_floor', ETC, 'pulling samples are at least C/8',
+           'in_range = z3.And(sample[t] > 0,',
+           'in_range = z3.And(sample[t] > C / 8,'),
+    Mutant('no_fallback', ETC, 'no sparse-feedback fallback Rp = 1.25 rmax',
+           'ctx.add(z3.Or(in_range, sample[t] == p["fallback_gain"] * rmax[t]) if p["sparse_fallback"] else in_range)',
+           'ctx.add(in_range)'),
+    Mutant('rp_window_short', ETC, 'the Rp hull sees one sample fewer than its window',
+           'older = [None if u < 0 else (ack[u], sample[u]) for u in range(t - wrp + 1, t)]',
+           'older = [None if u < 0 else (ack[u], sample[u]) for u in range(t - wrp + 2, t)]'),
+    Mutant('rp_no_old', ETC, 'Rp may not keep its previous value',
+           'new_rp = hull(Rp[t], [Rp[t - 1], sample[t], rmax[t]] + older,',
+           'new_rp = hull(Rp[t], [sample[t], rmax[t]] + older,'),
+    Mutant('rp_no_rmax', ETC, 'Rp may not be corrected to rmax',
+           'new_rp = hull(Rp[t], [Rp[t - 1], sample[t], rmax[t]] + older,',
+           'new_rp = hull(Rp[t], [Rp[t - 1], sample[t]] + older,'),
+    Mutant('revalue_no_drain', ETC, 'no retroactive revaluation of pending bytes at drain steps',
+           'changed = z3.Or(draining, accel, decel, drain[t - 2] > 0 if t >= 2 else True)',
+           'changed = z3.Or(accel, decel, drain[t - 2] > 0 if t >= 2 else True)'),
+    Mutant('revalue_no_decel', ETC, 'no retroactive revaluation at decelerations',
+           'changed = z3.Or(draining, accel, decel, drain[t - 2] > 0 if t >= 2 else True)',
+           'changed = z3.Or(draining, accel, drain[t - 2] > 0 if t >= 2 else True)'),
+    Mutant('revalue_span', ETC, 'revaluation spans one timer tick instead of two',
+           'span = 2 * tick',
+           'span = tick'),
+    Mutant('revalue_dropped', ETC, 'no retroactive revaluation at all',
+           'ctx.add(sent == paced + carry[t - 1] - carry[t] + rv,',
+           'ctx.add(sent == paced + carry[t - 1] - carry[t], rv == 0,'),
+    Mutant('carry_index', ETC, 'the burst carry is not carried between steps',
+           'ctx.add(sent == paced + carry[t - 1] - carry[t] + rv,',
+           'ctx.add(sent == paced + carry[t - 1] - carry[t - 1] + rv,'),
+    Mutant('no_clamp_up', ETC, 'no clamp reading of Eq. 1 (keep s when Rp < s)',
+           'elastic = z3.Or(elastic, z3.And(rp < s0, up == s0))',
+           'elastic = elastic'),
+    Mutant('no_clamp_down', ETC, 'no clamp reading of the deceleration (keep s when r > s)',
+           'halve = z3.Or(halve, z3.And(recv[t] > s0, up == s0))',
+           'halve = halve'),
+    Mutant('rtt_band_always', ETC, 'a new RTT sample at every step, ACK or not',
+           'ctx.add(z3.If(ack[t], z3.And(*band), rtt[t] == rtt[t - 1]), bdp[t] >= srate[t] * R)',
+           'ctx.add(z3.And(*band), bdp[t] >= srate[t] * R)'),
+    Mutant('theta_strict', ETC, 'decelerate only when dRTT is strictly above theta',
+           'drtt >= p["theta"])',
+           'drtt > p["theta"])'),
+    Mutant('falling_strict', ETC, 'accelerate only on a strictly falling RTT, whatever accel_on_equal says',
+           'falling = drtt <= 0 if p["accel_on_equal"] else drtt < 0',
+           'falling = drtt < 0 if p["accel_on_equal"] else drtt < 0'),
+    Mutant('recv_shift', ETC, 'the receiving rate reads one step too early',
+           'reading(recv[t], t - R, w)',
+           'reading(recv[t], t - R - 1, w)'),
+    Mutant('rmax_window_short', ETC, 'the rmax window is one step short',
+           'window = range(t - p["rmax_window"] * R + 1, t + 1)',
+           'window = range(t - p["rmax_window"] * R + 2, t + 1)'),
+    Mutant('ack_ge', ETC, 'an ACK at every step, bytes acknowledged or not',
+           'ctx.add(ack[t] == (S[t - R] > S[t - R - 1]))',
+           'ctx.add(ack[t] == (S[t - R] >= S[t - R - 1]))'),
+    Mutant('drain_rate', ETC, 'the drain withholds bytes twice as fast',
+           'drain[t] == _max(drain[t - 1] - (1 - p["eta"]) * srate[t], 0)))',
+           'drain[t] == _max(drain[t - 1] - (1 - p["eta"]) * srate[t] * 2, 0)))'),
+    Mutant('chord_cell', ETC, "Eq. 1's chord enclosure skips its first cell",
+           'cell = z3.And(ge[i - 1], z3.Not(ge[i])) if i > 0 else z3.Not(ge[0])',
+           'cell = z3.And(ge[i - 1], z3.Not(ge[i])) if i > 1 else z3.Not(ge[0])'),
+    Mutant('tangent_drop', ETC, "Eq. 1's tangent bounds tightened by s/1000",
+           'bounds = [up <= a * s0 + b * rp for a, b in enc.tangents]',
+           'bounds = [up <= a * s0 + b * rp - s0 / 1000 for a, b in enc.tangents]'),
+    Mutant('changed_prev_drain', ETC, 'no revaluation at step 1 (the step before it may have drained)',
+           'drain[t - 2] > 0 if t >= 2 else True)',
+           'drain[t - 2] > 0 if t >= 2 else False)'),
+    Mutant('carry_no_tick2', ETC, "the burst carry may not hold a tick's worth of the rate",
+           'ctx.add(carry[t] >= 0, carry[t] <= mss_burst + tick * srate[t])',
+           'ctx.add(carry[t] >= 0, carry[t] <= mss_burst)'),
+    Mutant('carry_positive2', ETC, 'the burst carry is never empty',
+           'ctx.add(carry[t] >= 0, carry[t] <=',
+           'ctx.add(carry[t] > 0, carry[t] <='),
+)
+
+BY_NAME = {m.name: m for m in MUTANTS}
+assert len(BY_NAME) == len(MUTANTS), "mutant names must be unique"

@@ -1,0 +1,66 @@
+"""pytest plugin for the mutation check: load one CCA module with one unsound edit applied.
+
+``CCAC_MUTANT=<name> pytest -p mutation_plugin ...`` (with ``tests`` on ``PYTHONPATH``) makes
+the next import of the mutant's module (say ``ccac.ccas.pcc_gradient``) compile the module's
+source with the mutant's edit (:mod:`mutants`) in place of the file as installed; everything
+that imports the module, the CCA registry included, then sees the mutant. The edit must match
+the source exactly once at its occurrence, else the plugin stops the run (exit 3): a list of
+mutants that no longer matches the code is not a mutation check. Hypothesis runs derandomized,
+so a mutant's verdict is the same on every run.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from types import ModuleType
+from typing import Any, Sequence
+
+from mutants import BY_NAME, Mutant
+
+
+class _MutantLoader(importlib.abc.Loader):
+    def __init__(self, mutant: Mutant, origin: str) -> None:
+        self.mutant, self.origin = mutant, origin
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        with open(self.origin, encoding="utf-8") as f:
+            source = self.mutant.apply(f.read())
+        exec(compile(source, self.origin, "exec"), module.__dict__)
+
+
+class _MutantFinder(importlib.abc.MetaPathFinder):
+    def __init__(self, mutant: Mutant) -> None:
+        self.mutant = mutant
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: Any = None) -> Any:
+        if fullname != self.mutant.module:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.origin is None:
+            return None
+        return importlib.util.spec_from_file_location(fullname, spec.origin,
+                                                      loader=_MutantLoader(self.mutant, spec.origin))
+
+
+def _install() -> None:
+    """Runs when pytest imports the plugin (``-p``), before the conftest files import ccac."""
+    name = os.environ.get("CCAC_MUTANT")
+    if not name:
+        return
+    mutant = BY_NAME[name]
+    if mutant.module in sys.modules:
+        raise RuntimeError(f"{mutant.module} was imported before the mutation plugin")
+    sys.meta_path.insert(0, _MutantFinder(mutant))
+    from hypothesis import settings
+    settings.register_profile("mutation", derandomize=True, database=None)
+    settings.load_profile("mutation")
+
+
+_install()

@@ -1,0 +1,60 @@
+"""The mutation check (slow): every unsound mutant of an encoding (:mod:`mutants`) is caught.
+
+Each mutant runs in its own pytest process (``-x``: the first failing test kills it) over the
+conformance tests of its module, with :mod:`mutation_plugin` loading the mutated source. A kill
+must be a failing test (exit code 1), not a collection or import error: a mutant that breaks
+the import proves nothing. Run with ``pytest -m slow tests/test_mutation.py``; a summary of
+kills is in the README's Fidelity section.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mutants import CONFORMANCE, MUTANTS, Mutant
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_with(mutant: Mutant) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, CCAC_MUTANT=mutant.name,
+               PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]))
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "mutation_plugin", "-p", "no:cacheprovider",
+               "-m", "not slow", *CONFORMANCE[mutant.module]]
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_the_conformance_tests_kill_the_mutant(mutant: Mutant) -> None:
+    result = run_with(mutant)
+    summary = result.stdout.strip().splitlines()[-1:] if result.stdout.strip() else result.stderr[-2000:]
+    assert result.returncode != 0, f"{mutant.name} survived ({mutant.what}): {summary}"
+    assert result.returncode == 1, f"{mutant.name}: not a test failure (exit {result.returncode}): " \
+                                   f"{result.stdout[-2000:]}{result.stderr[-2000:]}"
+
+
+def test_the_plugin_applies_a_mutant_and_rejects_a_stale_one() -> None:
+    """The mechanism itself (fast): the edit lands exactly once, and a snippet that is not in
+    the source stops the run instead of passing for a kill."""
+    source = "a = 1\nb = a + 1\n"
+    assert Mutant("m", "x", "", "a + 1", "a + 2").apply(source) == "a = 1\nb = a + 2\n"
+    with pytest.raises(ValueError, match="does not occur"):
+        Mutant("m", "x", "", "a + 3", "a + 2").apply(source)
+    with pytest.raises(ValueError, match="does not occur"):
+        Mutant("m", "x", "", "a + 1", "a + 2", occurrence=2).apply(source)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_every_mutant_still_matches_its_module(mutant: Mutant) -> None:
+    """A refactor that moves a snippet must move its mutant too (fast, no solving)."""
+    import importlib.util
+    spec = importlib.util.find_spec(mutant.module)
+    assert spec is not None and spec.origin is not None
+    source = Path(spec.origin).read_text(encoding="utf-8")
+    assert mutant.apply(source) != source

@@ -104,7 +104,8 @@ def gradient_params(eps: Fraction, step_seconds: bool = False) -> tuple[Param, .
 
 def amplifier(tau: int) -> Fraction:
     """Vivace's confidence amplifier m(tau): table 1 says tau for tau <= 3 and 2*tau - 3 above,
-    section 4.2 says m(0) = 1; this reading takes m(tau) = max(1, tau) for tau <= 3."""
+    section 4.2 says m(0) = 1; this is m(tau) = max(1, tau) for tau <= 3. The encoding admits
+    m(tau), m(tau + 1) and table 1's m(0) = 0 at each decision (the readings' union)."""
     return Fraction(max(1, tau)) if tau <= 3 else Fraction(2 * tau - 3)
 
 

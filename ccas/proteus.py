@@ -9,19 +9,25 @@ What is modelled (paper section in brackets)
   ``u_H = u_P`` if ``x < threshold`` else ``u_S``, evaluated per MI at that MI's rate.
   Defaults t = 0.9, b = 900, c = 11.35 [4.1, 6], d = 1500 per second [6].
 * Rate control [3, 4.3: "we adopt the rate control algorithm from PCC Vivace"]: Vivace's
-  gradient step (confidence amplifier, dynamic change boundary, MI timeout; ``ccas/vivace.py``)
-  with MIs of one min RTT, and the majority rule [5]: each round tries 3 pairs
-  r(1+eps)/r(1-eps), each in a solver-chosen order, and moves in the majority direction.
-* Noise tolerance [5], where the paper specifies it: the per-MI regression-error tolerance (if
-  |gradient| < RMS regression residual / MI duration, gradient and deviation count as 0; with
-  M = 2 samples the residual is always 0, so it needs MIs of 3+ steps), and the trending
+  gradient step and its readings (``ccas/vivace.py``: MIs of one RTT as the sender estimates
+  it, amplifier, change boundary, MI timer, waiting rate), and the majority rule [5]: each round
+  tries 3 pairs r(1+eps)/r(1-eps), each in a solver-chosen order, and moves in the majority
+  direction.
+* Noise tolerance [5]: the per-MI regression-error tolerance (if |gradient| < RMS regression
+  residual / MI duration, gradient and deviation count as 0; allowed wherever the per-packet
+  samples' residual can exceed |g| M, which with many samples per MI it can), and the trending
   tolerance (may zero the gradient, and then the deviation).
+* The per-ACK RTT filter [5] (samples after an ACK-interval burst are dropped until one falls
+  below the moving average): an MI whose samples it may thin keeps only the FIFO and
+  clean-path bounds on its gradient (:mod:`ccac.ccas.pcc_rtt`), so on a jittery path its
+  gradient is nearly free: covered, coarsely.
 
 Readings of what the paper leaves open (parameters or solver choices)
 ---------------------------------------------------------------------
 * The magnitude of a majority move: the paper says only "based on the majority decision"; the
-  gradient applied is any value between the smallest and the largest gradient of the pairs in
-  the majority (covers their mean, median, or any one of them).
+  gradient applied is any value between the smallest and the largest gradient of the three
+  pairs, with the majority's sign (covers the mean, median or any one of the majority's
+  gradients, and the mean of all three).
 * eps: Proteus does not restate it; Vivace's 0.05 is the default (``eps``).
 * Vivace's fixed gradient filter flt: section 5 replaces it by the tolerances above ("a fixed
   threshold is ineffective"), so ``flt`` defaults to 0 (set 0.01 for Vivace's filter).
@@ -33,16 +39,16 @@ Readings of what the paper leaves open (parameters or solver choices)
   history. ``trending = "off"`` models a variant without it.
 * Ties, the wait rate, timer and counters: as in ``ccas/vivace.py``.
 
-What is abstracted: as for Vivace (``ccas/pcc.py``): one RTT sample per step in its band,
-x^t / x^(t-1) enclosed on the rate grid, x*H and loss/x enclosed per bin with sign splits,
-and sigma and the regression error bounded between norms: ``max(||d||_1/sqrt(M), ||d||_inf)
-<= sqrt(M)*sigma <= min(||d||_1, sqrt(M)*||d||_inf)`` (exact for M = 2: |y2 - y1|/2).
+What is abstracted: as for Vivace (``ccas/pcc.py``, :mod:`ccac.ccas.pcc_rtt`): per-packet RTT
+samples within per-step bands, the gradient enclosed over every sample set they allow, sigma
+within Popoviciu's bound ``[0, (max hi - min lo) / 2]`` and the regression error within sigma
+/ M, x^t / x^(t-1) on the rate grid, x*H and loss/x per bin with sign splits.
 
-Not modelled: the per-ACK RTT filter [5] (it drops samples after an ACK-interval burst; the
-model has no per-ACK timing: a run in which it fires is covered only if its remaining samples
-give a gradient and deviation the band allows), the cross-layer threshold policy of
-Proteus-H [4.4] (the threshold is a fixed parameter; a policy that changes it is a sequence of
-such windows), slow start, and Vivace's double check (replaced by the majority rule).
+RESTRICTIONS: Vivace's (``ccas/vivace.py``: the change boundary capping |Delta_r|, MIs up to
+``mi_max``, step-boundary decisions, no slow start), except the one-pair reading (Proteus
+runs 3 pairs). Not modelled: the cross-layer threshold policy of Proteus-H [4.4] (the threshold
+is a fixed parameter; a policy that changes it is a sequence of such windows, each covered),
+and Vivace's double check (replaced by the majority rule, as the paper says).
 """
 
 from __future__ import annotations

@@ -3,59 +3,67 @@
 What is modelled (paper section in brackets)
 --------------------------------------------
 * Utility [3, eq. 1, rebuilt from 3's text and Proteus 4.1]: ``u = x^t - b*x*dRTT/dt - c*x*L``
-  with x the MI's sending rate in Mbps, L its loss rate, dRTT/dt the least-squares RTT slope
-  over the MI [4.3], gradients with ``|g| < flt`` counted as 0 [4.3, low-pass filter].
-  Defaults t = 0.9, b = 900, c = 11.35 [5]; ``mode = "loss"`` is Vivace-Loss (b = 0) [5].
-* Rate control [4.2, table 1]: MIs of one min RTT (R steps; ``mi``); a round probes
-  ``r(1+eps)`` and ``r(1-eps)`` for one MI each, in a solver-chosen order (the paper's random
-  order), computes ``gamma = (u1 - u2) / (2 eps r)``, moves the rate by ``m(tau)*theta0*gamma``
-  with the confidence amplifier m (tau consecutive same-direction decisions; reset on a reversal),
-  capped at ``omega*r`` with the dynamic change boundary ``omega = omega0 + k*delta`` (k + 1 after
-  a capped move; otherwise recalibrated to the smallest k whose boundary holds the move; 0 on a
-  reversal). eps = 0.05, theta0 = 1, omega0 = 0.05, delta = 0.1.
+  with x the MI's sending rate in Mbps, L its loss rate, dRTT/dt the least-squares slope of
+  the MI's per-packet RTT samples [4.3], gradients with ``|g| < flt`` counted as 0 [4.3,
+  low-pass filter]. Defaults t = 0.9, b = 900, c = 11.35 [5]; ``mode = "loss"`` is Vivace-Loss
+  (b = 0) [5].
+* Rate control [4.2, table 1] (:mod:`ccac.ccas.pcc_gradient`): MIs of one RTT as the sender
+  estimates it (any whole number of steps from R to the path's longest RTT), a round probes
+  ``r(1+eps)`` and ``r(1-eps)`` for one MI each in a solver-chosen order, computes ``gamma =
+  (u1 - u2) / (2 eps r)``, moves the rate by ``m(tau)*theta0*gamma`` with the confidence
+  amplifier m, capped at ``omega*r`` with the dynamic change boundary ``omega = omega0 +
+  k*delta``. eps = 0.05, theta0 = 1, omega0 = 0.05, delta = 0.1.
 * Double check [4.3]: when the faster probe saw a smaller loss *rate*, the pair is re-run; same
   sign of the two gradients: their average is used, else the first is thrown out.
-* MI timeout [4.3]: if the fate of the round's last MI is still unknown ``mi_timeout`` (4) RTTs
-  after it ended, the rate is halved and a new round starts.
-* The rest of the machinery (scale, one RTT sample per step with its band, waiting for the MI's
-  fate, enclosures) is in ``ccas/pcc.py``, whose docstring gives the soundness arguments.
+* MI timeout [4.3]: the rate may halve once some MI whose fate is still unknown began
+  ``mi_timeout`` (4) min RTTs ago; never forced.
+* Per-packet RTT samples and the enclosures of an MI's gradient: :mod:`ccac.ccas.pcc_rtt`;
+  scale, pacing, fate and the non-linear enclosures: ``ccas/pcc.py``.
 
-Readings of what the paper leaves open (each a parameter or a solver choice)
----------------------------------------------------------------------------
-* m(tau): table 1 gives m(tau) = tau for tau <= 3 (so m(0) = 0) but 4.2 says "Setting m(0) = 1";
-  this reading is m(tau) = max(1, tau) for tau <= 3, 2*tau - 3 above, with tau = 0 at the first
-  decision in a new direction. The counters are tracked up to ``tau_cap`` / ``k_cap``; at a cap
-  the amplifier (boundary) is any value at least the cap's: a sound stand-in for any longer run.
-* 4.2 says omega grows "every time Delta_r > omega" but means |Delta_r| > omega*r (both
-  directions; the rate is compared with omega*r a sentence later).
-* What is sent while waiting for the last probe's fate: ``wait = "base"`` (the central rate,
-  as the public PCC code) or ``"band"`` (any rate between the probes).
-* When the MI timer starts and how long an "RTT" is: the timer is counted from the end of the
-  round's last MI in min RTTs, and firing is *allowed*, never forced, after that (a real sender
-  measuring a longer RTT fires later, and such runs are kept). The counters after a timeout are
-  solver-chosen (the paper does not say).
-* Ties (a utility difference of exactly 0): either direction (with a zero move).
-* A decrease that would take the rate to 0 or below (omega >= 1, only past the caps): any
-  positive rate up to r (the paper has no floor).
+Readings of what the paper leaves open: the union is encoded
+------------------------------------------------------------
+* m(tau): table 1 gives m(tau) = tau for tau <= 3 (m(0) = 0), 4.2 says "Setting m(0) = 1", and
+  "tau consecutive decisions" may or may not count the current one: the step's amplifier is
+  any of m(tau), m(tau + 1) and (at tau = 0) table 1's 0, with m(tau) = max(1, tau) for tau <= 3
+  and 2 tau - 3 above. The counters are tracked up to ``tau_cap`` / ``k_cap``; at a cap the
+  amplifier (boundary) is any value at least the cap's.
+* The cap: omega before or after k is raised for this decision.
+* What is sent while waiting for the round's fate: the base rate or the last probe's
+  (``wait = "either"``, default; ``"band"``: anything between the probes).
+* When a decision is taken: at once when the fate is known, or at the next MI boundary (at
+  most one MI later): the readings differ on whether a sender keeps sending in whole MIs.
+* The MI timer: from the start of any MI whose fate is unknown (of this round, an earlier one,
+  or one the sender waited in), allowed from ``mi_timeout`` min RTTs on, never forced (a sender
+  measuring a longer RTT fires later); it halves the base rate or the rate being sent, at once
+  or at the end of the MI it fired in; the counters after it are the solver's.
+* A zero gradient: the rate and the counters stay (one reading), or a zero move.
+* A decrease that would take the rate to 0 or below (past the caps only): any positive rate.
 
-What is abstracted (the encoding is a superset of the algorithm above)
------------------------------------------------------------------------
-One RTT sample per step with its band [backlog/C, backlog/C + D]; x^t and x^(t-1) enclosed on
-the rate grid (``grid``, default ratio 1.25: 0.06% gap for t = 0.9); the products x*dRTT/dt and
-loss/x enclosed per grid bin with a sign split; the round's probe order, the waiting rate
-(``band``), timer firing, ties and counters past the caps are solver choices. The decision is
-taken at step granularity (the step where the fate of the last MI becomes known), like the
-thesis' per-step CCAs.
+RESTRICTIONS (runs of the paper's algorithm the encoding excludes) and their effect
+-----------------------------------------------------------------------------------
+An unsat answer is a proof for the runs none of these excludes; a sat answer is a real
+trace of the encoding either way. ``tests/test_vivace.py`` pins these readings of the
+paper-faithful sender (``senders/pcc_paper.py``) and checks every other one is admitted.
 
-Not modelled
-------------
-Slow start [4]: the doubling phase before the first utility decrease is left out; a trace is a
-window of the online-learning phase, which a run never leaves once it has entered it, so any
-run past slow start is covered. Per-packet RTT samples (one per step instead) and per-packet
-loss events (bytes). Non-PCC details of the UDT implementation.
+* One probe pair per decision (Vivace 4.2). Proteus' account of Vivace (5: two pairs that
+  must agree, citing the Allegro paper) is not Vivace's own text; a two-pair Vivace is not
+  covered.
+* The change boundary caps |Delta_r| (both directions: the rate is compared with omega r a
+  sentence later). The literal "every time Delta_r > omega" would never cap a decrease; a
+  sender that reads it so may fall by more than omega r per decision and is not covered.
+* MIs no longer than ``mi_max``: with a finite buffer the default is the path's longest RTT
+  (no restriction); with an infinite buffer it is 2R + D, and a sender whose RTT estimate
+  exceeds that (a standing queue over a BDP) is not covered.
+* Decisions at step boundaries (the model's clock): an MI is a whole number of steps, the
+  first boundary at least one RTT estimate after it began; a sender acting mid-step is
+  covered as far as its per-step totals are (finer steps, a larger R, shrink the gap).
+* Slow start [4] is not modelled: a trace is a window of the online-learning phase, which a
+  run never leaves once it has entered it, so runs past slow start are covered and runs in it
+  are not.
 
 Left to the solver: the history (every state variable, register and sample at step 0), each
-round's probe order, and the free choices listed above.
+round's probe order, the MI lengths, the per-packet samples within their enclosures and the
+readings above.
 
 State (queries, trace): ``base``, ``phase``, ``pos``, ``order``, ``rtt``, ``rtt_min``,
 ``event``, ``dir``, ``tau``, ``omega_k``, ``gamma_used``, ``du``, ``gamma``, ``rerun``.

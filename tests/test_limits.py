@@ -33,7 +33,9 @@ from ccac.query import load_query, parse_query
 ROOT = Path(__file__).resolve().parent.parent
 SOLVE = importlib.import_module("ccac.solve")  # the module (the package's `solve` is the function)
 MEMORY = 2**30  # address space of each child process
-BAD_INPUT_SECONDS = 10  # every bad input is refused within this
+# every bad input is refused within this: a refusal, not a run (the inputs below would take hours
+# or exhaust memory if expanded). Generous, because the suite shares its cores with other workers.
+BAD_INPUT_SECONDS = 30
 
 
 def _limit_memory() -> None:
@@ -70,7 +72,7 @@ def assert_bad_input(code: int, err: str, *texts: str) -> None:
 def test_a_huge_range_is_refused_before_it_is_iterated(tmp_path: Path) -> None:
     code, _, err, seconds = run("query", query_file(tmp_path, "any(L[0] > t for t in range(0, 10**9))"))
     assert_bad_input(code, err, "query.find", "would run 1,000,000,000 times", "MAX_EXPANSION")
-    assert seconds < 5
+    assert seconds < BAD_INPUT_SECONDS
 
 
 def test_nested_ranges_are_multiplied_before_the_first_iteration(tmp_path: Path) -> None:
@@ -78,13 +80,13 @@ def test_nested_ranges_are_multiplied_before_the_first_iteration(tmp_path: Path)
     code, _, err, seconds = run("query", query_file(tmp_path, find))
     assert_bad_input(code, err, "query.find", "nested loops would run 100,000,000 times",
                      "range(10**4): 10,000 × range(10**4): 10,000")
-    assert seconds < 5
+    assert seconds < BAD_INPUT_SECONDS
 
 
 def test_a_huge_power_is_refused_before_it_is_computed(tmp_path: Path) -> None:
     code, _, err, seconds = run("query", query_file(tmp_path, "2**10**10 > 1"))
     assert_bad_input(code, err, "query.find", "power too large", "10,000,000,000 bits", "MAX_NUMBER_BITS")
-    assert seconds < 5
+    assert seconds < BAD_INPUT_SECONDS
 
 
 def test_numbers_grown_by_products_are_refused(tmp_path: Path) -> None:
@@ -109,7 +111,7 @@ def test_definitions_count_towards_the_expression_that_expands_them(tmp_path: Pa
     code, _, err, seconds = run("query", query_file(tmp_path, "d30 > 0", extra=defs))
     assert_bad_input(code, err, "query.find", f"more than {MAX_EXPANSION:,} syntax nodes",
                      "while expanding definition")
-    assert seconds < 8
+    assert seconds < BAD_INPUT_SECONDS
 
 
 def test_deep_nesting_is_refused(tmp_path: Path) -> None:
@@ -122,7 +124,7 @@ def test_deep_nesting_is_refused(tmp_path: Path) -> None:
 def test_a_number_written_with_a_huge_exponent_is_refused(tmp_path: Path) -> None:
     code, _, err, seconds = run("query", query_file(tmp_path, "L[0] > x", extra='[params]\nx = "1e999999999"'))
     assert_bad_input(code, err, "params.x", "exponent 999999999")
-    assert seconds < 5
+    assert seconds < BAD_INPUT_SECONDS
 
 
 # ---------------------------------------------------------------------- horizon
@@ -130,7 +132,7 @@ def test_a_horizon_beyond_the_machine_memory_is_refused_when_read(tmp_path: Path
     code, _, err, seconds = run("query", "aimd_premature_loss", "--set", "network.T=1000000")
     assert_bad_input(code, err, "network.T", "T = 1,000,000 with 1 flow is too large",
                      "the largest T that fits is")
-    assert seconds < 5
+    assert seconds < BAD_INPUT_SECONDS
 
 
 def test_too_many_flows_are_refused_when_read(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def run_with(mutant: Mutant) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, CCAC_MUTANT=mutant.name,
                PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "mutation_plugin", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "mutation_plugin", "-p", "no:cacheprovider",
                "-m", "not slow", *CONFORMANCE[mutant.module]]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
 

@@ -194,7 +194,13 @@ and rmax's window at the trace's first steps read the previous periods of the sa
 
 The concrete sender, :mod:`ccac.senders.etc`, sharing no code with the encoding, runs ETC
 on concrete feedback in exact arithmetic (the logarithm to 50 digits); the conformance tests
-feed it generated paths and check the encoding admits every run.
+feed it generated paths and check the encoding admits every run. The paper-faithful sender,
+:mod:`ccac.senders.etc_paper` (written from the paper alone, each open reading a named choice),
+is admitted too, on every one of its readings (tests/test_etc.py: no reading needed pinning; the
+runs are only pinned in the model's variables, so this checks the bytes sent, not ETC's state).
+
+Files: this module is the encoding; ``etc_elastic`` the enclosure of Eq. 1 and its 60-digit
+re-check; ``etc_check`` the independent check of traces and the mode and action names.
 """
 
 from __future__ import annotations

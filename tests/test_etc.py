@@ -339,6 +339,22 @@ def test_encoding_admits_every_run_of_the_paper_sender(key: str) -> None:
     _paper_runs(cfg, extra, PAPER_RUNS)
 
 
+def test_the_paper_sender_needs_micro_burst_pacing() -> None:
+    """A check that the paper-sender test can fail: the RESTRICTION ``pacing = fluid`` (every
+    step sends exactly s) rejects some of the paper sender's runs (its micro-bursts and
+    flushes), where the default ``bursts`` admits them all. The test's power is otherwise low:
+    only the model's variables are pinned, and the encoding's freedoms (Rp free from the
+    history and max-held, an "acceleration" anywhere from g(0) s up, a carry of a burst plus
+    a tick) explain most rate paths; of the 33 ETC mutants (tests/mutants.py) it kills
+    revalue_dropped and carry_no_tick2 on its own."""
+    cfg = PathConfig(T=10, R=2, D=0)
+    cca = {"name": "etc", "tick": Fraction(1, 2)}
+    fluid = Admitter(cfg, {**cca, "pacing": "fluid"})
+    answers = [fluid.admits(paper_run(cfg, cca, lambda s, c: ETCPaperSender(s, choose=c), random.Random(seed),
+                                      ETC_RESTRICTIONS, rate_name="srate")[0], {}) for seed in range(12)]
+    assert "unsat" in answers, answers
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(PAPER_SLOW))
 def test_encoding_admits_every_long_run_of_the_paper_sender(key: str) -> None:

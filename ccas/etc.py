@@ -119,42 +119,10 @@ From step R on, in the order of Alg. 1's ``NewACK`` (update Rp, update r, maybe 
   Ld_f[t]``, so that the pacing term always binds: ``A_f[t] = A_f[t-1] + rate[t]`` exactly.
 * **Losses and timeouts** change nothing (4.3: loss only changes the ACK type).
 
-The elastic update, linearly (the one non-linear term)
-------------------------------------------------------
-With x = Rp/s and g(x) = log_base(x + base - 1), the update is ``s' = s * g(Rp/s)``, the
-perspective of the concave increasing g, hence jointly concave in (s, Rp) for s > 0. At a step
-that accelerates, with ``s = srate[t-1]``, ``Rp = Rp[t]`` and ``s' = srate[t]``:
-
-* **above**: every tangent plane, at every breakpoint x_j:
-  ``s' <= (g(x_j) - x_j g'(x_j)) * s + g'(x_j) * Rp`` (a tangent of a concave function lies
-  above it everywhere; multiply by s > 0);
-* **below**: the chord of the cell holding x: ``x_j * s <= Rp < x_{j+1} * s ->
-  s' >= s * chord_j(Rp/s)`` (a chord lies below a concave function on its interval), and
-  past the last breakpoint monotonicity, ``Rp >= x_K * s -> s' >= g(x_K) * s``. The cell
-  guards are the atoms ``Rp >= x_j * s``, with the (valid) implications
-  ``Rp >= x_{j+1} s -> Rp >= x_j s`` stated too so that the SAT layer sees their order.
-
-Breakpoints (a partition of [0, inf)): 0, then ``grid`` rational points per doubling of x
-from 1/8 up to ``ratio_max`` (128). Coefficients are computed with 60-digit decimals and
-rounded *outward* (upper bounds up, lower bounds down, to the simplest rational within a
-relative 2^-20; s and Rp are non-negative), so the enclosure contains the true value. In a
-cell [a, b] the enclosure is at most ``delta_cell * s`` wide, where ``delta_cell`` is the gap
-between the two end tangents' meeting point and the chord (a concave piecewise-linear
-function minus a line peaks at its kink). For base e, ``grid = 2``: ``delta_cell / g`` <=
-0.95 % on every cell up to x = 128 (the largest absolute gap, 0.029 s, is near x = 128 where
-s' is about 4.9 s); ``grid = 1``: 4.0 %; ``grid = 4``: 0.23 %. Beyond ``ratio_max`` only
-monotonicity bounds s' below (raise ``ratio_max`` for huge Rp/s). :meth:`ETC.check` re-checks
-every acceleration against this documented bound, computing g(x) directly to 60 digits.
-Everything else is linear as it stands: the deceleration, the drain (a ``max(0, .)`` by
-``If``), products of a parameter and a variable, and counters compared with
-``force_after * rtt``.
-
-Solver cost, measured (z3 5.4): 60-digit coefficients (2^-40 denominators) made even
-"find any trace" take minutes at T = 10, small-denominator coefficients seconds; stating the
-enclosure only under the acceleration condition (rather than for a helper variable at every
-step) and the ordered cell guards each cut the start-up proof (etc_startup_85) by about 10x.
-A base below 2 is rejected: there g(0) < 0 and an "acceleration" with Rp/s < 2 - base sets a
-negative rate (the conformance test found it at base 3/2).
+The elastic update (Eq. 1), the one non-linear term, is enclosed linearly by tangent planes and
+chords of s * g(Rp/s): ``ccac.ccas.etc_elastic`` (breakpoints, outward rounding, the documented
+error, 0.95 % of s' at the default grid 2; a base below 2 is rejected; solver cost). The
+independent check of traces is ``ccac.ccas.etc_check``.
 
 What is left to the solver (each a superset of the paper's unspecified choices)
 --------------------------------------------------------------------------------
@@ -226,138 +194,31 @@ and rmax's window at the trace's first steps read the previous periods of the sa
 
 The concrete sender, :mod:`ccac.senders.etc`, sharing no code with the encoding, runs ETC
 on concrete feedback in exact arithmetic (the logarithm to 50 digits); the conformance tests
-feed it generated paths and check the encoding admits every run.
+feed it generated paths and check the encoding admits every run. The paper-faithful sender,
+:mod:`ccac.senders.etc_paper` (written from the paper alone, each open reading a named choice),
+is admitted too, on every one of its readings (tests/test_etc.py: no reading needed pinning; the
+runs are only pinned in the model's variables, so this checks the bytes sent, not ETC's state).
+
+Files: this module is the encoding; ``etc_elastic`` the enclosure of Eq. 1 and its 60-digit
+re-check; ``etc_check`` the independent check of traces and the mode and action names.
 """
 
 from __future__ import annotations
 
-import decimal
-from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any
 
 import z3
 
 from ccac.cca import CCA, FlowContext, FlowValues, StateVar
+from ccac.ccas.etc_check import ACCELERATE, DECELERATE, DRAIN, FILTERS, HISTORY, HOLD, PACING, PULLING, check
+from ccac.ccas.etc_elastic import breakpoints, cell_gaps, enclosure
 from ccac.errors import CcacError
 from ccac.params import POSITIVE, Param
 from ccac.sender import ConcreteSender, SenderStart
 
-PULLING = ("burst", "coarse", "ideal", "fallback")
-PACING = ("bursts", "fluid")
-FILTERS = ("hull", "latest", "floor")
-HOLD, ACCELERATE, DECELERATE, DRAIN, HISTORY = 0, 1, 2, 3, -1
-_DIGITS = 60
-_TOLERANCE = Fraction(1, 2 ** 20)
-
-
-# ---------------------------------------------------------------------------------- the log
-class _Log:
-    """g(x) = log_base(x + base - 1) and g'(x), to 60 digits (base "e" or a rational > 1)."""
-
-    def __init__(self, base: Any) -> None:
-        self.dc = decimal.Context(prec=_DIGITS)
-        if base == "e":
-            self.b1 = self.dc.exp(decimal.Decimal(1)) - 1
-            self.lnb = decimal.Decimal(1)
-        else:
-            b = Fraction(base)
-            bd = self.dc.divide(decimal.Decimal(b.numerator), decimal.Decimal(b.denominator))
-            self.b1 = bd - 1
-            self.lnb = self.dc.ln(bd)
-
-    def dec(self, x: Fraction) -> decimal.Decimal:
-        return self.dc.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
-
-    def g(self, x: Fraction) -> decimal.Decimal:
-        return self.dc.divide(self.dc.ln(self.dec(x) + self.b1), self.lnb)
-
-    def dg(self, x: Fraction) -> decimal.Decimal:
-        return self.dc.divide(decimal.Decimal(1), (self.dec(x) + self.b1) * self.lnb)
-
-
-def _simplest(lo: Fraction, hi: Fraction) -> Fraction:
-    """The rational with the smallest denominator in [lo, hi] (continued fractions)."""
-    if lo < 0:
-        return -_simplest(-hi, -lo) if hi <= 0 else Fraction(0)
-    n = lo.numerator // lo.denominator
-    if n == lo or n + 1 <= hi:
-        return Fraction(n) if n == lo else Fraction(n + 1)
-    return n + 1 / _simplest(1 / (hi - n), 1 / (lo - n))
-
-
-def _outward(d: decimal.Decimal, up: bool) -> Fraction:
-    """A rational with a small denominator on the safe side of d (>= d when ``up``, else <= d),
-    within a relative 2^-20 of it. Small denominators keep the solver's arithmetic cheap
-    (60-digit coefficients made even satisfiable queries take minutes)."""
-    exact = Fraction(d)
-    tol = max(abs(exact), Fraction(1, 2 ** 10)) * _TOLERANCE
-    return _simplest(exact, exact + tol) if up else _simplest(exact - tol, exact)
-
-
-def _up(d: decimal.Decimal) -> Fraction:
-    return _outward(d, True)
-
-
-def _down(d: decimal.Decimal) -> Fraction:
-    return _outward(d, False)
-
-
-def breakpoints(grid: int, ratio_max: Fraction) -> list[Fraction]:
-    """0, then ``grid`` rational points per doubling of Rp/s from 1/8 up to ``ratio_max``."""
-    points = [Fraction(0)]
-    j = -3 * grid
-    while True:
-        exact = 2.0 ** (j / grid)
-        x = Fraction(2) ** (j // grid) if j % grid == 0 else Fraction(exact).limit_denominator(32)
-        if x >= ratio_max:
-            break
-        if x > points[-1]:
-            points.append(x)
-        j += 1
-    points.append(Fraction(ratio_max))
-    return points
-
-
-@dataclass(frozen=True)
-class Enclosure:
-    """Outward-rounded linear bounds on s' = s * g(Rp/s) (see the module docstring)."""
-
-    points: tuple[Fraction, ...]
-    tangents: tuple[tuple[Fraction, Fraction], ...]           # s' <= a*s + b*Rp
-    chords: tuple[tuple[Fraction, Fraction], ...]              # s' >= min(a*s + b*Rp, ..., tail*s)
-    tail: Fraction
-
-
-@lru_cache(maxsize=None)
-def enclosure(base: Any, grid: int, ratio_max: Fraction) -> Enclosure:
-    log = _Log(base)
-    pts = breakpoints(grid, ratio_max)
-    g = {x: log.g(x) for x in pts}
-    tangents = tuple((_up(g[x] - log.dec(x) * log.dg(x)), _up(log.dg(x))) for x in pts)
-    chords = []
-    for a, b in zip(pts, pts[1:]):
-        m = (g[b] - g[a]) / log.dec(b - a)
-        chords.append((_down(g[a] - m * log.dec(a)), _down(m)))
-    return Enclosure(tuple(pts), tangents, tuple(chords), _down(g[pts[-1]]))
-
-
-@lru_cache(maxsize=None)
-def cell_gaps(base: Any, grid: int, ratio_max: Fraction) -> tuple[tuple[Fraction, Fraction, Fraction], ...]:
-    """(a, b, delta) per cell: the enclosure is at most delta * s wide for Rp/s in [a, b]
-    (the two end tangents meet at x*; the gap to the chord is largest there). Rounded up."""
-    log = _Log(base)
-    out = []
-    points = breakpoints(grid, ratio_max)
-    for a, b in zip(points, points[1:]):
-        ga, gb, da, db = log.g(a), log.g(b), log.dg(a), log.dg(b)
-        xa, xb = log.dec(a), log.dec(b)
-        meet = (gb - ga + da * xa - db * xb) / (da - db)
-        tangent = ga + da * (meet - xa)
-        chord = ga + (gb - ga) / (xb - xa) * (meet - xa)
-        out.append((a, b, _up(tangent - chord)))
-    return tuple(out)
+__all__ = ["ACCELERATE", "DECELERATE", "DRAIN", "ETC", "FILTERS", "HISTORY", "HOLD", "PACING", "PULLING",
+           "breakpoints", "cell_gaps", "enclosure"]
 
 
 # ---------------------------------------------------------------------------------- the CCA
@@ -648,144 +509,7 @@ class ETC(CCA):
 
     # ------------------------------------------------------------------ independent check
     def check(self, f: FlowValues) -> list[str]:
-        p, R, T, C, D = f.params, f.R, f.T, f.C, f.D
-        S, A, Ld = f.S, f.A, f.Ld
-        st = f.state
-        s, Rp, sample, recv, rmax, rtt = (st[x] for x in ("srate", "Rp", "sample", "recv", "rmax", "rtt"))
-        gate, force, bdp, carry, revalue = (st[x] for x in ("rtt_gate", "rtt_force", "bdp", "carry", "revalue"))
-        drain, since, since_inc, ack, action = (st[x] for x in ("drain", "since", "since_inc", "ack", "action"))
-        w, wrp, wrtt = self.recv_window(p, R), self.rp_window(p, R), self.rtt_window(p, R)
-        tick, cap = self.tick(p, R), self.sample_cap(p, C, D)
-        bursts = p["pacing"] == "bursts"
-        mss_burst = p["burst"] * f.alpha
-        out: list[str] = []
-
-        def bad(t: int, msg: str) -> None:
-            out.append(f"step {t}: {msg}")
-
-        def check_reading(name: str, x: Fraction, t: int, end: int, k: int) -> None:
-            if end - k >= 0:
-                if x * k != S[end] - S[end - k]:
-                    bad(t, f"{name} {x} is not the receipt rate over steps {end - k}..{end}")
-            elif end >= 0:  # the encoding adds W[0] <= -S[0] = 0 to the upper end
-                if not S[end] - S[0] <= x * k <= f.total_S[end] - C * (end - k - D):
-                    bad(t, f"{name} {x} outside what S_f and the token line allow")
-            elif not 0 <= x * k <= C * (D + k):
-                bad(t, f"{name} {x} outside [0, C*(D+k)/k]")
-
-        for t in range(T):
-            if s[t] <= 0 or Rp[t] < 0 or drain[t] < 0 or since[t] < 0 or since_inc[t] < 0 or rtt[t] < R:
-                bad(t, "a state variable is out of its range (s > 0, Rp, drain, counters >= 0, rtt >= R)")
-            for name, est in (("rtt_gate", gate), ("rtt_force", force)):
-                if est[t] < R:
-                    bad(t, f"{name} {est[t]} below the minimum RTT R")
-                if t >= 1 and t - wrtt + 1 >= 0:
-                    cands = [est[t - 1]] + [rtt[u] for u in range(t - wrtt + 1, t + 1)]
-                    if not min(cands) <= est[t] <= max(cands):
-                        bad(t, f"{name} {est[t]} outside its previous value and the window's samples")
-            if bursts:
-                if not 0 <= carry[t] <= mss_burst + tick * s[t]:
-                    bad(t, f"carry {carry[t]} outside [0, N*MSS + tick * s]")
-            elif carry[t] != 0 or revalue[t] != 0:
-                bad(t, "fluid pacing has no carry")
-            check_reading("recv", recv[t], t, t - R, w)
-            window = [u for u in range(t - p["rmax_window"] * R + 1, t + 1)]
-            readings = [recv[u] for u in window if u >= 0]
-            top = C * (D + w) / w if any(u < 0 for u in window) else max(readings)
-            low = 0 if any(u < 0 for u in window) else min(readings)
-            if not low <= rmax[t] <= max([top] + readings):
-                bad(t, f"rmax {rmax[t]} outside the readings of its window [{low}, {top}]")
-            mode = p["pulling"]
-            if mode == "burst":
-                fallback = p["sparse_fallback"] and sample[t] == p["fallback_gain"] * rmax[t]
-                if not fallback and not (sample[t] > 0 and (cap is None or sample[t] <= cap)):
-                    bad(t, f"burst sample {sample[t]} outside (0, {cap}] and not the fallback")
-            elif mode == "coarse":
-                check_reading("sample", sample[t], t, t - R, p["burst_steps"])
-            elif mode == "ideal":
-                # Eq. 5/8: C for one flow, within [C/2, C] with cross traffic (the check cannot
-                # tell how many flows share the path, so it accepts the band).
-                if not C / 2 <= sample[t] <= C:
-                    bad(t, f"ideal pulling sample {sample[t]} is not Eq. 5's value")
-            elif sample[t] != p["fallback_gain"] * rmax[t]:
-                bad(t, "fallback sample is not fallback_gain * rmax")
-            if t < R:  # what the sender did before its first ACK is unknown: any action
-                continue
-
-            # ACK, RTT sample, BDP.
-            if t - R - 1 >= 0 and ack[t] != (S[t - R] > S[t - R - 1]):
-                bad(t, f"ack flag {ack[t]} but S_f[{t - R}] vs S_f[{t - R - 1}] says otherwise")
-            lo, hi = f.delay_range(t - R)
-            if ack[t]:
-                if rtt[t] < R + lo or (hi is not None and rtt[t] > R + hi):
-                    bad(t, f"rtt {rtt[t]} outside R + the delay range [{lo}, {hi}]")
-            elif rtt[t] != rtt[t - 1]:
-                bad(t, "a new RTT sample without an ACK")
-            if bdp[t] < s[t] * R or (ack[t] and hi is not None and bdp[t] > s[t] * (R + hi)):
-                bad(t, f"bdp {bdp[t]} outside [s*R, s*(R + the sample's upper end)]")
-
-            # Pulling rate.
-            if not ack[t]:
-                if Rp[t] != Rp[t - 1]:
-                    bad(t, "Rp changed without an ACK")
-            elif mode == "fallback":
-                if Rp[t] != p["fallback_gain"] * rmax[t]:
-                    bad(t, "Rp is not fallback_gain * rmax")
-            else:
-                cap_k = p["k"] * rmax[t]
-                if p["filter"] == "hull":
-                    if t - wrp + 1 < 0:
-                        ok = True  # the window reaches samples before the trace
-                    else:
-                        cands = [Rp[t - 1], sample[t], rmax[t]] + [sample[u] for u in range(t - wrp + 1, t) if ack[u]]
-                        ok = min(cands + ([cap_k] if p["stable"] else [])) <= Rp[t] <= max(cands)
-                else:
-                    y = sample[t] if p["filter"] == "latest" else max(sample[t], rmax[t])
-                    ok = Rp[t] == y or (p["stable"] and Rp[t] == cap_k and cap_k <= y)
-                if not ok:
-                    bad(t, f"Rp {Rp[t]} not what the {p['filter']} filter allows")
-
-            # RateUpdate.
-            draining = drain[t - 1] > 0
-            elapsed = since[t - 1] + 1
-            elapsed_f = elapsed if p["force_from"] == "update" else since_inc[t - 1] + 1
-            drtt = rtt[t] - rtt[t - p["drtt_lag"]]
-            go = (drtt <= 0 if p["accel_on_equal"] else drtt < 0) or elapsed_f >= p["force_after"] * force[t]
-            eligible = ack[t] and not draining and elapsed >= gate[t]
-            if draining:
-                want = (DRAIN, s[t - 1], max(drain[t - 1] - (1 - p["eta"]) * s[t - 1], Fraction(0)), 0,
-                        since_inc[t - 1] + 1)
-            elif eligible and go:
-                want = (ACCELERATE, s[t], Fraction(0), 0, 0)
-                kept = p["clamp"] and Rp[t] < s[t - 1] and s[t] == s[t - 1]
-                if not kept:
-                    out.extend(f"step {t}: {m}" for m in _check_elastic(p, s[t - 1], Rp[t], s[t]))
-            elif eligible and drtt >= p["theta"]:
-                new = (s[t - 1] + recv[t]) / 2
-                if p["clamp"] and recv[t] > s[t - 1] and s[t] == s[t - 1]:
-                    new = s[t - 1]
-                excess = A[t - 1] - S[t - R] - Ld[t] - bdp[t]
-                want = (DECELERATE, new, max(excess, Fraction(0)) if p["drain"] else Fraction(0), 0,
-                        since_inc[t - 1] + 1)
-            else:
-                want = (HOLD, s[t - 1], Fraction(0), elapsed, since_inc[t - 1] + 1)
-            got = (action[t], s[t], drain[t], since[t], since_inc[t])
-            if got != want:
-                bad(t, f"ETC step (action, s, drain, since, since_inc) = {_show(got)}, rules give {_show(want)}")
-            paced = s[t] - (drain[t - 1] - drain[t]) if draining else s[t]
-            expected_sent = paced + carry[t - 1] - carry[t] + revalue[t] if bursts else paced
-            sent = f.rate[t] if f.rate is not None else None
-            if sent != expected_sent:
-                bad(t, f"sent {sent} but ETC sends {expected_sent}")
-            if bursts:
-                changed = draining or action[t] != HOLD or (drain[t - 2] > 0 if t >= 2 else True)
-                span = 2 * tick * max(s[t], s[t - 1])
-                if carry[t - 1] + revalue[t] < 0 or (revalue[t] != 0 and not changed) or abs(revalue[t]) > span:
-                    bad(t, f"revalue {revalue[t]}: pending bytes re-valued without a rate change or beyond "
-                           f"2 ticks of the rate")
-            if f.cwnd[t] != A[t - 1] + expected_sent - S[t - R] - Ld[t]:
-                bad(t, "cwnd is not the bytes in flight after sending")
-        return out
+        return check(self, f)
 
     def concrete(self, start: SenderStart) -> ConcreteSender:
         from ccac.senders.etc import ETCSender
@@ -793,31 +517,8 @@ class ETC(CCA):
         return ETCSender(start)
 
 
-def _check_elastic(p: dict[str, Any], prev: Fraction, rp: Fraction, new: Fraction) -> list[str]:
-    """An accelerated rate must be within the documented error of s * g(Rp/s) (60 digits)."""
-    log = _Log(p["base"])
-    x = rp / prev
-    slack = log.dec((prev + rp) * Fraction(1, 2 ** 16))  # outward rounding of the coefficients
-    if x <= p["ratio_max"]:
-        delta = next(d for a, b, d in cell_gaps(p["base"], p["grid"], p["ratio_max"]) if a <= x <= b)
-        true = log.dec(prev) * log.g(x)
-        low, high = true - log.dec(delta * prev), true + log.dec(delta * prev)
-    else:  # beyond the grid: monotone below, the last tangent above
-        top = Fraction(p["ratio_max"])
-        low = log.dec(prev) * log.g(top)
-        high = log.dec(prev) * (log.g(top) + log.dg(top) * log.dec(x - top))
-    if low - slack <= log.dec(new) <= high + slack:
-        return []
-    return [f"accelerated to {float(new):.6g}, outside the documented enclosure "
-            f"[{float(low):.6g}, {float(high):.6g}] of s*g(Rp/s) for s = {float(prev):.6g}, Rp = {float(rp):.6g}"]
-
-
 def _max(a: Any, b: Any) -> Any:
     return z3.If(a >= b, a, b)
-
-
-def _show(values: tuple) -> str:
-    return "(" + ", ".join(str(v) if not isinstance(v, Fraction) else f"{float(v):.6g}" for v in values) + ")"
 
 
 ALGORITHM = ETC()

@@ -363,6 +363,8 @@ class GradientPCC:
             ends = z3.And(in_probe, pos[t] == mlen[t] - 1)
             lossless = cur_lost[t] == 0
             signal = [g_raw[t] >= -1, s_raw[t] >= 0, s_raw[t] <= (hull_hi[t] - hull_lo[t]) / 2]
+            # (D): samples that all lie on one value have a flat fit, whichever of them are kept
+            signal.append(z3.Implies(hull_hi[t] == hull_lo[t], g_raw[t] == 0))
             for M in range(M_lo, M_hi + 1):
                 is_M = mlen[t] == M
                 signal.append(z3.Implies(is_M, lm_now[t] * M == cur_lost[t]))

@@ -54,10 +54,16 @@ states, each with its argument:
        so every set of samples has its slope between ``min(0, r/C - 1)`` and ``max(0, r/C - 1)``
        (r here is the step's arrivals, per step of the interval).
 
+   (D) *One value*: when every band of the interval is the same single point, every sample
+       equals it and any fit of any subset is flat: g = 0.
+
    An interval that lost bytes keeps only a subset of its packets' samples, and so does one
    whose samples Proteus' per-ACK filter may drop (5: after an ACK-interval burst, samples
-   are ignored until one falls below the moving average); for those only (A) and (C) hold:
-   two surviving samples close in time can have any slope the jitter allows.
+   are ignored until one falls below the moving average); for those only (A), (C) and (D)
+   hold: two surviving samples close in time can have any slope the jitter allows, so on a
+   path with any delay noise their gradient is bounded only below (a coarse enclosure: the
+   filter keeps a sample only when it falls below the moving average, which the model does
+   not track).
 
 3. **The deviation** sigma (population standard deviation) of any set of samples lies in
    ``[0, (max_j hi_j - min_j lo_j) / 2]`` (Popoviciu's inequality), and the RMS residual of
@@ -207,9 +213,11 @@ def gradient_range(M: int | None, lows: Sequence[Fraction], highs: Sequence[Frac
 
     ``M`` is the interval's length when (B) applies to it (lossless, every sample kept, and
     short enough to have weight tables), else None; ``lows``/``highs`` its steps' bands;
-    ``rise`` (C)'s (min, max) of r/C - 1 over its steps on a clean path, else None. The upper
-    end is None when nothing bounds it. (B)'s bound is convex and piecewise linear in m, so
+    ``rise`` (C)'s (min, max) of r/C - 1 over its steps on a clean path, else None; (D) when
+    every band is one point. The upper end is None when nothing bounds it. (B)'s bound is convex and piecewise linear in m, so
     its minimum over m is at one of the band ends."""
+    if lows and max(highs) == min(lows):   # (D): every sample is that one value
+        return Fraction(0), Fraction(0)
     low, high = Fraction(-1), None
     if M is not None and lossless:
         P, N = weight_bounds(M)

@@ -27,6 +27,8 @@ CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
     "s": (PathConfig(T=9, R=2, D=1, eta=F(1, 10), buffer=F(2)), {"name": "proteus-s"}),
     "s-R3": (PathConfig(T=10, R=3, D=1), {"name": "proteus-s"}),   # regression tolerance active
     "h": (PathConfig(T=9, R=2, D=1), {"name": "proteus-h", "threshold": F(1, 2)}),
+    # the variants the bundled queries use: no trending tolerance, no per-ACK filter
+    "s-off": (PathConfig(T=9, R=2, D=1), {"name": "proteus-s", "trending": "off", "ack_filter": False}),
 }
 _ADMITTERS: dict[str, Admitter] = {}
 RUNS = 40  # seeded runs per configuration
@@ -62,6 +64,8 @@ PAPER: dict[str, tuple[PathConfig, dict[str, Any], str]] = {
     "p-jitter": (PathConfig(T=14, R=2, D=1), {"name": "proteus-p"}, "P"),
     "s-lossy": (PathConfig(T=14, R=2, D=1, eta=F(1, 10), buffer=F(2)), {"name": "proteus-s"}, "S"),
     "h": (PathConfig(T=14, R=2, D=1), {"name": "proteus-h", "threshold": F(1, 2)}, "H"),
+    # the bundled queries' variant: the encoding is tighter without the filter's freedom
+    "s-off": (PathConfig(T=14, R=2, D=1), {"name": "proteus-s", "trending": "off", "ack_filter": False}, "S"),
 }
 PAPER_RUNS = 30
 

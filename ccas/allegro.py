@@ -221,6 +221,8 @@ class Allegro(CCA):
         StateVar("util", "utility of the MI that ends at this step (0 elsewhere)", "Mbps", plotted=True),
         StateVar("u_prev", "utility of the previous MI (starting / rate-adjusting comparisons)", "Mbps"),
         StateVar("prev_base", "rate r_(n-1) to return to in the rate-adjusting state", "bytes/step"),
+        StateVar("next_mi", "while waiting in decision making: the trial MI that follows the wait (1..3), "
+                 "4 the rule (elsewhere 4)", "", "int"),
     )
 
     def paced(self, params: dict[str, Any]) -> bool:
@@ -254,6 +256,8 @@ class Allegro(CCA):
         acc_a, acc_l = ctx.series("allegro_sent"), ctx.series("allegro_lost")
         mark_adm, mark_L = ctx.series("allegro_mark_adm", axis="S"), ctx.series("allegro_mark_L", axis="L")
         fate = ctx.series("allegro_fate", "bool")
+        skip0 = ctx.series("allegro_skip_r0", "bool")   # a decision's move skips r_0's MI
+        nxt = ctx.series("next_mi", "int")      # while waiting: the decision MI that follows, 4 the rule
         no_loss = v.buffer is None and not v.net.lossy
 
         def ends(t: int) -> Any:
@@ -287,15 +291,21 @@ class Allegro(CCA):
                     mlen[t] >= m_lo, mlen[t] <= m_hi,
                     z3.Implies(phase[t] < WAIT, z3.And(pos[t] >= 0, pos[t] <= mlen[t] - 1)),
                     z3.Implies(phase[t] == WAIT, z3.And(pos[t] >= 1, pos[t] <= TO)),
+                    nxt[t] >= 1, nxt[t] <= WAIT, z3.Implies(z3.Or(phase[t] < WAIT, mode[t] != DECIDE), nxt[t] == WAIT),
                     epsk[t] >= 1, epsk[t] <= E, z3.Or(dirn[t] == 1, dirn[t] == -1),
                     adj[t] >= 0, adj[t] <= ncap, event[t] >= NO_EVENT, event[t] <= TIMEOUT,
                     prev_base[t] > 0, acc_a[t] >= 0, acc_l[t] >= 0)
             # the rate is bilinear in base and eps: one case per eps level (and probe MI)
-            ctx.add(z3.Implies(z3.Or(mode[t] != DECIDE, phase[t] == WAIT), ctx.rate[t] == base[t]))
+            # waiting in decision making: the base r or the rate of the trial that just ended
+            ctx.add(z3.Implies(mode[t] != DECIDE, ctx.rate[t] == base[t]))
             for k, e in enumerate(levels):
                 for i in range(4):
+                    probe = z3.If(probe_high(t, i), (1 + e) * base[t], (1 - e) * base[t])
                     ctx.add(z3.Implies(z3.And(mode[t] == DECIDE, phase[t] == i, epsk[t] == k + 1),
-                                       ctx.rate[t] == z3.If(probe_high(t, i), (1 + e) * base[t], (1 - e) * base[t])))
+                                       ctx.rate[t] == probe))
+                    ctx.add(z3.Implies(z3.And(mode[t] == DECIDE, phase[t] == WAIT, nxt[t] == i + 1,
+                                              epsk[t] == k + 1),
+                                       z3.Or(ctx.rate[t] == base[t], ctx.rate[t] == probe)))
             if t >= R:
                 ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - R] - ctx.Ld[t])
             # the MI's bytes sent and lost so far (history at step 0)
@@ -331,16 +341,24 @@ class Allegro(CCA):
             last_mi = z3.If(mode[t - 1] == DECIDE, 3, 0)
             in_mi = z3.And(pp < WAIT, ps < mlen[t - 1] - 1)
             next_mi = z3.And(pp < last_mi, ps == mlen[t - 1] - 1)
-            ready = z3.Or(pp == WAIT, z3.And(pp == last_mi, ps == mlen[t - 1] - 1))
+            # the rule waits for the fate of the experiment's last MI; a gap (between decision
+            # MIs) for the fate of the MI before it, then the next MI starts
+            gap = z3.And(pp == WAIT, nxt[t - 1] < WAIT)
+            ready = z3.Or(z3.And(pp == WAIT, nxt[t - 1] == WAIT), z3.And(pp == last_mi, ps == mlen[t - 1] - 1))
             ctx.add(z3.Implies(in_mi, z3.And(phase[t] == pp, pos[t] == ps + 1, mlen[t] == mlen[t - 1],
                                               event[t] == NO_EVENT, *keep)))
-            ctx.add(z3.Implies(next_mi, z3.And(phase[t] == pp + 1, pos[t] == 0, event[t] == NO_EVENT, *keep)))
+            ctx.add(z3.Implies(next_mi, z3.And(event[t] == NO_EVENT, *keep, z3.Or(
+                z3.And(phase[t] == pp + 1, pos[t] == 0),
+                z3.And(z3.Not(fate[t]), phase[t] == WAIT, nxt[t] == pp + 1, pos[t] == 1, mlen[t] == mlen[t - 1])))))
+            ctx.add(z3.Implies(z3.And(gap, fate[t]), z3.And(phase[t] == nxt[t - 1], pos[t] == 0,
+                                                            event[t] == NO_EVENT, *keep)))
             if t >= R:
                 ctx.add(fate[t] == z3.And(ctx.S[t - R] >= mark_adm[t - 1], ctx.Ld[t] >= mark_L[t - 1]))
             waited = z3.If(pp == WAIT, ps + 1, 1)
             new_experiment = [phase[t] == 0, pos[t] == 0]
-            ctx.add(z3.Implies(z3.And(ready, z3.Not(fate[t])), z3.Or(
+            ctx.add(z3.Implies(z3.And(z3.Or(ready, gap), z3.Not(fate[t])), z3.Or(
                 z3.And(phase[t] == WAIT, pos[t] == z3.If(waited >= TO, TO, waited), mlen[t] == mlen[t - 1],
+                       nxt[t] == z3.If(pp == WAIT, nxt[t - 1], WAIT),
                        event[t] == NO_EVENT, *keep),
                 z3.And(waited >= TO, event[t] == TIMEOUT, base[t] * 2 == base[t - 1], mode[t] == DECIDE,
                        epsk[t] == 1, dirn[t] == dirn[t - 1], adj[t] == adj[t - 1], u_prev[t] == u_prev[t - 1],
@@ -361,17 +379,24 @@ class Allegro(CCA):
             minus = [z3.If(obit[k][t - 1], reg[2 * k + 1][t - 1], reg[2 * k][t - 1]) for k in range(2)]
             go_up = z3.And(plus[0] > minus[0], plus[1] > minus[1])
             go_down = z3.And(minus[0] > plus[0], minus[1] > plus[1])
+            # a move goes to r_0 = r(1 +- eps) (an MI at r_0 first), or, skipping r_0's MI, to
+            # r_1 = r_0 (1 +- eps_min) with r_0 to return to and U(r_0) any value (a trial's, or none)
             for k, e in enumerate(levels):
                 ctx.add(z3.Implies(z3.And(decide, m0 == DECIDE, epsk[t - 1] == k + 1), z3.If(
-                    go_up, z3.And(base[t] == (1 + e) * r, dirn[t] == 1),
-                    z3.If(go_down, z3.And(base[t] == (1 - e) * r, dirn[t] == -1),
+                    go_up, z3.And(dirn[t] == 1, z3.If(
+                        skip0[t], z3.And(base[t] == (1 + e) * (1 + e_min) * r, prev_base[t] == (1 + e) * r),
+                        base[t] == (1 + e) * r)),
+                    z3.If(go_down, z3.And(dirn[t] == -1, z3.If(
+                        skip0[t], z3.And(base[t] == (1 - e) * (1 - e_min) * r, prev_base[t] == (1 - e) * r),
+                        base[t] == (1 - e) * r)),
                           z3.And(base[t] == r, dirn[t] == dirn[t - 1])))))
             moved = z3.Or(go_up, go_down)
-            ctx.add(z3.Implies(z3.And(decide, m0 == DECIDE), z3.And(
-                u_prev[t] == up_, prev_base[t] == prev_base[t - 1],
-                z3.If(moved, z3.And(mode[t] == ADJUST, adj[t] == 0, epsk[t] == epsk[t - 1]),
-                      z3.And(mode[t] == DECIDE, adj[t] == adj[t - 1],
-                             epsk[t] == z3.If(epsk[t - 1] >= E, E, epsk[t - 1] + 1))))))
+            ctx.add(z3.Implies(z3.And(decide, m0 == DECIDE), z3.If(
+                z3.And(moved, skip0[t]), z3.And(mode[t] == ADJUST, adj[t] == 1, epsk[t] == epsk[t - 1]),
+                z3.And(u_prev[t] == up_, prev_base[t] == prev_base[t - 1],
+                       z3.If(moved, z3.And(mode[t] == ADJUST, adj[t] == 0, epsk[t] == epsk[t - 1]),
+                             z3.And(mode[t] == DECIDE, adj[t] == adj[t - 1],
+                                    epsk[t] == z3.If(epsk[t - 1] >= E, E, epsk[t - 1] + 1)))))))
             # rate-adjusting state
             n0, d = adj[t - 1], dirn[t - 1]
             advance = [mode[t] == ADJUST, u_prev[t] == u0, prev_base[t] == r, dirn[t] == d, epsk[t] == epsk[t - 1],
@@ -391,7 +416,7 @@ class Allegro(CCA):
                 z3.And(*advance))))
         state = {"base": base, "mode": mode, "phase": phase, "pos": pos, "mlen": mlen, "order": order,
                  "eps": eps, "dir": dirn, "adj_n": adj, "event": event, "util": util, "u_prev": u_prev,
-                 "prev_base": prev_base}
+                 "prev_base": prev_base, "next_mi": nxt}
         state.update({"_reg": reg, "_epsk": epsk, "_acc_a": acc_a, "_acc_l": acc_l, "_mark_adm": mark_adm,
                       "_mark_L": mark_L})
         return state
@@ -412,6 +437,7 @@ class Allegro(CCA):
         order = [int(o) for o in st["order"]]
         eps, dirn, adj, event = st["eps"], st["dir"], st["adj_n"], st["event"]
         util, u_prev, prev_base = st["util"], st["u_prev"], st["prev_base"]
+        nxt = st["next_mi"]
         out: list[str] = []
 
         def bad(t: int, msg: str) -> None:
@@ -440,7 +466,8 @@ class Allegro(CCA):
         for t in range(T):
             if mode[t] not in (START, DECIDE, ADJUST) or not 0 <= phase[t] <= WAIT or dirn[t] not in (1, -1) \
                     or not m_lo <= mlen[t] <= m_hi or eps[t] not in levels or not 0 <= adj[t] <= ncap \
-                    or event[t] not in (NO_EVENT, RULE, TIMEOUT) or not 0 <= order[t] <= 3:
+                    or event[t] not in (NO_EVENT, RULE, TIMEOUT) or not 0 <= order[t] <= 3 \
+                    or not 1 <= nxt[t] <= WAIT or (nxt[t] != WAIT and (phase[t] != WAIT or mode[t] != DECIDE)):
                 bad(t, "an Allegro state variable is out of its domain")
                 continue
             if base[t] <= 0 or prev_base[t] <= 0:
@@ -449,11 +476,13 @@ class Allegro(CCA):
                 bad(t, f"phase {phase[t]} outside the decision-making state")
             if (phase[t] < WAIT and not 0 <= pos[t] < mlen[t]) or (phase[t] == WAIT and not 1 <= pos[t] <= TO):
                 bad(t, f"position {pos[t]} impossible in phase {phase[t]}")
-            want = base[t]
-            if mode[t] == DECIDE and phase[t] < WAIT:
-                want = base[t] * (1 + eps[t] if probe_high(order[t], phase[t]) else 1 - eps[t])
-            if f.rate[t] != want:
-                bad(t, f"rate {f.rate[t]} is not {want}")
+            want = [base[t]]
+            if mode[t] == DECIDE:       # a trial's rate; waiting: also the rate of the trial that just ended
+                i = phase[t] if phase[t] < WAIT else nxt[t] - 1
+                probe = base[t] * (1 + eps[t] if probe_high(order[t], i) else 1 - eps[t])
+                want = [probe] if phase[t] < WAIT else [base[t], probe]
+            if f.rate[t] not in want:
+                bad(t, f"rate {f.rate[t]} is not {' or '.join(map(str, want))}")
             if t >= R and f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - R] - f.Ld[t]:
                 bad(t, "cwnd is not the bytes in flight after this step's sends")
             if mi_end(t):
@@ -477,10 +506,6 @@ class Allegro(CCA):
                         order[t] != order[t - 1] or event[t] != NO_EVENT:
                     bad(t, "the MI should continue unchanged")
                 continue
-            if pp < last_mi:
-                if (phase[t], pos[t]) != (pp + 1, 0) or not same or order[t] != order[t - 1] or event[t] != NO_EVENT:
-                    bad(t, "the next MI of the experiment should start with the state unchanged")
-                continue
             fate = None
             if t >= R:
                 e = t - 1
@@ -488,9 +513,21 @@ class Allegro(CCA):
                     e -= 1
                 if e >= 0:
                     fate = f.S[t - R] >= f.A[e] - f.L[e] and f.Ld[t] >= f.L[e]
+            kept = same and order[t] == order[t - 1] and event[t] == NO_EVENT
+            if pp < last_mi:        # the next trial now, or a gap until this one's fate is known
+                now = (phase[t], pos[t]) == (pp + 1, 0)
+                gap = (phase[t], pos[t], nxt[t], mlen[t]) == (WAIT, 1, pp + 1, mlen[t - 1]) and not fate
+                if not (now or gap) or not kept:
+                    bad(t, "the next MI of the experiment should start with the state unchanged")
+                continue
             waited = ps + 1 if pp == WAIT else 1
+            if pp == WAIT and nxt[t - 1] < WAIT and phase[t] < WAIT and event[t] == NO_EVENT:
+                if (phase[t], pos[t]) != (nxt[t - 1], 0) or not kept or fate is False:
+                    bad(t, "a gap ends when its MI's fate is known: the next trial starts, the state unchanged")
+                continue
             if event[t] == NO_EVENT:
-                if (phase[t], pos[t]) != (WAIT, min(waited, TO)) or not same or order[t] != order[t - 1]:
+                want_next = nxt[t - 1] if pp == WAIT else WAIT
+                if (phase[t], pos[t], nxt[t]) != (WAIT, min(waited, TO), want_next) or not kept:
                     bad(t, "should wait for the fate of the last MI with the state unchanged")
                 if fate:
                     bad(t, "the fate of the experiment's MIs is known but the sender keeps waiting")
@@ -505,6 +542,8 @@ class Allegro(CCA):
                 continue
             if fate is False:
                 bad(t, "a rule applied before the fate of the experiment's MIs was known")
+            if pp == WAIT and nxt[t - 1] < WAIT:
+                bad(t, "a rule applied in a gap between decision MIs")
             out += [f"step {t}: {m}" for m in self._check_rule(f, t, levels, e_min, ncap, last_utility)]
         return out
 
@@ -544,6 +583,10 @@ class Allegro(CCA):
             ok = False
             for v_ in allowed:
                 rate, m = moves[v_]
+                if v_ != 0 and mode[t] == m and adj[t] == 1 and dirn[t] == v_ and eps[t] == e \
+                        and prev_base[t] == rate and base[t] == rate * (1 + v_ * e_min):
+                    ok = True       # r_0's MI skipped: on to r_1, U(r_0) any value
+                    break
                 if base[t] != rate or mode[t] != m:
                     continue
                 if v_ != 0:

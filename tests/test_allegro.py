@@ -86,13 +86,13 @@ PAPER_RUNS = 8
 # readings the encoding does not cover, pinned to the covered alternative (each a RESTRICTION
 # in ccas/allegro.py's docstring: an unsat answer holds only for senders with that reading):
 ALLEGRO_RESTRICTIONS = {
-    # MIs back to back inside a decision round (the encoding waits only after its 4th trial)
-    "pipeline": 0,
     # an MI's metrics are the fates of the bytes it sent, not the events seen during it
     "mi_feedback": 0,
-    # an MI is sent at r_0 itself before eq. 1's r_1
-    "adjust_first": 0,
 }
+# every third run starts in the starting state (the constructor's slow_start); there the
+# encoding waits for each MI's fate before the next doubling: pipelining across a pending
+# starting-state result (pipeline = 0) is not covered. (In decision making both readings are.)
+STARTING_RESTRICTIONS = {**ALLEGRO_RESTRICTIONS, "pipeline": 1}
 
 
 def paper_runs(key: str, seeds: range) -> None:
@@ -100,9 +100,10 @@ def paper_runs(key: str, seeds: range) -> None:
     cca = {"name": "allegro", **params}
     adm = Admitter(cfg, cca)
     for seed in seeds:
-        run, drawn = paper_run(cfg, cca, lambda s, c: AllegroPaperSender(s, choose=c), random.Random(seed),
-                               ALLEGRO_RESTRICTIONS)
-        assert adm.admits(run, {}) == "sat", (seed, drawn, adm.why_not(run, {})[:20])
+        slow = seed % 3 == 2
+        run, drawn = paper_run(cfg, cca, lambda s, c: AllegroPaperSender(s, slow_start=slow, choose=c),
+                               random.Random(seed), STARTING_RESTRICTIONS if slow else ALLEGRO_RESTRICTIONS)
+        assert adm.admits(run, {}) == "sat", (seed, slow, drawn, adm.why_not(run, {})[:20])
 
 
 @pytest.mark.parametrize("key", sorted(PAPER))

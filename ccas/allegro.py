@@ -257,6 +257,7 @@ class Allegro(CCA):
         mark_adm, mark_L = ctx.series("allegro_mark_adm", axis="S"), ctx.series("allegro_mark_L", axis="L")
         fate = ctx.series("allegro_fate", "bool")
         skip0 = ctx.series("allegro_skip_r0", "bool")   # a decision's move skips r_0's MI
+        across = ctx.series("allegro_across", "bool")   # a decision compares across the pairs
         nxt = ctx.series("next_mi", "int")      # while waiting: the decision MI that follows, 4 the rule
         no_loss = v.buffer is None and not v.net.lossy
 
@@ -377,8 +378,11 @@ class Allegro(CCA):
             # decision-making state: the two pairs' utilities by their order
             plus = [z3.If(obit[k][t - 1], reg[2 * k][t - 1], reg[2 * k + 1][t - 1]) for k in range(2)]
             minus = [z3.If(obit[k][t - 1], reg[2 * k + 1][t - 1], reg[2 * k][t - 1]) for k in range(2)]
-            go_up = z3.And(plus[0] > minus[0], plus[1] > minus[1])
-            go_down = z3.And(minus[0] > plus[0], minus[1] > plus[1])
+            # within each pair (U_i^+ > U_i^-), or across pairs ("for all i, j": U_i^+ > U_j^-)
+            go_up = z3.If(across[t], z3.And(*(plus[i] > minus[j] for i in range(2) for j in range(2))),
+                          z3.And(plus[0] > minus[0], plus[1] > minus[1]))
+            go_down = z3.If(across[t], z3.And(*(minus[i] > plus[j] for i in range(2) for j in range(2))),
+                            z3.And(minus[0] > plus[0], minus[1] > plus[1]))
             # a move goes to r_0 = r(1 +- eps) (an MI at r_0 first), or, skipping r_0's MI, to
             # r_1 = r_0 (1 +- eps_min) with r_0 to return to and U(r_0) any value (a trial's, or none)
             for k, e in enumerate(levels):
@@ -576,8 +580,9 @@ class Allegro(CCA):
             if all(u is not None for u in us):
                 hi = [us[0] if o & 1 else us[1], us[2] if o & 2 else us[3]]
                 lo = [us[1] if o & 1 else us[0], us[3] if o & 2 else us[2]]
-                verdict = 1 if all(h > x for h, x in zip(hi, lo)) else -1 if all(x > h for h, x in zip(hi, lo)) else 0
-                allowed = [verdict]
+                within = 1 if all(h > x for h, x in zip(hi, lo)) else -1 if all(x > h for h, x in zip(hi, lo)) else 0
+                across = 1 if min(hi) > max(lo) else -1 if min(lo) > max(hi) else 0
+                allowed = [within, across]
             else:
                 allowed = [1, -1, 0]
             ok = False

@@ -238,9 +238,6 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("allegro_skip_up_only", ALLEGRO, "only an upward move may skip r_0's MI",
            "skip0[t], z3.And(base[t] == (1 - e) * (1 - e_min) * r, prev_base[t] == (1 - e) * r),",
            "z3.BoolVal(False), z3.And(base[t] == (1 - e) * (1 - e_min) * r, prev_base[t] == (1 - e) * r),"),
-    Mutant("allegro_within_only", ALLEGRO, "a decision compares within each pair only (conclusive 0 only)",
-           'across = ctx.series("allegro_across", "bool")',
-           "across = [z3.BoolVal(False)] * T"),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

@@ -22,8 +22,11 @@ sat answers stay real runs of the covered readings).
    send-time reading (``mi_feedback`` = 0: the fates of the bytes the MI sent; its result exists
    once every one of them is ACKed or detected lost). RESTRICTION: the receive-time reading
    (``mi_feedback`` = 1: the events observed during the MI, known at its end, no wait) is not
-   covered (its utility is a ratio of two measured sums and its decisions need no fate); an
-   unsat answer holds for send-time senders only.
+   encoded (its utility is a ratio of two measured sums and its decisions need no fate). The
+   free MI boundaries absorb many such runs, not all: on the lossy path (T 12, R 1, buffer 1,
+   eta 0.1) a starting state that doubles on receive-time utilities where no split of the
+   bytes into send-time MIs allows it is excluded. An unsat answer holds for send-time senders
+   only.
 4. MI length [3]: "max of (a) the time to send 10 data packets and (b) 1.7 RTTs with 0.5 RTT
    uniform-random variance" -- enclosure within ``[floor(mi_lo R), ceil(mi_hi R)]`` steps, a
    solver choice per MI (covers every ``mi_spread``/``mi_draw`` when the RTT is R).

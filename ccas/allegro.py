@@ -47,7 +47,7 @@ sat answers stay real runs of the covered readings).
 6. Decision making, trials [3]: two pairs of r(1+eps), r(1-eps) "in random order" -- exact:
    each pair's order a solver choice (``trial_order``). Back to back (``pipeline`` = 0) or each
    trial after the previous one's result (``pipeline`` = 1: a gap, ``next_mi``, until its fate
-   is known) -- both exact.
+   is known) -- enclosure: both readings, mixed freely within a run.
 7. Waiting for results [not in the paper] -- enclosure: while waiting in decision making the
    rate is the base r or the rate of the trial that just ended (``wait_rate`` 0 and 1); in the
    other states the rate of the last MI. An MI timeout (Vivace 4.3, not Allegro's) may halve
@@ -66,19 +66,22 @@ sat answers stay real runs of the covered readings).
     (``adjust_first``): an MI at r_0 first (0), or no MI at r_0 and U(r_0) a trial's utility,
     the mean of two, or no comparison at n = 1 (1-3): the move may go straight to r_1 with r_0
     to return to and U(r_0) a free value (``allegro_skip_r0``) -- enclosure covering all four.
-    Not covered: the paper sender's guard beyond the paper (hold the rate once 1 - n eps_min
-    <= 0, n >= 100 decreasing steps; unreachable at these horizons).
+    RESTRICTION (not a rule of the paper): a sender that holds the rate once 1 - n eps_min <= 0
+    (the paper sender's guard, n >= 100 decreasing steps) is excluded there; unreachable at
+    these horizons, so no answer changes.
 12. Stop [3]: U(r_n) < U(r_(n-1)): back to r_(n-1), decision making -- exact, when the sender
     waits for each adjusting MI's result. RESTRICTION, as in 5: pipelined adjusting MIs
     (``pipeline`` = 0, the ``react`` readings) are admitted only where the free MI lengths
     absorb them (an MI ending so that its fate is known when the pipelined sender switches);
-    the conformance runs found no excluded one, but the rule is not encoded.
+    the conformance runs found no excluded one, but the rule is not encoded, so an unsat
+    answer about rate adjusting holds for senders that wait for each adjusting MI's result.
 
 Readings checked against the paper sender (``tests/test_allegro.py``, ALLEGRO_RESTRICTIONS):
 covered ``pipeline`` (decision making: both; starting state: 1), ``react``, ``wait_rate``,
 ``mi_rtt``/``mi_spread``/``mi_draw``/``floor_rate`` (with mi_hi raised, rule 4),
-``trial_order``, ``conclusive``, ``eps_reset``, ``adjust_first``, ``start_exit``; pinned:
-``mi_feedback`` = 1 (rule 3) and ``pipeline`` = 0 in runs through the starting state (rule 5).
+``trial_order``, ``conclusive``, ``eps_reset``, ``adjust_first``, ``start_exit``; pinned to the
+covered reading: ``mi_feedback`` = 0 (rule 3), and ``pipeline`` = 1 in runs through the
+starting state (rule 5).
 
 The sigmoid enclosure (rule 2)
 ------------------------------

@@ -235,9 +235,6 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("allegro_gap_first_only", ALLEGRO, "a gap (waiting for a trial's fate) only after a round's first trial",
            "z3.And(z3.Not(fate[t]), phase[t] == WAIT, nxt[t] == pp + 1,",
            "z3.And(z3.Not(fate[t]), pp == 0, phase[t] == WAIT, nxt[t] == pp + 1,"),
-    Mutant("allegro_skip_up_only", ALLEGRO, "only an upward move may skip r_0's MI",
-           "skip0[t], z3.And(base[t] == (1 - e) * (1 - e_min) * r, prev_base[t] == (1 - e) * r),",
-           "z3.BoolVal(False), z3.And(base[t] == (1 - e) * (1 - e_min) * r, prev_base[t] == (1 - e) * r),"),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

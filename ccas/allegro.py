@@ -1,60 +1,95 @@
 """``allegro``: PCC Allegro (Dong et al., NSDI 2015, "PCC: Re-architecting Congestion Control").
 
 The paper calls it PCC; the name "Allegro" comes from the Vivace paper. Section numbers below
-are those of the NSDI 2015 short paper (``../shared/seeds/pcc-allegro.md``).
+are those of the short paper text (``../shared/seeds/pcc-allegro.md``). Its readings are the
+named ``choose`` points of the paper-faithful sender ``senders/allegro_paper.py``, against which
+``tests/test_allegro.py`` checks this encoding (``test_encoding_admits_every_run_of_the_paper_sender``).
 
-What is modelled (paper section in brackets)
---------------------------------------------
-* Utility [2.2, the "safe" function used in every experiment, 4.1]:
-  ``u = T * Sigmoid(L - loss_cap) - x * L`` with x the MI's sending rate in Mbps, L its loss
-  rate, ``T = x (1 - L)`` its throughput and ``Sigmoid(y) = 1 / (1 + e^(alpha*y))``;
-  ``loss_cap = 0.05`` and ``alpha = 100`` (2.2: Theorem 1 needs alpha >= max(2.2(n-1), 100);
-  the public code uses 1000: a parameter). For an MI of M steps that sent a bytes and lost l of
-  them, ``x = (a / M) * link_mbps / C`` and ``u * M = (link_mbps / C) * ((a - l) Sig(l/a -
-  loss_cap) - l)``: linear except the product ``(a - l) * Sig``, enclosed below.
-* Monitor intervals [3]: "1.7 RTTs with 0.5 RTT uniform-random variance": each MI's length is a
-  solver choice, any whole number of steps in ``[floor(mi_lo*R), ceil(mi_hi*R)]`` (at least 1),
-  chosen afresh at each MI's start (defaults mi_lo = 1.7, mi_hi = 2.2: the reading "uniform in
-  [1.7, 2.2] RTT"; set ``mi_lo = 1.2`` for the symmetric reading 1.7 +- 0.5). The sender sends
-  at one rate during an MI (paced, always backlogged, as in ``ccas/pcc.py``).
-* Starting state [3]: one MI at rate r; when its utility is known: if it is lower than the
-  previous MI's, the rate returns to r/2 ("the previous rate ... i.e., half the rate") and the
-  sender enters the decision-making state with eps = eps_min; otherwise the rate doubles.
-* Decision-making state [3]: four MIs, two pairs each of one MI at ``r(1+eps)`` and one at
-  ``r(1-eps)``, each pair in a solver-chosen order (the paper's random order). Both pairs say
-  the higher rate had the higher utility (``U_i^+ > U_i^-`` for i = 1, 2): the rate becomes
-  ``r(1+eps)``, direction +1, rate-adjusting state; both say lower: ``r(1-eps)``, direction -1;
-  otherwise the rate stays and ``eps = min(eps + eps_min, eps_max)`` (eps_min = 0.01,
-  eps_max = 0.05).
-* Rate-adjusting state [3, eq. 1]: from r_0 (the decision's new rate), each MI at
-  ``r_n = r_(n-1) (1 + n * eps_min * dir)``; when ``U(r_n) < U(r_(n-1))`` the rate returns to
-  ``r_(n-1)`` and the sender re-enters the decision-making state.
-* Waiting for fate (``ccas/pcc.py``): an MI's utility exists once the fate of all its bytes is
-  known; the sender keeps sending at the current rate until then, then applies the rule above.
-  The rest of the shared machinery (scale, pacing, the fate test) is ``ccas/pcc.py``'s.
+The paper's rules, and how the encoding treats each
+---------------------------------------------------
+Marks: *exact* (the rule as written); *enclosure* (over-approximated: every run the rule makes is
+admitted, and some it does not make); *RESTRICTION* (the encoding excludes runs the paper's
+algorithm makes: an unsat answer then holds only for senders whose reading is the covered one;
+sat answers stay real runs of the covered readings).
 
-Readings of what the paper leaves open (each a parameter or a solver choice)
----------------------------------------------------------------------------
-* The MI range (above): ``mi_lo``/``mi_hi`` in RTTs; the RTT is the min RTT R (a sender whose
-  RTT estimate includes queueing has longer MIs: raise ``mi_hi`` to cover them).
-* The first MI of the rate-adjusting state runs at r_0 itself and measures U(r_0); r_1 follows
-  (eq. 1 compares U(r_n) with U(r_(n-1)), so U(r_0) must be measured).
-* eps when the decision-making state is re-entered from the rate-adjusting state: "starts from
-  eps_min when it enters the decision making system for the first time" does not say whether it
-  is reset later, so it is a solver choice in [eps_min, eps_max] (covers both "reset" and
-  "keep"). From the starting state (the first entry) it is eps_min.
-* Ties: strict comparisons as written (``U_i^+ > U_i^-``; revert only if ``U(r_n) < U(r_(n-1))``,
-  leave the starting state only if the utility *decreases*). The enclosed utilities make every
-  near-tie a solver choice anyway.
-* The counter n of the rate-adjusting state is tracked up to ``adjust_cap``; at the cap the step
-  factor is any value at least ``1 + adjust_cap*eps_min`` (up) or in ``(0, 1 -
-  adjust_cap*eps_min]`` (down): a sound stand-in for any longer run.
-* MI timeout: Allegro's paper has none (Vivace 4.3 added it); allowing one only adds runs. Once
-  the fate of the last MI has been unknown for ``mi_timeout`` min RTTs the rate *may* be halved
-  (decision-making state, eps_min, a new experiment).
+1. Rate-based sending, one rate per MI [3] -- exact: paced, always backlogged (``ccas/pcc.py``),
+   ``cwnd`` is the bytes in flight plus the step's rate.
+2. Utility [2.2, 4.1: the "safe" one]: ``u = T Sig(L - loss_cap) - x L``,
+   ``Sig(y) = 1/(1 + e^(alpha y))`` -- enclosure: the sigmoid is bounded in loss-fraction
+   bands (below); exact (to 1e-12) without loss. Loss counted in bytes (the paper's per-packet
+   probability with equal packets).
+3. Per-MI metrics [3; Vivace 2: "selective ACKs for packets sent in a MI"] -- exact for the
+   send-time reading (``mi_feedback`` = 0: the fates of the bytes the MI sent; its result exists
+   once every one of them is ACKed or detected lost). RESTRICTION: the receive-time reading
+   (``mi_feedback`` = 1: the events observed during the MI, known at its end, no wait) is not
+   encoded (its utility is a ratio of two measured sums and its decisions need no fate). The
+   free MI boundaries absorb many such runs, not all: on the lossy path (T 12, R 1, buffer 1,
+   eta 0.1) a starting state that doubles on receive-time utilities where no split of the
+   bytes into send-time MIs allows it is excluded. An unsat answer holds for send-time senders
+   only.
+4. MI length [3]: "max of (a) the time to send 10 data packets and (b) 1.7 RTTs with 0.5 RTT
+   uniform-random variance" -- enclosure within ``[floor(mi_lo R), ceil(mi_hi R)]`` steps, a
+   solver choice per MI (covers every ``mi_spread``/``mi_draw`` when the RTT is R).
+   RESTRICTION at the defaults (mi_lo 1.7, mi_hi 2.2): MIs outside that range are excluded: the
+   spread reading 1.7 +- 0.5 at R >= 3 (ceil(1.2 R) < floor(1.7 R)); an RTT estimate
+   (``mi_rtt``: latest, smoothed or minimum sample) above R, which queueing and jitter give;
+   the 10-packet floor (``floor_rate``) at rates below 10 packets per ~2 RTTs. Parameter-covered:
+   lower ``mi_lo`` / raise ``mi_hi`` to the path's RTT range (the paper-sender test uses
+   mi_hi = 8 at R = 1, 5 at R = 2); with the defaults an unsat answer holds for senders whose
+   MIs stay in the range.
+5. Starting state [3]: double the rate every MI; exit when the utility decreases (strictly) to
+   the previous rate, i.e. half the rate, into decision making with eps_min -- exact when the
+   sender waits for each starting MI's result before the next doubling (``pipeline`` = 1, where
+   both ``start_exit`` readings give r/2). RESTRICTION: pipelined doubling (``pipeline`` = 0:
+   the next MI starts while the previous result is pending, the exit jumps back over MIs
+   already sent) is not covered; an unsat answer about runs through the starting state holds
+   for waiting senders only. The initial rate 2 MSS/RTT: history (any state at step 0).
+6. Decision making, trials [3]: two pairs of r(1+eps), r(1-eps) "in random order" -- exact:
+   each pair's order a solver choice (``trial_order``). Back to back (``pipeline`` = 0) or each
+   trial after the previous one's result (``pipeline`` = 1: a gap, ``next_mi``, until its fate
+   is known) -- enclosure: both readings, mixed freely within a run.
+7. Waiting for results [not in the paper] -- enclosure: while waiting in decision making the
+   rate is the base r or the rate of the trial that just ended (``wait_rate`` 0 and 1); in the
+   other states the rate of the last MI. An MI timeout (Vivace 4.3, not Allegro's) may halve
+   the rate after ``mi_timeout`` RTTs without a result: only adds runs.
+8. Decision [3]: "If the higher rate consistently has higher utility (U_i^+ > U_i^- for all
+   i, j)": up to r(1+eps); the lower: r(1-eps); else stay -- exact for both readings of the
+   stray "j" (``conclusive``): within each pair (U_i^+ > U_i^-) or across pairs (U_i^+ > U_j^-),
+   a solver choice per decision (``allegro_across``); strict comparisons (ties stay). (The two
+   differ only when the four utilities interleave, which the random conformance runs did not
+   produce: the mutant dropping the across alternative survives them.)
+9. Inconclusive round [3]: eps <- min(eps + eps_min, eps_max), same r -- exact.
+10. eps on (re-)entry [3]: eps_min the first time; after a rate-adjusting stop a solver choice
+    in the eps levels (covers ``eps_reset`` 0 and 1) -- enclosure.
+11. Rate adjusting [3, eq. 1]: r_n = r_(n-1)(1 + n eps_min dir) -- exact up to ``adjust_cap``,
+    then enclosure (any factor beyond 1 +- adjust_cap eps_min). What U(r_0) is
+    (``adjust_first``): an MI at r_0 first (0), or no MI at r_0 and U(r_0) a trial's utility,
+    the mean of two, or no comparison at n = 1 (1-3): the move may go straight to r_1 with r_0
+    to return to and U(r_0) a free value (``allegro_skip_r0``) -- enclosure covering all four.
+    RESTRICTION (not a rule of the paper): a sender that holds the rate once 1 - n eps_min <= 0
+    (the paper sender's guard, n >= 100 decreasing steps) is excluded there; unreachable at
+    these horizons, so no answer changes.
+12. Stop [3]: U(r_n) < U(r_(n-1)): back to r_(n-1), decision making -- exact, when the sender
+    waits for each adjusting MI's result. RESTRICTION, as in 5: pipelined adjusting MIs
+    (``pipeline`` = 0, the ``react`` readings) are admitted only where the free MI lengths
+    absorb them (an MI ending so that its fate is known when the pipelined sender switches);
+    the conformance runs found no excluded one, but the rule is not encoded, so an unsat
+    answer about rate adjusting holds for senders that wait for each adjusting MI's result.
 
-What is abstracted (the encoding is a superset of the algorithm above)
------------------------------------------------------------------------
+Readings checked against the paper sender (``tests/test_allegro.py``, ALLEGRO_RESTRICTIONS):
+covered ``pipeline`` (decision making: both; starting state: 1), ``react``, ``wait_rate``,
+``mi_rtt``/``mi_spread``/``mi_draw``/``floor_rate`` (with mi_hi raised, rule 4),
+``trial_order``, ``conclusive``, ``eps_reset``, ``adjust_first``, ``start_exit``; pinned to the
+covered reading: ``mi_feedback`` = 0 (rule 3), and ``pipeline`` = 1 in runs through the
+starting state (rule 5).
+
+The sigmoid enclosure (rule 2)
+------------------------------
+For an MI of M steps that sent a bytes and lost l of them, ``x = (a / M) * link_mbps / C`` and
+``u * M = (link_mbps / C) * ((a - l) Sig(l/a - loss_cap) - l)``: linear except the product
+``(a - l) * Sig``, enclosed as follows. ``alpha`` = 100 (2.2: Theorem 1 needs alpha >=
+max(2.2(n-1), 100); the public code uses 1000: a parameter), ``loss_cap`` = 0.05.
+
 * The sigmoid: the loss fraction ``l/a`` is cut into bands (``l >= lo*a and l <= hi*a``: linear):
   the exact point ``l = 0``, bands of width ``sig_band`` up to ``sig_top``, and ``[sig_top,
   inf)``. Sigmoid is decreasing, so in a band ``Sig(hi - cap) <= Sig <= Sig(lo - cap)``; the
@@ -68,24 +103,21 @@ What is abstracted (the encoding is a superset of the algorithm above)
   cap only; up to 2% loss under 0.02) times the throughput term; exact (to 1e-12) without loss.
 * ``u * M`` is enclosed as one variable; with the MI length M a solver choice, ``u`` follows by one
   case per possible M (exact).
-* The probe order, the MI lengths, the eps on re-entry, ties, timer firing and the counter past
-  its cap are solver choices; the decision is taken at step granularity (the step at which the
-  fate of the last MI becomes known).
 
 Not modelled
 ------------
-The "time to send 10 data packets" lower bound on the MI [3] (the model has no packets; at the
-rates in question 1.7 RTTs is the longer one); the initial rate 2*MSS/RTT (the state at step 0
-is history: any state); per-packet loss events (bytes); retransmissions and SACK details of the
-UDT prototype; the pipelining of the prototype (it starts the next MI while the previous one's
-fate is pending: here the controller waits, sending at the current rate).
+Retransmissions and SACK details of the UDT prototype; per-packet loss events (bytes are
+counted); the latency utility "Allegro-Latency" (named by Vivace, given nowhere). The 10-packet
+floor of the MI and the RTT estimate enter only through the MI range (rule 4).
 
 Left to the solver: the history (every state variable and register at step 0), each MI's
-length, each decision round's probe order, and the free choices listed above.
+length, each decision round's probe order, and the free choices listed above (gaps, the skip
+of r_0's MI, the comparison reading, eps on re-entry, U(r_0), the waiting rate, timer firing,
+the counter past its cap).
 
 State (queries, trace): ``base`` (the current rate r), ``mode`` (0 starting, 1 decision making,
 2 rate adjusting), ``phase``, ``pos``, ``mlen``, ``order``, ``eps``, ``dir``, ``adj_n``,
-``event``, ``util``, ``u_prev``, ``prev_base``. Plotted: base, util, mode.
+``event``, ``util``, ``u_prev``, ``prev_base``, ``next_mi``. Plotted: base, util, mode.
 """
 
 from __future__ import annotations
@@ -109,7 +141,7 @@ if TYPE_CHECKING:
     from ccac.senders.pcc import Choose
 
 START, DECIDE, ADJUST = 0, 1, 2
-WAIT = 4          # the phase while waiting for the fate of the experiment's last MI
+WAIT = 4          # the phase while waiting for the fate of the experiment's last MI (or, a gap, a trial's)
 NO_EVENT, RULE, TIMEOUT = 0, 1, 2
 
 
@@ -208,7 +240,7 @@ class Allegro(CCA):
                  "the central rate)", "bytes/step", plotted=True),
         StateVar("mode", "0 starting, 1 decision making, 2 rate adjusting", "", "int", plotted=True),
         StateVar("phase", "MI index of the experiment (decision making: 0..3; else 0), 4 while waiting "
-                 "for the last MI's fate", "", "int"),
+                 "for the last MI's fate (or, in a gap before trial next_mi, the previous trial's)", "", "int"),
         StateVar("pos", "step within the MI (0..mlen-1), or steps since the last MI ended while waiting",
                  "steps", "int"),
         StateVar("mlen", "length of the current MI (solver-chosen in the randomized range)", "steps", "int"),
@@ -221,6 +253,8 @@ class Allegro(CCA):
         StateVar("util", "utility of the MI that ends at this step (0 elsewhere)", "Mbps", plotted=True),
         StateVar("u_prev", "utility of the previous MI (starting / rate-adjusting comparisons)", "Mbps"),
         StateVar("prev_base", "rate r_(n-1) to return to in the rate-adjusting state", "bytes/step"),
+        StateVar("next_mi", "while waiting in decision making: the trial MI that follows the wait (1..3), "
+                 "4 the rule (elsewhere 4)", "", "int"),
     )
 
     def paced(self, params: dict[str, Any]) -> bool:
@@ -254,6 +288,9 @@ class Allegro(CCA):
         acc_a, acc_l = ctx.series("allegro_sent"), ctx.series("allegro_lost")
         mark_adm, mark_L = ctx.series("allegro_mark_adm", axis="S"), ctx.series("allegro_mark_L", axis="L")
         fate = ctx.series("allegro_fate", "bool")
+        skip0 = ctx.series("allegro_skip_r0", "bool")   # a decision's move skips r_0's MI
+        across = ctx.series("allegro_across", "bool")   # a decision compares across the pairs
+        nxt = ctx.series("next_mi", "int")      # while waiting: the decision MI that follows, 4 the rule
         no_loss = v.buffer is None and not v.net.lossy
 
         def ends(t: int) -> Any:
@@ -287,15 +324,21 @@ class Allegro(CCA):
                     mlen[t] >= m_lo, mlen[t] <= m_hi,
                     z3.Implies(phase[t] < WAIT, z3.And(pos[t] >= 0, pos[t] <= mlen[t] - 1)),
                     z3.Implies(phase[t] == WAIT, z3.And(pos[t] >= 1, pos[t] <= TO)),
+                    nxt[t] >= 1, nxt[t] <= WAIT, z3.Implies(z3.Or(phase[t] < WAIT, mode[t] != DECIDE), nxt[t] == WAIT),
                     epsk[t] >= 1, epsk[t] <= E, z3.Or(dirn[t] == 1, dirn[t] == -1),
                     adj[t] >= 0, adj[t] <= ncap, event[t] >= NO_EVENT, event[t] <= TIMEOUT,
                     prev_base[t] > 0, acc_a[t] >= 0, acc_l[t] >= 0)
             # the rate is bilinear in base and eps: one case per eps level (and probe MI)
-            ctx.add(z3.Implies(z3.Or(mode[t] != DECIDE, phase[t] == WAIT), ctx.rate[t] == base[t]))
+            # waiting in decision making: the base r or the rate of the trial that just ended
+            ctx.add(z3.Implies(mode[t] != DECIDE, ctx.rate[t] == base[t]))
             for k, e in enumerate(levels):
                 for i in range(4):
+                    probe = z3.If(probe_high(t, i), (1 + e) * base[t], (1 - e) * base[t])
                     ctx.add(z3.Implies(z3.And(mode[t] == DECIDE, phase[t] == i, epsk[t] == k + 1),
-                                       ctx.rate[t] == z3.If(probe_high(t, i), (1 + e) * base[t], (1 - e) * base[t])))
+                                       ctx.rate[t] == probe))
+                    ctx.add(z3.Implies(z3.And(mode[t] == DECIDE, phase[t] == WAIT, nxt[t] == i + 1,
+                                              epsk[t] == k + 1),
+                                       z3.Or(ctx.rate[t] == base[t], ctx.rate[t] == probe)))
             if t >= R:
                 ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - R] - ctx.Ld[t])
             # the MI's bytes sent and lost so far (history at step 0)
@@ -331,16 +374,24 @@ class Allegro(CCA):
             last_mi = z3.If(mode[t - 1] == DECIDE, 3, 0)
             in_mi = z3.And(pp < WAIT, ps < mlen[t - 1] - 1)
             next_mi = z3.And(pp < last_mi, ps == mlen[t - 1] - 1)
-            ready = z3.Or(pp == WAIT, z3.And(pp == last_mi, ps == mlen[t - 1] - 1))
+            # the rule waits for the fate of the experiment's last MI; a gap (between decision
+            # MIs) for the fate of the MI before it, then the next MI starts
+            gap = z3.And(pp == WAIT, nxt[t - 1] < WAIT)
+            ready = z3.Or(z3.And(pp == WAIT, nxt[t - 1] == WAIT), z3.And(pp == last_mi, ps == mlen[t - 1] - 1))
             ctx.add(z3.Implies(in_mi, z3.And(phase[t] == pp, pos[t] == ps + 1, mlen[t] == mlen[t - 1],
                                               event[t] == NO_EVENT, *keep)))
-            ctx.add(z3.Implies(next_mi, z3.And(phase[t] == pp + 1, pos[t] == 0, event[t] == NO_EVENT, *keep)))
+            ctx.add(z3.Implies(next_mi, z3.And(event[t] == NO_EVENT, *keep, z3.Or(
+                z3.And(phase[t] == pp + 1, pos[t] == 0),
+                z3.And(z3.Not(fate[t]), phase[t] == WAIT, nxt[t] == pp + 1, pos[t] == 1, mlen[t] == mlen[t - 1])))))
+            ctx.add(z3.Implies(z3.And(gap, fate[t]), z3.And(phase[t] == nxt[t - 1], pos[t] == 0,
+                                                            event[t] == NO_EVENT, *keep)))
             if t >= R:
                 ctx.add(fate[t] == z3.And(ctx.S[t - R] >= mark_adm[t - 1], ctx.Ld[t] >= mark_L[t - 1]))
             waited = z3.If(pp == WAIT, ps + 1, 1)
             new_experiment = [phase[t] == 0, pos[t] == 0]
-            ctx.add(z3.Implies(z3.And(ready, z3.Not(fate[t])), z3.Or(
+            ctx.add(z3.Implies(z3.And(z3.Or(ready, gap), z3.Not(fate[t])), z3.Or(
                 z3.And(phase[t] == WAIT, pos[t] == z3.If(waited >= TO, TO, waited), mlen[t] == mlen[t - 1],
+                       nxt[t] == z3.If(pp == WAIT, nxt[t - 1], WAIT),
                        event[t] == NO_EVENT, *keep),
                 z3.And(waited >= TO, event[t] == TIMEOUT, base[t] * 2 == base[t - 1], mode[t] == DECIDE,
                        epsk[t] == 1, dirn[t] == dirn[t - 1], adj[t] == adj[t - 1], u_prev[t] == u_prev[t - 1],
@@ -359,19 +410,29 @@ class Allegro(CCA):
             # decision-making state: the two pairs' utilities by their order
             plus = [z3.If(obit[k][t - 1], reg[2 * k][t - 1], reg[2 * k + 1][t - 1]) for k in range(2)]
             minus = [z3.If(obit[k][t - 1], reg[2 * k + 1][t - 1], reg[2 * k][t - 1]) for k in range(2)]
-            go_up = z3.And(plus[0] > minus[0], plus[1] > minus[1])
-            go_down = z3.And(minus[0] > plus[0], minus[1] > plus[1])
+            # within each pair (U_i^+ > U_i^-), or across pairs ("for all i, j": U_i^+ > U_j^-)
+            go_up = z3.If(across[t], z3.And(*(plus[i] > minus[j] for i in range(2) for j in range(2))),
+                          z3.And(plus[0] > minus[0], plus[1] > minus[1]))
+            go_down = z3.If(across[t], z3.And(*(minus[i] > plus[j] for i in range(2) for j in range(2))),
+                            z3.And(minus[0] > plus[0], minus[1] > plus[1]))
+            # a move goes to r_0 = r(1 +- eps) (an MI at r_0 first), or, skipping r_0's MI, to
+            # r_1 = r_0 (1 +- eps_min) with r_0 to return to and U(r_0) any value (a trial's, or none)
             for k, e in enumerate(levels):
                 ctx.add(z3.Implies(z3.And(decide, m0 == DECIDE, epsk[t - 1] == k + 1), z3.If(
-                    go_up, z3.And(base[t] == (1 + e) * r, dirn[t] == 1),
-                    z3.If(go_down, z3.And(base[t] == (1 - e) * r, dirn[t] == -1),
+                    go_up, z3.And(dirn[t] == 1, z3.If(
+                        skip0[t], z3.And(base[t] == (1 + e) * (1 + e_min) * r, prev_base[t] == (1 + e) * r),
+                        base[t] == (1 + e) * r)),
+                    z3.If(go_down, z3.And(dirn[t] == -1, z3.If(
+                        skip0[t], z3.And(base[t] == (1 - e) * (1 - e_min) * r, prev_base[t] == (1 - e) * r),
+                        base[t] == (1 - e) * r)),
                           z3.And(base[t] == r, dirn[t] == dirn[t - 1])))))
             moved = z3.Or(go_up, go_down)
-            ctx.add(z3.Implies(z3.And(decide, m0 == DECIDE), z3.And(
-                u_prev[t] == up_, prev_base[t] == prev_base[t - 1],
-                z3.If(moved, z3.And(mode[t] == ADJUST, adj[t] == 0, epsk[t] == epsk[t - 1]),
-                      z3.And(mode[t] == DECIDE, adj[t] == adj[t - 1],
-                             epsk[t] == z3.If(epsk[t - 1] >= E, E, epsk[t - 1] + 1))))))
+            ctx.add(z3.Implies(z3.And(decide, m0 == DECIDE), z3.If(
+                z3.And(moved, skip0[t]), z3.And(mode[t] == ADJUST, adj[t] == 1, epsk[t] == epsk[t - 1]),
+                z3.And(u_prev[t] == up_, prev_base[t] == prev_base[t - 1],
+                       z3.If(moved, z3.And(mode[t] == ADJUST, adj[t] == 0, epsk[t] == epsk[t - 1]),
+                             z3.And(mode[t] == DECIDE, adj[t] == adj[t - 1],
+                                    epsk[t] == z3.If(epsk[t - 1] >= E, E, epsk[t - 1] + 1)))))))
             # rate-adjusting state
             n0, d = adj[t - 1], dirn[t - 1]
             advance = [mode[t] == ADJUST, u_prev[t] == u0, prev_base[t] == r, dirn[t] == d, epsk[t] == epsk[t - 1],
@@ -391,7 +452,7 @@ class Allegro(CCA):
                 z3.And(*advance))))
         state = {"base": base, "mode": mode, "phase": phase, "pos": pos, "mlen": mlen, "order": order,
                  "eps": eps, "dir": dirn, "adj_n": adj, "event": event, "util": util, "u_prev": u_prev,
-                 "prev_base": prev_base}
+                 "prev_base": prev_base, "next_mi": nxt}
         state.update({"_reg": reg, "_epsk": epsk, "_acc_a": acc_a, "_acc_l": acc_l, "_mark_adm": mark_adm,
                       "_mark_L": mark_L})
         return state
@@ -412,6 +473,7 @@ class Allegro(CCA):
         order = [int(o) for o in st["order"]]
         eps, dirn, adj, event = st["eps"], st["dir"], st["adj_n"], st["event"]
         util, u_prev, prev_base = st["util"], st["u_prev"], st["prev_base"]
+        nxt = st["next_mi"]
         out: list[str] = []
 
         def bad(t: int, msg: str) -> None:
@@ -440,7 +502,8 @@ class Allegro(CCA):
         for t in range(T):
             if mode[t] not in (START, DECIDE, ADJUST) or not 0 <= phase[t] <= WAIT or dirn[t] not in (1, -1) \
                     or not m_lo <= mlen[t] <= m_hi or eps[t] not in levels or not 0 <= adj[t] <= ncap \
-                    or event[t] not in (NO_EVENT, RULE, TIMEOUT) or not 0 <= order[t] <= 3:
+                    or event[t] not in (NO_EVENT, RULE, TIMEOUT) or not 0 <= order[t] <= 3 \
+                    or not 1 <= nxt[t] <= WAIT or (nxt[t] != WAIT and (phase[t] != WAIT or mode[t] != DECIDE)):
                 bad(t, "an Allegro state variable is out of its domain")
                 continue
             if base[t] <= 0 or prev_base[t] <= 0:
@@ -449,11 +512,13 @@ class Allegro(CCA):
                 bad(t, f"phase {phase[t]} outside the decision-making state")
             if (phase[t] < WAIT and not 0 <= pos[t] < mlen[t]) or (phase[t] == WAIT and not 1 <= pos[t] <= TO):
                 bad(t, f"position {pos[t]} impossible in phase {phase[t]}")
-            want = base[t]
-            if mode[t] == DECIDE and phase[t] < WAIT:
-                want = base[t] * (1 + eps[t] if probe_high(order[t], phase[t]) else 1 - eps[t])
-            if f.rate[t] != want:
-                bad(t, f"rate {f.rate[t]} is not {want}")
+            want = [base[t]]
+            if mode[t] == DECIDE:       # a trial's rate; waiting: also the rate of the trial that just ended
+                i = phase[t] if phase[t] < WAIT else nxt[t] - 1
+                probe = base[t] * (1 + eps[t] if probe_high(order[t], i) else 1 - eps[t])
+                want = [probe] if phase[t] < WAIT else [base[t], probe]
+            if f.rate[t] not in want:
+                bad(t, f"rate {f.rate[t]} is not {' or '.join(map(str, want))}")
             if t >= R and f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - R] - f.Ld[t]:
                 bad(t, "cwnd is not the bytes in flight after this step's sends")
             if mi_end(t):
@@ -477,10 +542,6 @@ class Allegro(CCA):
                         order[t] != order[t - 1] or event[t] != NO_EVENT:
                     bad(t, "the MI should continue unchanged")
                 continue
-            if pp < last_mi:
-                if (phase[t], pos[t]) != (pp + 1, 0) or not same or order[t] != order[t - 1] or event[t] != NO_EVENT:
-                    bad(t, "the next MI of the experiment should start with the state unchanged")
-                continue
             fate = None
             if t >= R:
                 e = t - 1
@@ -488,9 +549,21 @@ class Allegro(CCA):
                     e -= 1
                 if e >= 0:
                     fate = f.S[t - R] >= f.A[e] - f.L[e] and f.Ld[t] >= f.L[e]
+            kept = same and order[t] == order[t - 1] and event[t] == NO_EVENT
+            if pp < last_mi:        # the next trial now, or a gap until this one's fate is known
+                now = (phase[t], pos[t]) == (pp + 1, 0)
+                gap = (phase[t], pos[t], nxt[t], mlen[t]) == (WAIT, 1, pp + 1, mlen[t - 1]) and not fate
+                if not (now or gap) or not kept:
+                    bad(t, "the next MI of the experiment should start with the state unchanged")
+                continue
             waited = ps + 1 if pp == WAIT else 1
+            if pp == WAIT and nxt[t - 1] < WAIT and phase[t] < WAIT and event[t] == NO_EVENT:
+                if (phase[t], pos[t]) != (nxt[t - 1], 0) or not kept or fate is False:
+                    bad(t, "a gap ends when its MI's fate is known: the next trial starts, the state unchanged")
+                continue
             if event[t] == NO_EVENT:
-                if (phase[t], pos[t]) != (WAIT, min(waited, TO)) or not same or order[t] != order[t - 1]:
+                want_next = nxt[t - 1] if pp == WAIT else WAIT
+                if (phase[t], pos[t], nxt[t]) != (WAIT, min(waited, TO), want_next) or not kept:
                     bad(t, "should wait for the fate of the last MI with the state unchanged")
                 if fate:
                     bad(t, "the fate of the experiment's MIs is known but the sender keeps waiting")
@@ -505,6 +578,8 @@ class Allegro(CCA):
                 continue
             if fate is False:
                 bad(t, "a rule applied before the fate of the experiment's MIs was known")
+            if pp == WAIT and nxt[t - 1] < WAIT:
+                bad(t, "a rule applied in a gap between decision MIs")
             out += [f"step {t}: {m}" for m in self._check_rule(f, t, levels, e_min, ncap, last_utility)]
         return out
 
@@ -537,13 +612,18 @@ class Allegro(CCA):
             if all(u is not None for u in us):
                 hi = [us[0] if o & 1 else us[1], us[2] if o & 2 else us[3]]
                 lo = [us[1] if o & 1 else us[0], us[3] if o & 2 else us[2]]
-                verdict = 1 if all(h > x for h, x in zip(hi, lo)) else -1 if all(x > h for h, x in zip(hi, lo)) else 0
-                allowed = [verdict]
+                within = 1 if all(h > x for h, x in zip(hi, lo)) else -1 if all(x > h for h, x in zip(hi, lo)) else 0
+                across = 1 if min(hi) > max(lo) else -1 if min(lo) > max(hi) else 0
+                allowed = [within, across]
             else:
                 allowed = [1, -1, 0]
             ok = False
             for v_ in allowed:
                 rate, m = moves[v_]
+                if v_ != 0 and mode[t] == m and adj[t] == 1 and dirn[t] == v_ and eps[t] == e \
+                        and prev_base[t] == rate and base[t] == rate * (1 + v_ * e_min):
+                    ok = True       # r_0's MI skipped: on to r_1, U(r_0) any value
+                    break
                 if base[t] != rate or mode[t] != m:
                     continue
                 if v_ != 0:

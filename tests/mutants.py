@@ -40,12 +40,14 @@ class Mutant:
 
 
 GRADIENT, RTT, ETC = "ccac.ccas.pcc_gradient", "ccac.ccas.pcc_rtt", "ccac.ccas.etc"
+ALLEGRO = "ccac.ccas.allegro"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
     GRADIENT: ("tests/test_vivace.py", "tests/test_proteus.py"),
     RTT: ("tests/test_pcc.py", "tests/test_vivace.py", "tests/test_proteus.py"),
     ETC: ("tests/test_etc.py",),
+    ALLEGRO: ("tests/test_allegro.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -224,6 +226,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant('carry_positive2', ETC, 'the burst carry is never empty',
            'ctx.add(carry[t] >= 0, carry[t] <=',
            'ctx.add(carry[t] > 0, carry[t] <='),
+    Mutant("allegro_no_skip_r0", ALLEGRO, "a decision's move always sends an MI at r_0 first (adjust_first 0 only)",
+           'skip0 = ctx.series("allegro_skip_r0", "bool")',
+           'skip0 = [z3.BoolVal(False)] * T'),
+    Mutant("allegro_no_gap", ALLEGRO, "decision trials always back to back (no wait for a trial's fate: pipeline 0 only)",
+           "z3.And(z3.Not(fate[t]), phase[t] == WAIT, nxt[t] == pp + 1,",
+           "z3.And(False, phase[t] == WAIT, nxt[t] == pp + 1,"),
+    Mutant("allegro_gap_first_only", ALLEGRO, "a gap (waiting for a trial's fate) only after a round's first trial",
+           "z3.And(z3.Not(fate[t]), phase[t] == WAIT, nxt[t] == pp + 1,",
+           "z3.And(z3.Not(fate[t]), pp == 0, phase[t] == WAIT, nxt[t] == pp + 1,"),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

@@ -118,6 +118,10 @@ the counter past its cap).
 State (queries, trace): ``base`` (the current rate r), ``mode`` (0 starting, 1 decision making,
 2 rate adjusting), ``phase``, ``pos``, ``mlen``, ``order``, ``eps``, ``dir``, ``adj_n``,
 ``event``, ``util``, ``u_prev``, ``prev_base``, ``next_mi``. Plotted: base, util, mode.
+
+Why one file over 500 lines: the numbered rules above, each with its coverage mark and the
+effect of each restriction, are a third of it, and the encoding and its independent check
+follow them in the same order.
 """
 
 from __future__ import annotations

@@ -162,6 +162,9 @@ accel_on_equal False (Alg. 1), force_from "update" (Alg. 1), growth 11/10 (3.2's
 Not implemented: IACK thinning and the loss ACK's layout (4.3: the harness gives per-packet
 ACKs, which 4.3 allows), retransmissions and packet numbering (the harness's transport), the
 receiver side.
+
+Why one file over 500 lines: Algorithm 1 and the paper's text are quoted rule by rule next to
+the code that follows them, and every open reading is a named choice beside its rule.
 """
 
 from __future__ import annotations

@@ -261,6 +261,10 @@ Not implemented
 * P 4.4's threshold policy needs the application's video state; it is provided as
   :func:`video_threshold` for a caller to feed :meth:`ProteusPaperSender.set_threshold`.
 * Vivace's footnote 6 (an automatically adjusted flt_latency) is future work in the paper.
+
+Why one long file: Vivace and Proteus share one numbered list of rules, quoted from both
+papers (the docstring above is a quarter of the file), and one machinery; splitting the two
+senders would split the list a reader holds against the papers.
 """
 
 from __future__ import annotations

@@ -196,9 +196,11 @@ class Admitter:
                     pin(name, t, states[name][t], value)
         return out
 
-    def admits(self, run: Run, measured: dict[str, dict[int, Fraction]], timeout: float = 60) -> str:
+    def admits(self, run: Run, measured: dict[str, dict[int, Fraction]], timeout: float = 600) -> str:
         """"sat" if the encoding admits the run (each run in a fresh solver: z3 answers these
-        faster from scratch than incrementally, measured on every PCC configuration)."""
+        faster from scratch than incrementally, measured on every PCC configuration). Most
+        answer in a second; the timeout is generous because a rare pinned run takes z3 a minute
+        on a loaded machine, and "unknown" fails the test as "unsat" does."""
         solver = z3.Solver()
         solver.set("timeout", int(timeout * 1000))
         solver.add(*self.formulas, *(c for _, c in self.fixes(run, measured)))

@@ -3,8 +3,7 @@
 Each mutant runs in its own pytest process (``-x``: the first failing test kills it) over the
 conformance tests of its module, with :mod:`mutation_plugin` loading the mutated source. A kill
 must be a failing test (exit code 1), not a collection or import error: a mutant that breaks
-the import proves nothing. Run with ``pytest -m slow tests/test_mutation.py``; a summary of
-kills is in the README's Fidelity section.
+the import proves nothing. Run with ``pytest -m slow tests/test_mutation.py``; the kill rate is in docs/learners.md.
 """
 
 from __future__ import annotations
@@ -29,8 +28,23 @@ def run_with(mutant: Mutant) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
 
 
+#: mutants the conformance tests do not kill yet (measured: ``pytest -m slow tests/test_mutation.py``),
+#: each a freedom of the encoding no test run exercises. Marked strict xfail: a test that starts
+#: killing one turns the run red until it is taken off this list.
+SURVIVORS = {
+    "no_idle": "no run reaches a probe pair whose utilities tie exactly (x^t makes ties rare)",
+    "tolerance_halved": "no Proteus run has a regression residual between |g| M and 2 |g| M where "
+                        "the tolerance fires",
+    "weights_no_tail": "no run binds the tail of the weight tables (lattices of 30 or more "
+                       "packets in an MI); whether the tail ever binds is not yet shown",
+    "long_mi_lattice": "no run has an MI longer than mi_max (only infinite-buffer paths allow one)",
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+@pytest.mark.parametrize("mutant", [
+    pytest.param(m, id=m.name, marks=[pytest.mark.xfail(strict=True, reason=SURVIVORS[m.name])]
+                 if m.name in SURVIVORS else []) for m in MUTANTS])
 def test_the_conformance_tests_kill_the_mutant(mutant: Mutant) -> None:
     result = run_with(mutant)
     summary = result.stdout.strip().splitlines()[-1:] if result.stdout.strip() else result.stderr[-2000:]

@@ -38,6 +38,8 @@ SURVIVORS = {
     "weights_no_tail": "no run binds the tail of the weight tables (lattices of 30 or more "
                        "packets in an MI); whether the tail ever binds is not yet shown",
     "long_mi_lattice": "no run has an MI longer than mi_max (only infinite-buffer paths allow one)",
+    "revalue_span": "no ETC run needs its pacer's re-valuation at a rate change to span more than "
+                    "one timer tick",
 }
 
 

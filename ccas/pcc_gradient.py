@@ -14,10 +14,11 @@ smoothed or a windowed one) lies between R (no sample is shorter) and the longes
 path can give, ``R + buffer/C + D`` with a finite buffer. So each MI's length is the
 solver's, any whole number in ``[R, mi_max]`` with ``mi_max = R + ceil(buffer/C) + D`` by
 default: no restriction with a finite buffer. With an infinite (or solver-chosen) buffer the
-path bounds no sample; the default ``2R + D`` there is a **restriction**: runs in which a
-sender's RTT estimate exceeds ``2R + D`` steps (a standing queue of more than a BDP in it)
-are not covered, and an unsat answer says nothing about them. ``mi`` fixes the length (a
-variant: a sender whose "RTT" is a fixed number of steps).
+path bounds no sample: MIs up to ``2R + D`` steps are measured step by step, and longer ones
+are allowed too, with coarser bounds on their gradient (:func:`long_lattice`) and their loss:
+no restriction either. A given ``mi_max`` is a **restriction** (RTT estimates above it are not
+covered), and ``mi`` fixes the length (a variant: a sender whose "RTT" is a fixed number of
+steps).
 
 **Per-MI measurements.** At the step an MI ends its signals are fixed from what the path allows
 for its per-packet samples (:mod:`ccac.ccas.pcc_rtt`): the RTT gradient within the enclosure

@@ -44,7 +44,7 @@ samples within per-step bands, the gradient enclosed over every sample set they 
 within Popoviciu's bound ``[0, (max hi - min lo) / 2]`` and the regression error within sigma
 / M, x^t / x^(t-1) on the rate grid, x*H and loss/x per bin with sign splits.
 
-RESTRICTIONS: Vivace's (``ccas/vivace.py``: the change boundary capping |Delta_r|, MIs up to
+RESTRICTIONS: Vivace's (``ccas/vivace.py``: the change boundary capping |Delta_r|, a given
 ``mi_max``, step-boundary decisions, no slow start), except the one-pair reading (Proteus
 runs 3 pairs). Not modelled: the cross-layer threshold policy of Proteus-H [4.4] (the threshold
 is a fixed parameter; a policy that changes it is a sequence of such windows, each covered),

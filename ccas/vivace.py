@@ -51,9 +51,9 @@ paper-faithful sender (``senders/pcc_paper.py``) and checks every other one is a
 * The change boundary caps |Delta_r| (both directions: the rate is compared with omega r a
   sentence later). The literal "every time Delta_r > omega" would never cap a decrease; a
   sender that reads it so may fall by more than omega r per decision and is not covered.
-* MIs no longer than ``mi_max``: with a finite buffer the default is the path's longest RTT
-  (no restriction); with an infinite buffer it is 2R + D, and a sender whose RTT estimate
-  exceeds that (a standing queue over a BDP) is not covered.
+* A given ``mi_max`` or ``mi``: MIs outside it are not covered. The defaults restrict nothing
+  (a finite buffer bounds every RTT estimate; with an infinite one MIs beyond 2R + D are
+  allowed with coarser bounds).
 * Decisions at step boundaries (the model's clock): an MI is a whole number of steps, the
   first boundary at least one RTT estimate after it began; a sender acting mid-step is
   covered as far as its per-step totals are (finer steps, a larger R, shrink the gap).

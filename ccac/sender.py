@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -156,6 +157,17 @@ class SenderStart:
         """``values[name]`` if the run had it, else ``default``."""
         found = self.values.get(name)
         return default if found is None else found
+
+
+def exact(value: Any) -> Fraction:
+    """A parameter as an exact number for a concrete sender: floats by their decimal text (0.1 is
+    1/10, not the binary float's value), everything else as Fraction reads it."""
+    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+
+
+def to_decimal(x: Fraction) -> Decimal:
+    """``x`` as a Decimal in the current context's precision (for powers and logarithms)."""
+    return Decimal(x.numerator) / Decimal(x.denominator)
 
 
 class ConcreteSender(ABC):

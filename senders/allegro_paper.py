@@ -161,7 +161,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
-from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart
+from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart, exact
 
 F = Fraction
 Choose = Callable[[str, int], int]
@@ -176,14 +176,6 @@ CHOICES: dict[str, int] = {
 #: The MI length factor u (times RTT) by reading ``mi_spread``: (centre, half-width) or one-sided.
 _SPREADS = {0: (F(17, 10), F(1, 2)), 1: (F(17, 10), F(1, 4))}
 _GRID = [0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5]   # alternative -> fifths of the half-width
-
-
-def _frac(v: Any) -> Fraction:
-    if isinstance(v, Fraction):
-        return v
-    if isinstance(v, float):
-        return Fraction(str(v))
-    return Fraction(v)
 
 
 def _exp(x: Fraction) -> Fraction:
@@ -237,13 +229,13 @@ class AllegroPaperSender(ConcreteSender):
     def __init__(self, start: SenderStart, slow_start: bool = False, choose: Choose | None = None) -> None:
         self._choose: Choose = choose if choose is not None else (lambda what, n: 0)
         p = start.params
-        self.sig_alpha = _frac(p.get("alpha", 100))
-        self.loss_cap = _frac(p.get("loss_cap", F(1, 20)))
-        self.eps_min = _frac(p.get("eps_min", F(1, 100)))
-        self.eps_max = _frac(p.get("eps_max", F(1, 20)))
-        self.link_mbps = _frac(p.get("link_mbps", 100))
-        self.C = _frac(start.C)
-        self.mss = _frac(start.alpha)
+        self.sig_alpha = exact(p.get("alpha", 100))
+        self.loss_cap = exact(p.get("loss_cap", F(1, 20)))
+        self.eps_min = exact(p.get("eps_min", F(1, 100)))
+        self.eps_max = exact(p.get("eps_max", F(1, 20)))
+        self.link_mbps = exact(p.get("link_mbps", 100))
+        self.C = exact(start.C)
+        self.mss = exact(start.alpha)
         # readings, fixed for the flow
         self.r_feedback = self._pick("mi_feedback")
         self.r_pipeline = self._pick("pipeline")
@@ -259,7 +251,7 @@ class AllegroPaperSender(ConcreteSender):
         given = start.value("base", None)
         if given is None:
             given = start.value("rate", None)
-        given_rate = _frac(given) if given is not None else None
+        given_rate = exact(given) if given is not None else None
         # RTT estimates (R3)
         self.rtt_latest: Fraction | None = None
         self.srtt: Fraction | None = None

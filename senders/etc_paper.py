@@ -175,7 +175,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Callable
 
-from ccac.sender import AckedPacket, ConcreteSender, Decision, Feedback, SenderStart
+from ccac.sender import AckedPacket, ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
 
 F = Fraction
 Choose = Callable[[str, int], int]
@@ -190,26 +190,14 @@ CHOICES: dict[str, int] = {
 PREC = 50
 
 
-def _frac(x: Any) -> Fraction:
-    if isinstance(x, Fraction):
-        return x
-    if isinstance(x, float):
-        return Fraction(str(x))
-    return Fraction(x)
-
-
-def _dec(x: Fraction) -> Decimal:
-    return Decimal(x.numerator) / Decimal(x.denominator)
-
-
 def eq1(rp: Fraction, s: Fraction, base: Fraction | None) -> tuple[Fraction, Fraction]:
     """Eq. 1: f = log_alpha(Rp/s + alpha - 1) (alpha = e when ``base`` is None), and s*f, both
     computed to 50 digits."""
     with localcontext() as ctx:
         ctx.prec = PREC
-        a = Decimal(1).exp() if base is None else _dec(base)
-        f = (_dec(rp / s) + a - 1).ln() / a.ln()
-        return Fraction(f), Fraction(_dec(s) * f)
+        a = Decimal(1).exp() if base is None else to_decimal(base)
+        f = (to_decimal(rp / s) + a - 1).ln() / a.ln()
+        return Fraction(f), Fraction(to_decimal(s) * f)
 
 
 def fifty(x: Fraction) -> Fraction:
@@ -218,13 +206,13 @@ def fifty(x: Fraction) -> Fraction:
     bound from the ACK timings they average."""
     with localcontext() as ctx:
         ctx.prec = PREC
-        return Fraction(_dec(x))
+        return Fraction(to_decimal(x))
 
 
 def _sqrt(x: Fraction) -> Fraction:
     with localcontext() as ctx:
         ctx.prec = PREC
-        return Fraction(_dec(x).sqrt())
+        return Fraction(to_decimal(x).sqrt())
 
 
 @dataclass
@@ -251,25 +239,25 @@ class ETCPaperSender(ConcreteSender):
         pick = choose or (lambda what, n: 0)
         self.alt = {what: pick(what, n) for what, n in CHOICES.items()}
         p = {name: v for name, v in start.params.items() if v is not None}
-        self.R, self.C, self.mss = start.R, _frac(start.C), _frac(start.alpha)
+        self.R, self.C, self.mss = start.R, exact(start.C), exact(start.alpha)
         self.N = int(p.get("burst", 8))
         base = p.get("base", "e")
-        self.base = None if base in ("e", None) else _frac(base)
-        self.eta = _frac(p.get("eta", F(3, 10)))
-        self.force_after = _frac(p.get("force_after", 8))
-        self.theta = _frac(p.get("theta", F(1, 10)))
-        self.k = _frac(p.get("k", F(5, 4)))
-        self.fallback_gain = _frac(p.get("fallback_gain", F(5, 4)))
+        self.base = None if base in ("e", None) else exact(base)
+        self.eta = exact(p.get("eta", F(3, 10)))
+        self.force_after = exact(p.get("force_after", 8))
+        self.theta = exact(p.get("theta", F(1, 10)))
+        self.k = exact(p.get("k", F(5, 4)))
+        self.fallback_gain = exact(p.get("fallback_gain", F(5, 4)))
         self.accel_on_equal = bool(p.get("accel_on_equal", False))
         self.force_from = str(p.get("force_from", "update"))
-        self.growth = _frac(p.get("growth", F(11, 10)))
-        self.window = _frac(p.get("window", 8))
-        self.line = _frac(p.get("line", 10))
-        self.idle_fraction = _frac(p.get("idle_fraction", F(1, 1000)))
+        self.growth = exact(p.get("growth", F(11, 10)))
+        self.window = exact(p.get("window", 8))
+        self.line = exact(p.get("line", 10))
+        self.idle_fraction = exact(p.get("idle_fraction", F(1, 1000)))
         if p.get("tick") is not None:
-            self.tick = _frac(p["tick"])
+            self.tick = exact(p["tick"])
         elif p.get("step_seconds") is not None:
-            self.tick = F(1, 100) / _frac(p["step_seconds"])
+            self.tick = F(1, 100) / exact(p["step_seconds"])
         else:
             self.tick = F(1)
         self.B = self.N * self.mss                      # bytes_in_burst (L4)
@@ -285,21 +273,21 @@ class ETCPaperSender(ConcreteSender):
         self.sample_log: list[dict[str, Any]] = []
         rp0 = start.value("rp", None)
         if rp0 is not None:
-            self.samples.append((t0, _frac(rp0)))
+            self.samples.append((t0, exact(rp0)))
         self.ack_times: list[Fraction] = []
         self.ack_cum: list[Fraction] = [F(0)]           # prefix sums of ACKed sizes
         self.r = F(0)
         rmax0 = start.value("rmax", None)
-        self.r_max: Fraction | None = None if rmax0 is None else _frac(rmax0)
+        self.r_max: Fraction | None = None if rmax0 is None else exact(rmax0)
         self.stage = int(start.value("stage", 1))
         self.checks: list[tuple[Fraction, Fraction]] = []    # stage-1 increases (time, r then)
         # rate control
         rate0 = start.value("srate", None)
         if rate0 is None:
             rate0 = start.value("rate", None)
-        self.s = _frac(rate0) if rate0 is not None else 10 * self.mss / self._rtt_before()
+        self.s = exact(rate0) if rate0 is not None else 10 * self.mss / self._rtt_before()
         self.t_last = t0
-        self.remain = _frac(start.value("remain", 0))
+        self.remain = exact(start.value("remain", 0))
         self.t_update = t0
         self.t_increase = t0
         self.draining = False

@@ -270,11 +270,12 @@ senders would split the list a reader holds against the papers.
 from __future__ import annotations
 
 import decimal
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
-from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart
+from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
 
 F = Fraction
 Choose = Callable[[str, int], int]
@@ -286,21 +287,13 @@ PROTEUS_PAIRS = 3      # P 5: "three times (instead of twice)"
 EWMA_GAIN, DEV_GAIN = F(1, 8), F(1, 4)  # P 5: "similar to ... the Linux kernel"
 
 
-def _frac(v: Any) -> Fraction:
-    return F(str(v)) if isinstance(v, float) else F(v)
-
-
-def _dec(x: Fraction) -> decimal.Decimal:
-    return decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)
-
-
 def power(x: Fraction, e: Fraction) -> Fraction:
     """x ** e for x >= 0, to 50 digits."""
     if x <= 0:
         return F(0)
     with decimal.localcontext() as ctx:
         ctx.prec = 50
-        return F(_dec(x) ** _dec(e))
+        return F(to_decimal(x) ** to_decimal(e))
 
 
 def sqrt(x: Fraction) -> Fraction:
@@ -308,7 +301,7 @@ def sqrt(x: Fraction) -> Fraction:
         return F(0)
     with decimal.localcontext() as ctx:
         ctx.prec = 50
-        return F(_dec(x).sqrt())
+        return F(to_decimal(x).sqrt())
 
 
 def _ceil(x: Fraction) -> int:
@@ -410,7 +403,7 @@ class _PCCPaper(ConcreteSender):
         self.start = start
         self.choose: Choose = choose if choose is not None else (lambda what, n: 0)
         p = start.params
-        get = lambda k, d: _frac(p[k]) if p.get(k) is not None else F(d)  # noqa: E731
+        get = lambda k, d: exact(p[k]) if p.get(k) is not None else F(d)  # noqa: E731
         self.t_exp, self.b, self.c = get("t", F(9, 10)), get("b", 900), get("c", F(1135, 100))
         self.eps, self.theta0 = get("eps", F(5, 100)), get("theta0", 1)
         self.omega0, self.delta = get("omega0", F(5, 100)), get("delta", F(1, 10))
@@ -559,14 +552,17 @@ class _PCCPaper(ConcreteSender):
         self._tolerate(mi)
         m["u"] = self.utility(mi)
 
+    @abstractmethod
     def _regression_axis(self, sent: list[Fraction], acked: list[Fraction]) -> list[Fraction]:
-        raise NotImplementedError
+        """The x axis of the MI's RTT regression: Vivace's time of sampling, Proteus' send time."""
 
+    @abstractmethod
     def _tolerate(self, mi: MI) -> None:
-        raise NotImplementedError
+        """Apply the paper's noise tolerances to the MI's metrics (Vivace's filter, Proteus' 5)."""
 
+    @abstractmethod
     def utility(self, mi: MI) -> Fraction:
-        raise NotImplementedError
+        """The MI's utility by the paper's function."""
 
     # ---------------------------------------------------------------- MI boundaries
     def _ended(self, t: int) -> bool:
@@ -615,8 +611,9 @@ class _PCCPaper(ConcreteSender):
     def _probe_order(self) -> list[int]:
         return [1, -1] if self.choose("probe_first", 2) == 0 else [-1, 1]
 
+    @abstractmethod
     def _pairs_per_round(self) -> int:
-        raise NotImplementedError
+        """Probe pairs per decision: one or two for Vivace (a reading), three for Proteus."""
 
     def _new_round(self) -> None:
         self.round = Round(self.base)
@@ -637,8 +634,9 @@ class _PCCPaper(ConcreteSender):
             if all(p.complete() for p in self.round.pairs):
                 self._decide_round(self.round)
 
+    @abstractmethod
     def _decide_round(self, rnd: Round) -> None:
-        raise NotImplementedError
+        """The decision on a complete round: Vivace's gradient (with its double check), Proteus' majority."""
 
     def _finish_round(self, gamma: Fraction | None) -> None:
         """The decision is taken: move the base rate by gamma (None or 0: no change)."""
@@ -830,7 +828,7 @@ class ProteusPaperSender(_PCCPaper):
         self.mode = str(mode or p.get("mode") or "P").upper()
         if self.mode not in ("P", "S", "H"):
             raise ValueError(f"Proteus mode must be P, S or H, not {self.mode!r}")
-        self.d = _frac(p["d"]) if p.get("d") is not None else F(1500)
+        self.d = exact(p["d"]) if p.get("d") is not None else F(1500)
         rt, tr, af = p.get("regression_tolerance"), p.get("trending"), p.get("ack_filter")
         self.regression_tolerance = True if rt is None else bool(rt)
         self.trending = (tr or "free") != "off"
@@ -839,7 +837,7 @@ class ProteusPaperSender(_PCCPaper):
         self.threshold: Fraction | None
         if p.get("threshold") is not None:
             th = p["threshold"]
-            self.threshold = None if th in ("inf", float("inf")) else _frac(th) * self.C
+            self.threshold = None if th in ("inf", float("inf")) else exact(th) * self.C
         elif self.mode == "H":
             self.threshold = [self.C / 2, self.C / 4, None][ch("threshold_default", 3)]
         else:

@@ -198,9 +198,10 @@ def power_table(p: Fraction, points: tuple[Fraction, ...]) -> tuple[Bin, ...]:
     """Bins covering (0, inf) with lines enclosing x**p: below the grid, between neighbours,
     above it. Concave (0 < p < 1): chords below, tangents above. Convex decreasing (p < 0):
     tangents below, chords above."""
-    if p == 0 or p == 1:
+    if p == 0 or p == 1:   # x**p is a line: exact in every bin of the grid
         exact = Line(Fraction(0), Fraction(1)) if p == 0 else Line(Fraction(1), Fraction(0))
-        return (Bin(Fraction(0), None, (exact,), (exact,)),)
+        edges = (Fraction(0),) + points
+        return tuple(Bin(lo, hi, (exact,), (exact,)) for lo, hi in zip(edges, points + (None,)))
     concave = 0 < p < 1
     if not (concave or p < 0):
         raise CcacError(f"power enclosure needs p < 1, got {p}")

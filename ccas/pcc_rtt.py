@@ -139,8 +139,13 @@ def weight_bounds(M: int) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
     """(P, N): for each step j = 1..M of an interval of M steps, the largest total positive and
     negative least-squares weight its packets can carry, over every evenly spaced set of any
     number of packets covering the interval (module docstring, (B)). N_j = P_(M+1-j): the
-    reflection x -> M - x maps the lattices onto themselves."""
-    positive = tuple(max([_lattice_sup(M, j, N) for N in range(2, EXACT_UP_TO)] + [_tail(M, j, EXACT_UP_TO)])
+    reflection x -> M - x maps the lattices onto themselves.
+
+    Steps in the first half (2 j <= M) carry no positive weight in any lattice: a packet above
+    the centre x0 + (N-1) h / 2 has index k >= N/2, so it is sent at x0 + k h >= (x0 + N h)/2 +
+    x0/2 > M/2 (the lattice covers the interval: x0 + N h > M, x0 > 0)."""
+    positive = tuple(Fraction(0) if 2 * j <= M else
+                     max([_lattice_sup(M, j, N) for N in range(2, EXACT_UP_TO)] + [_tail(M, j, EXACT_UP_TO)])
                      for j in range(1, M + 1))
     return positive, tuple(reversed(positive))
 

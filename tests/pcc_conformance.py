@@ -219,3 +219,11 @@ class Admitter:
         if solver.check() != z3.unsat:
             return []
         return [tracked[str(c)] for c in solver.unsat_core()] + [run.describe()]
+
+
+def encoded(problem: Any, series: str, T: int, flow: int = 0) -> list[Any]:
+    """Flow ``flow``'s solver variables of an internal series (not a query name), each checked to be
+    in the encoding: a misspelt name would make a fresh, unconstrained variable."""
+    slots = {slot.step: name for name, slot in problem.enc.slots.items() if slot.series == series and slot.flow == flow}
+    assert sorted(slots) == list(range(T)), (series, sorted(slots))
+    return [problem.enc.slots[slots[t]].at(t) for t in range(T)]

@@ -547,3 +547,15 @@ def test_decimal_context_is_left_alone() -> None:
     sender.decide(feedback(1, 1, Fraction(1), Fraction(2), Fraction(1)))  # the RTT falls: accelerate
     assert sender.state()["action"] == ACCELERATE
     assert decimal.getcontext().prec == before
+
+
+def test_a_rate_change_may_revalue_up_to_two_ticks_of_pending_bytes() -> None:
+    """Alg. 1 re-values the interval since the last send at a rate change. That interval can
+    approach two timer ticks: a send at an ACK just after a tick leaves the next tick with less
+    than 10 ms since it (no flush), so the flush comes a tick later. The encoding must admit a
+    re-valuation above one tick's worth at either rate."""
+    tick = "R / 4"   # the default tick
+    find = (f"any(revalue[0][t] > {tick} * srate[0][t] and revalue[0][t] > {tick} * srate[0][t-1] "
+            "for t in range(R, T))")
+    result = run({"T": 7}, find=find)
+    assert result.answer == "sat" and result.validated

@@ -10,14 +10,16 @@ from fractions import Fraction as F
 from typing import Any
 
 import pytest
+import z3
 
 from conftest import answer, make_query
 from fluid_path import PathConfig, Run
-from pcc_conformance import Admitter, concrete_run, gradient_start, paper_run, random_choices, resolved_params
+from pcc_conformance import Admitter, concrete_run, encoded, gradient_start, paper_run, random_choices, resolved_params
 
 from ccac.backends import solve_z3
 from ccac.senders.pcc_paper import ProteusPaperSender
 from ccac.ccas import get_cca
+from ccac.ccas.proteus import PAIRS
 from ccac.problem import build
 from ccac.validate import flow_values
 from ccac.window import window_is_trace
@@ -147,3 +149,20 @@ def test_windows_of_longer_runs_are_traces() -> None:
     short = build(make_query(net, {"name": "proteus-h"}))
     long = build(make_query({**net, "T": 9}, {"name": "proteus-h"}))
     assert window_is_trace(short, long, 3, solve_z3, 300).outcome.answer == "unsat"
+
+
+def test_the_regression_tolerance_fires_on_any_residual_above_the_fit() -> None:
+    """Proteus 5 zeroes a gradient below its regression error. Samples whose residual lies
+    between |g| M and 2 |g| M (a slope g over M steps, with scatter a little larger than the
+    rise it explains) exist on any path with jitter, so the tolerance must be able to fire
+    there: the encoding admits it at every ratio above 1, not only far above."""
+    T = 9
+    problem = build(make_query({"T": T, "R": 2, "D": 1}, {"name": "proteus-p"}))
+    g, s, tol, mlen, pos, phase = (encoded(problem, name, T) for name in
+                                   ("pcc_g", "pcc_s", "pcc_tol", "mlen", "pos", "phase"))
+    probes = 2 * PAIRS   # phases below it are probe MIs
+    ends = [z3.And(phase[t] < probes, mlen[t] == 2, pos[t] == 1) for t in range(T)]
+    problem.enc.add("test.tolerance", z3.Or(*(z3.And(ends[t], tol[t], g[t] > 0, s[t] <= 2 * g[t] * 2)
+                                               for t in range(1, T))))
+    assert solve_z3(problem.enc.formulas(), 120).answer == "sat"
+

@@ -10,12 +10,14 @@ from fractions import Fraction as F
 from typing import Any
 
 import pytest
+import z3
 
 from conftest import answer, make_query
 from fluid_path import PathConfig, Run
-from pcc_conformance import Admitter, concrete_run, gradient_start, paper_run, random_choices, resolved_params
+from pcc_conformance import Admitter, concrete_run, encoded, gradient_start, paper_run, random_choices, resolved_params
 
 from ccac import solve
+from ccac.query import parse_query
 from ccac.senders.pcc_paper import VivacePaperSender
 from ccac.backends import solve_z3
 from ccac.ccas import get_cca
@@ -213,3 +215,33 @@ def test_loss_tolerance_queries_have_decisions_the_other_way(name: str, directio
               "any(event[0][u] == 1 or event[0][u] == 3 for u in range(1, t)) for t in range(1, T))")
     result = solve(q, timeout=120)
     assert result.answer == "sat" and result.validated
+
+
+def test_a_tie_may_leave_the_counters_where_they_were() -> None:
+    """With t = 1 the utility is rational and two probes can tie exactly (a loss at the faster
+    probe worth exactly its extra throughput: (1+eps)(1 - c L) = 1 - eps). The gradient is then
+    0 and points nowhere: one reading of Vivace 4.2 moves nothing, the confidence counter
+    included, which no step of either direction does (it adds one or resets to 0)."""
+    find = ("any(event[0][t] == 1 and gamma_used[0][t] == 0 and tau[0][t-1] >= 1 and tau[0][t-1] < 3 "
+            "and tau[0][t] == tau[0][t-1] for t in range(1, T))")
+    result = run({"T": 8, "R": 1, "eta": 0.1}, {"mode": "loss", "mi": 2, "t": 1, "double_check": False}, find=find)
+    assert result.answer == "sat" and result.validated
+
+
+def test_an_mi_longer_than_the_measured_ones_keeps_the_two_packet_slope() -> None:
+    """On an infinite buffer an MI may outlast 2R + D (a competitor holds a standing queue). A
+    slow sender's MI of M steps may then hold just two packets h apart, M/3 < h < M/2 (they
+    cover the interval); with the competitor's queue steady and the jitter putting the first at
+    its band's bottom and the second at its top, the slope is the bands' spread over h: above
+    2/M of the spread, within the 3/M the encoding allows for MIs longer than it measures."""
+    T, R, D = 9, 1, 1
+    query = parse_query({"network": {"T": T, "R": R, "D": D}, "query": {},
+                         "flow": [{"name": "vivace", "mode": "loss"}, {"name": "const", "cwnd": 3}]})
+    problem = build(query)
+    g, lo, hi, lost, mlen, pos, phase = (encoded(problem, name, T) for name in
+                                         ("pcc_g", "pcc_hull_lo", "pcc_hull_hi", "pcc_cur_lost", "mlen", "pos", "phase"))
+    cap = 2 * R + D   # MIs up to this long are measured step by step
+    problem.enc.add("test.long_mi", z3.Or(*(z3.And(
+        phase[t] < 2, mlen[t] == cap + 1, pos[t] == cap, lost[t] == 0,
+        g[t] * (cap + 1) > 2 * (hi[t] - lo[t])) for t in range(1, T))))
+    assert solve_z3(problem.enc.formulas(), 120).answer == "sat"

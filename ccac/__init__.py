@@ -3,21 +3,29 @@
 The public API: :func:`load_query` / :func:`parse_query` to get a :class:`Query`,
 :func:`solve` to answer it (a :class:`Result` with ``.answer``, ``.trace``, ``.validated``
 and ``.plot()``).
+
+The package is a house of rooms, each a subpackage whose docstring says what it holds; a room
+imports only rooms below it (``tests/test_layers.py`` enforces it), from the bottom:
+:mod:`ccac.core`, :mod:`ccac.encode`, :mod:`ccac.models`, :mod:`ccac.senders`, :mod:`ccac.ccas`,
+:mod:`ccac.problems`, :mod:`ccac.report`, :mod:`ccac.solving`, :mod:`ccac.testbed`,
+:mod:`ccac.analysis`, :mod:`ccac.commands`. Bundled query and proof files are data in
+:mod:`ccac.queries` and :mod:`ccac.proofs`. This module is the public facade above them all.
 """
 
 from pathlib import Path as _Path
 
 # In a source checkout the subpackages ccac.models, ccac.ccas, ccac.senders, ccac.queries and ccac.proofs
 # live in top-level folders (pyproject.toml maps them into this namespace when installing).
-# When this package is imported from the checkout itself (e.g. `python -m ccac.bench` in the
+# When this package is imported from the checkout itself (e.g. `python -m ccac.commands.bench` in the
 # repository root), look for them there too, so both ways import the same modules.
 _checkout = _Path(__file__).resolve().parent.parent
 if (_checkout / "models" / "__init__.py").is_file() and not (_Path(__file__).parent / "models").exists():
     __path__.append(str(_checkout))  # noqa: F821 (a package's __path__)
 
-from ccac.errors import CcacError  # noqa: E402
-from ccac.query import Query, load_query, parse_query  # noqa: E402
-from ccac.solve import Result, solve  # noqa: E402
+from ccac.core import VERSION  # noqa: E402
+from ccac.core.errors import CcacError  # noqa: E402
+from ccac.problems.query import Query, load_query, parse_query  # noqa: E402
+from ccac.solving.solve import Result, solve  # noqa: E402
 
 __all__ = ["CcacError", "Query", "Result", "load_query", "parse_query", "solve"]
-__version__ = "0.1.0"
+__version__ = VERSION

@@ -1,6 +1,10 @@
-"""The CCA library: every module here defines one ``ALGORITHM`` (a :class:`ccac.cca.CCA`).
+"""The CCA library: every module here defines one ``ALGORITHM`` (a :class:`ccac.ccas.interface.CCA`).
 
 Adding a CCA means adding a module; nothing else in ccac names CCAs.
+
+The interface every CCA implements is :mod:`ccac.ccas.interface`.
+
+May import: :mod:`ccac.core`, :mod:`ccac.encode`, :mod:`ccac.models`, :mod:`ccac.senders`.
 """
 
 from __future__ import annotations
@@ -8,8 +12,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ccac.cca import CCA
-from ccac.errors import CcacError
+from ccac.ccas.interface import CCA
+from ccac.core.errors import CcacError
 
 
 def _discover() -> dict[str, CCA]:

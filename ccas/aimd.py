@@ -39,7 +39,7 @@ the ACKs pass that mark.
 Before step R the state is history: cwnd, ``loss_mark`` and ``ack_mark`` are free (loss_mark
 at most L[t], since it is a past value of the loss curve; not at most L[0]: a decrease just
 before step t may have set it to a loss value after step 0, and a window cut from a longer run
-must be a trace, see ``ccac.window``). Loss detection uses a dupack
+must be a trace, see ``ccac.solving.window``). Loss detection uses a dupack
 threshold of 3 MSS unless the network sets ``dupacks``.
 """
 
@@ -50,9 +50,9 @@ from typing import Any
 
 import z3
 
-from ccac.cca import CCA, FlowContext, FlowValues, StateVar
-from ccac.params import Param
-from ccac.sender import ConcreteSender, SenderStart
+from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
+from ccac.core.params import Param
+from ccac.senders.interface import ConcreteSender, SenderStart
 
 
 class AIMD(CCA):

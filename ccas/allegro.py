@@ -134,11 +134,11 @@ from typing import TYPE_CHECKING, Any
 
 import z3
 
-from ccac.cca import CCA, FlowContext, FlowValues, StateVar
-from ccac.encoding import num
-from ccac.errors import CcacError
-from ccac.params import POSITIVE, Param
-from ccac.sender import ConcreteSender, SenderStart
+from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
+from ccac.encode.encoding import num
+from ccac.core.errors import CcacError
+from ccac.core.params import POSITIVE, Param
+from ccac.senders.interface import ConcreteSender, SenderStart
 from ccac.ccas.pcc import _round, scale_params
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ccac.cca import CCA, FlowContext, FlowValues
+from ccac.ccas.interface import CCA, FlowContext, FlowValues
 
 
 class AnySender(CCA):

@@ -59,7 +59,7 @@ Steady state (periodic queries)
 -------------------------------
 BBR's full state is the content of its max filter (the samples of the last ``window`` RTTs)
 and the cycle position. In a periodic query the filter at the trace's first steps holds the
-samples of the previous periods of the same run (``ccac.periodic``: the history steps are the
+samples of the previous periods of the same run (``ccac.encode.periodic``: the history steps are the
 trace's own, wrapped), so ``bw`` is exact at every step, and the cycle position repeats like
 every other variable: the period T - 1 must be a whole number of cycles, a multiple of
 cycle * R (:meth:`BBR.period_divisor`; another T is an error, not a vacuous unsat).
@@ -72,9 +72,9 @@ from typing import Any
 
 import z3
 
-from ccac.cca import CCA, FlowContext, FlowValues, StateVar
-from ccac.params import POSITIVE, Param
-from ccac.sender import ConcreteSender, SenderStart
+from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
+from ccac.core.params import POSITIVE, Param
+from ccac.senders.interface import ConcreteSender, SenderStart
 
 
 

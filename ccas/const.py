@@ -10,9 +10,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ccac.cca import CCA, FlowContext, FlowValues
-from ccac.params import Param
-from ccac.sender import ConcreteSender, SenderStart
+from ccac.ccas.interface import CCA, FlowContext, FlowValues
+from ccac.core.params import Param
+from ccac.senders.interface import ConcreteSender, SenderStart
 
 
 class ConstantWindow(CCA):

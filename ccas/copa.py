@@ -95,7 +95,7 @@ most t - R < T, so ``dq_hi == T`` means exactly "unbounded"). During the history
 
 Steady state: Copa's only memory is cwnd (with v = 1); the standing-RTT samples are functions
 of the path's curves. In a periodic query the samples at the trace's first steps are those of
-the previous periods of the same run (``ccac.periodic``), so dq_lo and dq_hi are exact at every
+the previous periods of the same run (``ccac.encode.periodic``), so dq_lo and dq_hi are exact at every
 step, and cwnd ends where it started.
 Parity trap: every step moves cwnd by exactly one increment, so cwnd can return to its start
 value only after an even number of moves: a periodic Copa query needs T - 1 even (T odd). With
@@ -111,10 +111,10 @@ from typing import Any
 
 import z3
 
-from ccac.cca import CCA, FlowContext, FlowValues, StateVar
-from ccac.encoding import Cond, first_case
-from ccac.params import Param
-from ccac.sender import ConcreteSender, SenderStart
+from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
+from ccac.encode.encoding import Cond, first_case
+from ccac.core.params import Param
+from ccac.senders.interface import ConcreteSender, SenderStart
 
 
 class Copa(CCA):

@@ -21,7 +21,7 @@ From step R on, in the order of Alg. 1's ``NewACK`` (update Rp, update r, maybe 
 * **RTT sample** (3.2). ``rtt[t]`` is the *latest* sample the sender has at t. With an ACK it
   is the RTT of the byte whose ACK arrives at t, in steps: ``R`` plus the queueing delay of the
   byte served at t-R, a real number the model knows only as the integer range of
-  ``ccac.trace.delay_range`` (thesis figure 5-1B, as Copa does it): ``R + lo <= rtt[t] <= R +
+  ``ccac.encode.trace.delay_range`` (thesis figure 5-1B, as Copa does it): ``R + lo <= rtt[t] <= R +
   hi`` (no upper end when the range has none); the true value lies in the range, so any solver
   choice inside it covers it. Without an ACK there is no new sample and ``rtt[t] = rtt[t-1]``
   (the range read at a step without an ACK describes the same byte a step later and could
@@ -138,7 +138,7 @@ S[b] <= S[a] - C*(b - D) + W[0]`` (the lower service bound, with W[0] for W[b - 
 does) and ``>= S_f[a] - S_f[0]``; a reading wholly before step 0 is in ``[0, C*(k + D)/k]``; an
 estimator or Rp window reaching before step 0 leaves the value free. Every history constraint
 is therefore implied by the constraints of a longer run at the same place
-(``tests/test_etc.py`` checks ``ccac.window.window_is_trace``; a first version bounded partial
+(``tests/test_etc.py`` checks ``ccac.solving.window.window_is_trace``; a first version bounded partial
 readings by ``S_f[a] - S_f[0] + C*(D + k - a)``, which any real past satisfies but a longer
 run's encoding does not imply, and the check caught it).
 
@@ -190,7 +190,7 @@ and ``action`` (-1 history, 0 hold, 1 accelerate, 2 decelerate, 3 draining).
 
 Steady state: in a periodic query every reading, the ACK flag, the RTT samples dRTT compares
 and rmax's window at the trace's first steps read the previous periods of the same run
-(``ccac.periodic``), and every state variable ends where it started.
+(``ccac.encode.periodic``), and every state variable ends where it started.
 
 The concrete sender, :mod:`ccac.senders.etc`, sharing no code with the encoding, runs ETC
 on concrete feedback in exact arithmetic (the logarithm to 50 digits); the conformance tests
@@ -210,12 +210,12 @@ from typing import Any
 
 import z3
 
-from ccac.cca import CCA, FlowContext, FlowValues, StateVar
+from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.ccas.etc_check import ACCELERATE, DECELERATE, DRAIN, FILTERS, HISTORY, HOLD, PACING, PULLING, check
 from ccac.ccas.etc_elastic import breakpoints, cell_gaps, enclosure
-from ccac.errors import CcacError
-from ccac.params import POSITIVE, Param
-from ccac.sender import ConcreteSender, SenderStart
+from ccac.core.errors import CcacError
+from ccac.core.params import POSITIVE, Param
+from ccac.senders.interface import ConcreteSender, SenderStart
 
 __all__ = ["ACCELERATE", "DECELERATE", "DRAIN", "ETC", "FILTERS", "HISTORY", "HOLD", "PACING", "PULLING",
            "breakpoints", "cell_gaps", "enclosure"]

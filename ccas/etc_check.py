@@ -9,7 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ccac.cca import FlowValues
+from ccac.ccas.interface import FlowValues
 from ccac.ccas.etc_elastic import check_elastic
 
 PULLING = ("burst", "coarse", "ideal", "fallback")

@@ -38,7 +38,7 @@ At every step t >= R that is an update step (below), with mu = ``mu[t-1]``:
 * **the delay sample.** "d is the latest measured RTT": the ACK arriving in step t is that of
   the byte at the head of the flow's service curve at step t-R (thesis figure 5-1B, the reading
   Copa and ETC use here), whose queueing delay q the model knows as the integer range
-  ``[q_lo, q_hi]`` of ``ccac.trace.delay_range``: q >= k iff ``not served_past(t-R, k)``, and
+  ``[q_lo, q_hi]`` of ``ccac.encode.trace.delay_range``: q >= k iff ``not served_past(t-R, k)``, and
   q <= k if ``served_past(t-R, k)``. Since ``served_past(u, k)`` is monotone in k (the admitted
   curve never decreases), ``q_hi = q_lo + 1``, or unbounded when no k <= t-R bounds it. Behind
   a per-flow jitter box the reading is the flow's own (``FlowContext``: its box's delay added).
@@ -111,7 +111,7 @@ decrease mu at least ``tgt_lo``; plotted; ``tgt_lo`` is 0 when q_hi is unbounded
 Steady state: mu is the only memory (the bracket is read off the curves), plus the timer:
 a periodic trace needs a period (T - 1) that is a multiple of ``every`` so that the update
 steps repeat (:meth:`ExpDelay.period_divisor`; another T is an error). Readings at the trace's
-first steps read the previous periods of the same run (``ccac.periodic``).
+first steps read the previous periods of the same run (``ccac.encode.periodic``).
 
 What the model says (queries/expdelay_*.toml): one flow with the link inside the range and
 jitter D keeps the link at least 15/16 busy in every repeating run, not fully (the AIMD cycle
@@ -131,12 +131,12 @@ from typing import Any
 
 import z3
 
-from ccac.cca import CCA, FlowContext, FlowValues, StateVar
+from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.ccas.pcc import pow_bound
-from ccac.encoding import first_case
-from ccac.errors import CcacError
-from ccac.params import POSITIVE, Param
-from ccac.sender import ConcreteSender, SenderStart
+from ccac.encode.encoding import first_case
+from ccac.core.errors import CcacError
+from ccac.core.params import POSITIVE, Param
+from ccac.senders.interface import ConcreteSender, SenderStart
 
 INCREASE, DECREASE, NONE = 1, -1, 0
 # The check's tolerance for the encoding's outward rounding (pow_bound keeps ~12 digits).

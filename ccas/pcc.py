@@ -70,10 +70,10 @@ from typing import Any, Sequence
 
 import z3
 
-from ccac.cca import FlowContext
-from ccac.encoding import Cond, Term
-from ccac.errors import CcacError
-from ccac.params import NONNEG, POSITIVE, Param
+from ccac.ccas.interface import FlowContext
+from ccac.encode.encoding import Cond, Term
+from ccac.core.errors import CcacError
+from ccac.core.params import POSITIVE, Param
 
 
 

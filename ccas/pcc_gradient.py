@@ -48,7 +48,7 @@ step, capped by the dynamic change boundary (``ccas/pcc.py`` holds the shared en
 Everything before step 0 is history: the state at step 0 (registers included) is any state,
 and until step R the "fate known" test reads ACKs from before the trace (a solver choice).
 Every rule reads only the current and the previous step, so a window of a longer run is a
-trace (``ccac.window.window_is_trace`` tests it).
+trace (``ccac.solving.window.window_is_trace`` tests it).
 
 Why one file over 500 lines: the rate controller is one state machine stepped once per step;
 its MI bookkeeping, the signals of an MI and the decision share the same per-step registers.
@@ -63,11 +63,11 @@ from typing import Any
 
 import z3
 
-from ccac.cca import FlowContext, StateVar
+from ccac.ccas.interface import FlowContext, StateVar
 from ccac.ccas.pcc import RateGrid, grid_params, grid_points, kappa_bounds, scale_params
-from ccac.ccas.pcc_rtt import band_terms, deviation_bound, lattice_lower_terms, lattice_upper_terms, plus
-from ccac.errors import CcacError
-from ccac.params import NONNEG, POSITIVE, Param
+from ccac.ccas.pcc_rtt import band_terms, lattice_lower_terms, lattice_upper_terms, plus
+from ccac.core.errors import CcacError
+from ccac.core.params import NONNEG, POSITIVE, Param
 
 WAIT_CHOICES = ("either", "base", "last", "band")
 
@@ -211,7 +211,7 @@ def _abs(x: Any) -> Any:
 
 class GradientPCC:
     """Vivace and Proteus: the state machine of the module docstring. Subclasses (which are
-    also :class:`ccac.cca.CCA`) provide ``variant``."""
+    also :class:`ccac.ccas.interface.CCA`) provide ``variant``."""
 
     def variant(self, p: dict[str, Any], C: Fraction) -> Variant:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -83,7 +83,7 @@ from typing import Any, Sequence
 
 import z3
 
-from ccac.encoding import Term
+from ccac.encode.encoding import Term
 
 EXACT_UP_TO = 30  # lattices of fewer packets are bounded exactly; more, by the tail bound
 

@@ -74,9 +74,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from ccac.cca import CCA, FlowContext, FlowValues
-from ccac.params import Param
-from ccac.sender import ConcreteSender, SenderStart
+from ccac.ccas.interface import CCA, FlowContext, FlowValues
+from ccac.core.params import Param
+from ccac.senders.interface import ConcreteSender, SenderStart
 from ccac.ccas.pcc_gradient import GradientPCC, Variant, gradient_params, mi_steps, pcc_state
 from ccac.ccas.pcc_gradient_check import check_gradient
 

@@ -1,4 +1,7 @@
-"""Path-server model variants, one file each, found by their ``MODEL`` attribute."""
+"""Path-server model variants, one file each, found by their ``MODEL`` attribute.
+
+May import: :mod:`ccac.core`, :mod:`ccac.encode`.
+"""
 
 from __future__ import annotations
 

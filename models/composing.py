@@ -8,7 +8,7 @@ a server (thesis Theorems 7 and 9), which is what lets one server stand for a wh
 
 from __future__ import annotations
 
-from ccac.encoding import Cond
+from ccac.encode.encoding import Cond
 from ccac.models.path_server import PathServer, PathVars
 
 

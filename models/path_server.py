@@ -35,9 +35,9 @@ from fractions import Fraction
 
 import z3
 
-from ccac.encoding import Cond, Encoding, Term, maximum, minimum
-from ccac.frontier import Frontier, Lookups
-from ccac.network import Network
+from ccac.encode.encoding import Cond, Encoding, Term, maximum, minimum
+from ccac.encode.frontier import Frontier, Lookups
+from ccac.encode.network import Network
 
 
 @dataclass
@@ -97,7 +97,7 @@ class PathVars:
         return self.net.C * (t - self.first) - self.W[t]
 
     def reach(self, t: int, strict: bool, n: int | None = None) -> Frontier:
-        """How far the service at t has reached along the admitted curve (:mod:`ccac.frontier`):
+        """How far the service at t has reached along the admitted curve (:mod:`ccac.encode.frontier`):
         step s is reached if ``(A-L)[s] < S[t]`` (strict: the byte after s's last was served,
         so every byte admitted by s was) or ``(A-L)[s] <= S[t]``. With ``n``, flow n's own
         curves as its sender sees them (``So_f[n]`` through its box). Built on demand, once."""
@@ -326,7 +326,7 @@ class PathServer(ABC):
 
         The steps whose losses are detectable form a prefix (admitted bytes never decrease), so
         "detected exactly the detectable" is stated through the detection frontier
-        (:mod:`ccac.frontier`: all pairs, or an integer frontier with lookups); a flow that
+        (:mod:`ccac.encode.frontier`: all pairs, or an integer frontier with lookups); a flow that
         cannot lose needs only two comparisons (:meth:`_detected_without_loss`).
 
         A periodic query's history steps (before ``v.first``) get none of these constraints:

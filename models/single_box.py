@@ -9,7 +9,7 @@ whole path.
 
 from __future__ import annotations
 
-from ccac.encoding import Cond
+from ccac.encode.encoding import Cond
 from ccac.models.path_server import PathServer, PathVars
 
 

@@ -1,6 +1,11 @@
 """Concrete senders: one module per CCA of ``ccas/`` that has an algorithm to run.
 
-Each module holds the algorithm itself over exact numbers (:class:`ccac.sender.ConcreteSender`),
+Each module holds the algorithm itself over exact numbers (:class:`ccac.senders.interface.ConcreteSender`),
 written from the paper, sharing no code with the CCA's encoding. A CCA hands out its sender
-through :meth:`ccac.cca.CCA.concrete`; nothing else looks modules up here.
+through :meth:`ccac.ccas.interface.CCA.concrete`; nothing else looks modules up here.
+
+The interface every sender implements and the exact-number helpers they share are in
+:mod:`ccac.senders.interface`.
+
+May import: :mod:`ccac.core`.
 """

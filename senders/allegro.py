@@ -33,7 +33,7 @@ Open choices taken:
   resumes from rate adjusting (0: keep eps, k >= 1: the k-th level; the paper only says the
   first entry starts at eps_min). The default takes alternative 0 everywhere: the shortest
   MIs, the faster probe first, the timer fires as soon as it may, eps kept.
-* Taking over a run at step R (:class:`ccac.sender.SenderStart`): the encoding's state names
+* Taking over a run at step R (:class:`ccac.senders.interface.SenderStart`): the encoding's state names
   ``base``, ``mode``, ``phase``, ``pos``, ``mlen``, ``order``, ``eps``, ``dir``, ``adj_n``,
   ``u_prev``, ``prev_base`` seed the state at step R - 1; without them the sender is in the
   starting state, its first MI began with the run (step 0) at the flow's rate (else C), and
@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
-from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart
+from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
 from ccac.senders.pcc import DIGITS, Choose, first_alternative
 
 START, DECIDE, ADJUST = 0, 1, 2

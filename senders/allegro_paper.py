@@ -161,7 +161,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
-from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart, exact
+from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart, exact
 
 F = Fraction
 Choose = Callable[[str, int], int]

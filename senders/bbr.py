@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart
+from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
 
 
 class BBRSender(ConcreteSender):

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import deque
 from fractions import Fraction
 
-from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart
+from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
 
 
 class CopaSender(ConcreteSender):

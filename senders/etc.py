@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
-from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart
+from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
 
 HOLD, ACCELERATE, DECELERATE, DRAIN = 0, 1, 2, 3
 ESTIMATORS = ("latest", "ewma", "min", "max", "mean", "median")

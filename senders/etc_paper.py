@@ -1,6 +1,6 @@
 """ETC (Han et al., "ETC: An Elastic Transmission Control Using End-to-End Available Bandwidth
 Perception", USENIX ATC 2024), written from the paper only (main text, Algorithm 1, appendices):
-a concrete sender for the conformance harness (:mod:`ccac.sender`).
+a concrete sender for the conformance harness (:mod:`ccac.senders.interface`).
 
 Units: time in steps (now = the decision time t; ACK times are exact reals), rates in bytes per
 step, sizes in bytes; the MSS (the paper's packet size L) is ``start.alpha``.
@@ -175,7 +175,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Callable
 
-from ccac.sender import AckedPacket, ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
+from ccac.senders.interface import AckedPacket, ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
 
 F = Fraction
 Choose = Callable[[str, int], int]

@@ -24,7 +24,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
-from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart
+from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
 
 INCREASE, DECREASE, NONE = 1, -1, 0
 

@@ -48,7 +48,7 @@ Open choices taken (each documented where the paper is silent):
 * Chance and open choices go through ``choose`` (:data:`Choose`): the probe order, the trending
   tolerance, and whether the MI timer fires once it may. The default takes alternative 0
   everywhere: the faster probe first, never trending, the timer fires as soon as it may.
-* Taking over a run at step R (:class:`ccac.sender.SenderStart`): the encoding's state names
+* Taking over a run at step R (:class:`ccac.senders.interface.SenderStart`): the encoding's state names
   ``base``, ``phase``, ``pos``, ``order``, ``tau``, ``omega_k``, ``dir``, ``rerun`` seed the
   state at step R - 1; without them the first round began with the run (step 0) at the flow's
   rate (else C). Bytes of a round sent before step 0 count as not lost; the first run of a
@@ -62,7 +62,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Callable
 
-from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart
+from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
 
 DIGITS = 50
 

@@ -275,7 +275,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
-from ccac.sender import ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
+from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
 
 F = Fraction
 Choose = Callable[[str, int], int]

@@ -12,8 +12,15 @@ import pytest
 import z3
 
 from ccac import parse_query, solve
-from ccac.backends import solve_z3
-from ccac.params import resolve
+from ccac.solving.solvers import solve_z3
+from ccac.core.params import resolve
+
+
+@pytest.fixture(autouse=True)
+def own_result_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets a result store of its own (``CCAC_CACHE_DIR``), so no test reads what
+    another wrote, whatever the order or the worker: the suite shares no files."""
+    monkeypatch.setenv("CCAC_CACHE_DIR", str(tmp_path_factory.mktemp("store")))
 
 
 def make_query(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | None = None,
@@ -54,9 +61,10 @@ def assert_admits(formulas: list[Any], fixed: list[Any], run: str) -> None:
     pytest.fail(f"the encoding rejects a run of the reference: {core[:8]} ({run})")
 
 
-def readme_table(header: str) -> list[list[str]]:
-    """The rows (cells stripped) of the README table whose header line is ``header``."""
-    lines = (Path(__file__).resolve().parent.parent / "README.md").read_text().splitlines()
+def doc_table(page: str, header: str) -> list[list[str]]:
+    """The rows (cells stripped) of the table whose header line is ``header`` on the
+    documentation page ``page`` (a file of docs/)."""
+    lines = (Path(__file__).resolve().parent.parent / "docs" / page).read_text().splitlines()
     rows = []
     for line in lines[lines.index(header) + 2:]:
         if not line.startswith("|"):
@@ -67,7 +75,7 @@ def readme_table(header: str) -> list[list[str]]:
 
 def run_cli(*args: str) -> tuple[int, str, str]:
     """Run ``ccac ARGS`` in-process; return (exit code, stdout, stderr)."""
-    from ccac.cli import main
+    from ccac.commands.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     code = 0

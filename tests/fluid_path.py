@@ -7,7 +7,7 @@ use them; the bottleneck serves anywhere between the token line of D steps ago a
 line; bytes beyond the buffer are lost; non-congestive loss takes at most eta of what was sent;
 losses are detected as soon as ``dupacks`` bytes after them are ACKed, and a timeout fires as
 soon as everything in flight is known lost. The first R steps are history (free arrivals);
-from step R on the sender decides (:class:`ccac.sender.ConcreteSender`) and sends exactly
+from step R on the sender decides (:class:`ccac.senders.interface.ConcreteSender`) and sends exactly
 what its window and pacing allow. Its RTT sample lies anywhere in the model's delay reading.
 
 :func:`admits` pins every model variable (arrivals, service, losses, detections, waste,
@@ -25,11 +25,11 @@ from typing import Any, Callable
 import z3
 
 from conftest import assert_admits, make_query
-from ccac.packet_path import all_in_flight_lost, detectable_losses, detected
-from ccac.problem import build
-from ccac.sender import AckedPacket, ConcreteSender, Feedback, FlowRecord, SenderStart, fate_known_through
+from ccac.testbed.packet_path import all_in_flight_lost, detectable_losses, detected
+from ccac.problems.problem import build
+from ccac.senders.interface import AckedPacket, ConcreteSender, Feedback, FlowRecord, SenderStart, fate_known_through
 from substep import Inside, Probes
-from ccac.trace import delay_range
+from ccac.encode.trace import delay_range
 
 F = Fraction
 

@@ -10,7 +10,7 @@ import pytest
 
 from ccac import load_query, solve
 from ccac.ccas import get_cca
-from ccac.validate import flow_values
+from ccac.solving.validate import flow_values
 
 from conftest import answer, cca_params
 from fluid_path import PathConfig, admits, simulate

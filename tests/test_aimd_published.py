@@ -1,5 +1,5 @@
 """ccac's AIMD beside the published CCAC code's (github venkatarun95/ccac): one bundled query per
-measured difference (README: Fidelity). Neither model contains the other: ccac's start is freer,
+measured difference (docs/fidelity.md). Neither model contains the other: ccac's start is freer,
 and mid-trace each admits runs the other excludes. Each query's description records the
 published code's answer, which differs from ccac's; these tests pin ccac's answers, so a change
 to ccac's AIMD that made a difference disappear fails here."""
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ccac import load_query, solve
-from ccac.query import bundled_queries
+from ccac.problems.query import bundled_queries
 
 # ccac's answer, and the published code's (recorded in each description, checked by a driver
 # script over the published code).

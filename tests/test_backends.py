@@ -9,8 +9,7 @@ import pytest
 import z3
 
 import ccac
-from ccac.backends import SOLVERS, evaluate, solve_cvc5, solve_yices
-
+from ccac.solving.solvers import SOLVERS, evaluate, solve_cvc5, solve_yices
 CONST = {"network": {"T": 6, "buffer": 1}, "cca": {"name": "const", "cwnd": 2}}
 MORE_THAN_LINK = "S[T-1] - S[0] > C*(T-1+D)"  # the link cannot serve more than C per step
 FULL_LINK = "S[T-1] - S[0] == C*(T-1+D)"

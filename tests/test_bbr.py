@@ -15,8 +15,8 @@ from fluid_path import PathConfig, Run, admits, simulate
 
 from ccac import solve
 from ccac.ccas import get_cca
-from ccac.errors import CcacError
-from ccac.validate import flow_values, validate
+from ccac.core.errors import CcacError
+from ccac.solving.validate import flow_values, validate
 
 BBR = get_cca("bbr")
 SMALL = {"name": "bbr", "window": 2, "cycle": 4}

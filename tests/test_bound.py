@@ -13,9 +13,9 @@ from typing import Callable
 
 import pytest
 
-import ccac.bound
+import ccac.analysis.bound
 from ccac import parse_query
-from ccac.bound import Probe, find_bound
+from ccac.analysis.bound import Probe, find_bound
 
 THRESHOLD = Fraction(6, 5)
 SERVICE = "S[T-1] - S[0] >= x * C * (T - 1)"
@@ -74,14 +74,14 @@ def test_non_linear_use_rebuilds_per_probe_and_flips_the_other_way() -> None:
 
 
 def test_unknown_probe_is_searched_around(monkeypatch) -> None:
-    real = ccac.bound._Prober.probe
+    real = ccac.analysis.bound._Prober.probe
 
     def threshold_times_out(self, value):
         if value == THRESHOLD:
             return Probe(value, "unknown", 0.0, "timeout"), None, None
         return real(self, value)
 
-    monkeypatch.setattr(ccac.bound._Prober, "probe", threshold_times_out)
+    monkeypatch.setattr(ccac.analysis.bound._Prober, "probe", threshold_times_out)
     tol = Fraction(1, 100)
     r = find_bound(service_query(), "x", 0, Fraction(12, 5), tol=tol)
     a, b = r.bracket
@@ -115,7 +115,7 @@ def test_cli_no_flip_exits_1(cli, tmp_path) -> None:
 
 
 def test_cli_unknown_endpoint_exits_3(cli, tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(ccac.bound._Prober, "probe",
+    monkeypatch.setattr(ccac.analysis.bound._Prober, "probe",
                         lambda self, value: (Probe(value, "unknown", 0.0, "timeout"), None, None))
     path = tmp_path / "service.toml"
     path.write_text(QUERY_FILE)
@@ -124,9 +124,9 @@ def test_cli_unknown_endpoint_exits_3(cli, tmp_path, monkeypatch) -> None:
 
 
 def test_cli_invalid_boundary_trace_exits_4(cli, tmp_path, monkeypatch) -> None:
-    import importlib  # the boundary trace is checked by ccac.solve.checked_trace (the module;
-    # `ccac.solve` as an attribute is the function)
-    monkeypatch.setattr(importlib.import_module("ccac.solve"), "validate",
+    import importlib  # the boundary trace is checked by ccac.solving.solve.checked_trace (the module;
+    # `ccac.solving.solve` as an attribute is the function)
+    monkeypatch.setattr(importlib.import_module("ccac.solving.solve"), "validate",
                         lambda query, trace, pairs: ["step 1: made up"])
     path = tmp_path / "service.toml"
     path.write_text(QUERY_FILE)
@@ -162,7 +162,7 @@ def test_one_reused_solver_brackets_the_same_threshold() -> None:
 def test_reused_solver_confirms_periodic_unsat_without_the_settling_group() -> None:
     """A periodic probe that is unsat is checked again, in the same solver, without the settling
     conditions; both the reused and the fresh search give the same bracket."""
-    from ccac.query import load_query
+    from ccac.problems.query import load_query
 
     q = load_query("copa_steady_utilization")
     fresh = find_bound(q, "util", 0, 1, tol="0.05")

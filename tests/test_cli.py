@@ -89,6 +89,6 @@ def test_list_shows_models_ccas_parameters_and_queries(cli) -> None:
 
 
 def test_console_script_runs_as_installed() -> None:
-    proc = subprocess.run([sys.executable, "-m", "ccac.cli", "query", SANITY_UNSAT, "--set", "network.T=5", "-q"],
+    proc = subprocess.run([sys.executable, "-m", "ccac.commands.cli", "query", SANITY_UNSAT, "--set", "network.T=5", "-q"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("unsat")

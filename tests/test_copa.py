@@ -14,7 +14,7 @@ from fluid_path import PathConfig, admits, simulate
 
 from ccac import solve
 from ccac.ccas import get_cca
-from ccac.validate import flow_values, validate
+from ccac.solving.validate import flow_values, validate
 
 COPA = get_cca("copa")
 UP_OR_DOWN = "cwnd[0][t] - cwnd[0][t-1] == alpha/R or cwnd[0][t] - cwnd[0][t-1] == -alpha/R"

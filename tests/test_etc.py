@@ -21,16 +21,16 @@ from fluid_path import simulate as simulate_path
 from pcc_conformance import Admitter, paper_run
 
 from ccac import solve
-from ccac.backends import solve_z3
+from ccac.solving.solvers import solve_z3
 from ccac.ccas import get_cca
 from ccac.ccas.etc import ACCELERATE, DECELERATE, DRAIN, FILTERS, PULLING, breakpoints, cell_gaps, enclosure
-from ccac.problem import build
-from ccac.sender import Feedback, FlowRecord, SenderStart
+from ccac.problems.problem import build
+from ccac.senders.interface import Feedback, FlowRecord, SenderStart
 from ccac.senders.etc import ESTIMATORS, Choices, ETCSender
 from ccac.senders.etc_paper import CHOICES, ETCPaperSender
-from ccac.trace import delay_range
-from ccac.validate import flow_values, validate
-from ccac.window import window_is_trace
+from ccac.encode.trace import delay_range
+from ccac.solving.validate import flow_values, validate
+from ccac.solving.window import window_is_trace
 
 ETC = get_cca("etc")
 C = Fraction(1)
@@ -513,7 +513,7 @@ def test_pulling_rate_above_the_link_needs_jitter_or_the_fallback() -> None:
 
 def test_startup_needs_section_3_1s_acceleration_rule() -> None:
     """etc_startup_85 is unsat (library); with Alg. 1's dRTT < 0 only the 8-RTT timer fires."""
-    from ccac.query import load_query
+    from ccac.problems.query import load_query
 
     q = load_query("etc_startup_85")
     q.flows[0].params["accel_on_equal"] = False
@@ -533,7 +533,7 @@ def test_periodic_traces_repeat_the_state(network: dict[str, Any]) -> None:
 
 
 def test_bad_lag_is_rejected() -> None:
-    from ccac.errors import CcacError
+    from ccac.core.errors import CcacError
 
     with pytest.raises(CcacError, match="drtt_lag"):
         build(make_query({"T": 6, "R": 1}, {"name": "etc", "drtt_lag": 2}))

@@ -154,7 +154,7 @@ def test_eq1_and_defaults() -> None:
             assert f < 1
     assert eq1(F(7, 3), F(7, 3), None)[0] == 1 or abs(eq1(F(7, 3), F(7, 3), None)[0] - 1) < F(1, 10**45)
     assert math.isclose(float(eq1(F(1), F(1, 5), F(2))[0]), math.log2(5 + 1), rel_tol=1e-15)
-    from ccac.sender import SenderStart
+    from ccac.senders.interface import SenderStart
     snd = ETCPaperSender(SenderStart(4, 0, F(1), F(1, 10), {}))
     assert snd.s == 10 * F(1, 10) / 4 and snd.N == 8 and snd.eta == F(3, 10) and snd.tick == 1
     assert ETCPaperSender(SenderStart(4, 0, F(1), F(1, 10), {"step_seconds": 0.015})).tick == F(2, 3)

@@ -18,16 +18,16 @@ from conftest import answer, assert_admits, cca_params, make_query
 from fluid_path import PathConfig, admits
 from fluid_path import simulate as simulate_path
 
-from ccac.backends import solve_z3
-from ccac.errors import CcacError
+from ccac.solving.solvers import solve_z3
+from ccac.core.errors import CcacError
 from ccac.ccas import get_cca
 from ccac.ccas.expdelay import DECREASE, INCREASE, NONE, targets
-from ccac.problem import build
-from ccac.sender import Feedback, FlowRecord, SenderStart
+from ccac.problems.problem import build
+from ccac.senders.interface import Feedback, FlowRecord, SenderStart
 from ccac.senders.expdelay import ExpDelaySender, true_target
-from ccac.trace import delay_range
-from ccac.validate import flow_values
-from ccac.window import window_is_trace
+from ccac.encode.trace import delay_range
+from ccac.solving.validate import flow_values
+from ccac.solving.window import window_is_trace
 
 EXPDELAY = get_cca("expdelay")
 C = Fraction(1)

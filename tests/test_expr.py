@@ -7,8 +7,8 @@ from fractions import Fraction
 import pytest
 import z3
 
-from ccac.errors import CcacError
-from ccac.expr import Series, Symbols, compile_condition, compile_number
+from ccac.core.errors import CcacError
+from ccac.encode.expr import Series, Symbols, compile_condition, compile_number
 
 
 @pytest.fixture

@@ -1,14 +1,14 @@
-"""ccac.family: queries that differ only in [params] values, answered by one shared solver, say
+"""ccac.analysis.family: queries that differ only in [params] values, answered by one shared solver, say
 what fresh solves say."""
 
 from __future__ import annotations
 
 import pytest
 
-from ccac.errors import CcacError
-from ccac.family import solve_family, varying
-from ccac.query import load_query
-from ccac.solve import solve
+from ccac.core.errors import CcacError
+from ccac.analysis.family import solve_family, varying
+from ccac.problems.query import load_query
+from ccac.solving.solve import solve
 
 
 def test_shared_solver_answers_as_fresh_solves() -> None:

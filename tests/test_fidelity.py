@@ -1,4 +1,4 @@
-"""The README's fidelity table (ccac beside the thesis and the papers) is what ccac ships.
+"""The fidelity table (docs/fidelity.md) (ccac beside the thesis and the papers) is what ccac ships.
 
 Every row names shipped queries or proofs and the answer each has; each of those files must
 record that answer as its expectation (which tests/test_library.py and tests/test_proof.py
@@ -12,16 +12,16 @@ import re
 import tomllib
 from pathlib import Path
 
-from ccac.proof import bundled_proofs
-from ccac.query import bundled_queries
+from ccac.analysis.proof import bundled_proofs
+from ccac.problems.query import bundled_queries
 
-from conftest import readme_table
+from conftest import doc_table
 
 HEADER = "| source | published result | ccac | answer | verdict |"
 
 
 def rows() -> list[list[str]]:
-    return readme_table(HEADER)
+    return doc_table("fidelity.md", HEADER)
 
 
 def recorded(name: str) -> str:

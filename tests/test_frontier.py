@@ -1,4 +1,4 @@
-"""Frontiers (ccac.frontier): the pairs and index encodings say the same thing, and the
+"""Frontiers (ccac.encode.frontier): the pairs and index encodings say the same thing, and the
 lossless shortcut of loss detection is exactly the all-steps rule."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccac.encoding import Encoding, num
-from ccac.frontier import Frontier, Lookups
-from ccac.problem import build
-from ccac.query import parse_query
-from ccac.solve import solve
-from ccac.query import bundled_queries, load_query
+from ccac.encode.encoding import Encoding, num
+from ccac.encode.frontier import Frontier, Lookups
+from ccac.problems.problem import build
+from ccac.problems.query import parse_query
+from ccac.solving.solve import solve
+from ccac.problems.query import bundled_queries, load_query
 
 
 def _frontier(style: str, keys: list[Fraction], probe: Fraction, top: int, strict: bool):

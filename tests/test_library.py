@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ccac.query import bundled_queries, load_query
-from ccac.solve import solve
+from ccac.problems.query import bundled_queries, load_query
+from ccac.solving.solve import solve
 
 
 def library(names: list[str]) -> list[object]:

@@ -1,4 +1,4 @@
-"""No input may make ccac run or allocate without bound (``ccac.limits``).
+"""No input may make ccac run or allocate without bound (``ccac.core.limits``).
 
 Each limit is exercised through the command line in a child process with a 1 GiB address-space
 limit and a wall-clock bound: bad input exits 2 with one ``error:`` line, a time limit exits 3
@@ -23,15 +23,15 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from ccac import limits
-from ccac.backends import SOLVERS, fresh_context
-from ccac.errors import CcacError
-from ccac.limits import MAX_EXPANSION, TimeLimit, time_limit
-from ccac.problem import build
-from ccac.query import load_query, parse_query
+from ccac.core import limits
+from ccac.solving.solvers import SOLVERS, fresh_context
+from ccac.core.errors import CcacError
+from ccac.core.limits import MAX_EXPANSION, TimeLimit, time_limit
+from ccac.problems.problem import build
+from ccac.problems.query import load_query, parse_query
 
 ROOT = Path(__file__).resolve().parent.parent
-SOLVE = importlib.import_module("ccac.solve")  # the module (the package's `solve` is the function)
+SOLVE = importlib.import_module("ccac.solving.solve")  # the module (the package's `solve` is the function)
 MEMORY = 2**30  # address space of each child process
 # every bad input is refused within this: a refusal, not a run (the inputs below would take hours
 # or exhaust memory if expanded). Generous, because the suite shares its cores with other workers.
@@ -46,7 +46,7 @@ def run(*args: str, seconds: float = BAD_INPUT_SECONDS) -> tuple[int, str, str, 
     """``ccac ARGS`` in a child process with 1 GiB of address space; (exit code, stdout, stderr,
     wall seconds). A run longer than ``seconds`` fails the test."""
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", "from ccac.cli import main; main()", *args],
+    proc = subprocess.run([sys.executable, "-c", "from ccac.commands.cli import main; main()", *args],
                           capture_output=True, text=True, timeout=seconds, preexec_fn=_limit_memory,
                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start
@@ -118,7 +118,7 @@ def test_deep_nesting_is_refused(tmp_path: Path) -> None:
     code, _, err, _ = run("query", query_file(tmp_path, "-" * 5000 + "L[0] > 0"))
     assert_bad_input(code, err, "query.find", "nested too deeply")
     code, _, err, _ = run("query", query_file(tmp_path, "L[0]" + " + 1" * 250 + " > 0"))
-    assert_bad_input(code, err, "query.find", "nests 254 levels deep, more than 200 (ccac.limits.MAX_DEPTH)")
+    assert_bad_input(code, err, "query.find", "nests 254 levels deep, more than 200 (ccac.core.limits.MAX_DEPTH)")
 
 
 def test_a_number_written_with_a_huge_exponent_is_refused(tmp_path: Path) -> None:
@@ -192,14 +192,14 @@ def test_timeout_stops_a_loop_that_adds_no_constraints(monkeypatch: pytest.Monke
     result = SOLVE.solve(load_query("const_service_at_capacity", ["network.T=6"]), timeout=1)
     assert time.monotonic() - start < 1 + limits.GRACE + 1
     assert result.answer == "unknown"
-    assert result.reason.startswith("timeout: building the formula took more than 1 s (stopped in ccac/problem.py:")
+    assert result.reason.startswith("timeout: building the formula took more than 1 s (stopped in ccac/problems/problem.py:")
 
 
 @pytest.mark.parametrize("query, key", [("aimd_premature_loss", "allegro.mi_hi"),
                                         ("bbr_low_utilization", "bbr.cycle"),
                                         ("proteus_p_negative_gradients_ignored", "proteus-p.mi")])
 def test_a_huge_cca_duration_is_refused_when_read(query: str, key: str) -> None:
-    """CCA parameters in steps or RTTs are bounded by MAX_DURATION (README: Limits)."""
+    """CCA parameters in steps or RTTs are bounded by MAX_DURATION (docs/query-language.md: Limits)."""
     cca, name = key.split(".")
     args = ["--set", f'cca.name="{cca}"'] if query == "aimd_premature_loss" else []
     code, _, err, _ = run("query", query, *args, "--set", f"cca.{name}=1000000000", "-q")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ccac import parse_query, solve
-from ccac.validate import validate
+from ccac.solving.validate import validate
 from conftest import answer
 
 FINITE = {"T": 6, "R": 1, "D": 1, "buffer": 1}

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from ccac import parse_query, solve
-from ccac.errors import CcacError
-from ccac.problem import build
-from ccac.validate import validate
+from ccac.core.errors import CcacError
+from ccac.problems.problem import build
+from ccac.solving.validate import validate
 
 # Flow 1's sender sends less than its window allows given what the bottleneck served for it:
 # only possible if it has not seen those ACKs yet (its own jitter box), or sees them later (R).
@@ -165,7 +165,7 @@ def test_cli_flow_override_and_errors(cli, tmp_path) -> None:
 
 
 def test_proof_files_take_flow_tables() -> None:
-    from ccac.proof import check_proof, parse_proof
+    from ccac.analysis.proof import check_proof, parse_proof
 
     proof = parse_proof({"network": {"T": 7, "D": 0}, "flow": [CONST, {**CONST, "D": 2}],
                          "lemma": [{"name": "box", "show": "all(So_f[1][t] <= S_f[1][t] for t in range(T))"},

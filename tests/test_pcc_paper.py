@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ccac.sender import Feedback, FlowRecord, SenderStart
+from ccac.senders.interface import Feedback, FlowRecord, SenderStart
 from fluid_path import PathConfig, simulate
 from ccac.senders.pcc_paper import MI, Pair, ProteusPaperSender, Round, VivacePaperSender, power
 from substep import Probes

@@ -1,4 +1,4 @@
-"""Periodic traces really repeat: checked by unrolling, independently of ``ccac.validate``.
+"""Periodic traces really repeat: checked by unrolling, independently of ``ccac.solving.validate``.
 
 For every periodic query of the library that answers sat, the trace is repeated for three
 periods here (plain list arithmetic, not the validator's code), every byte curve, window and
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from ccac import load_query, solve
-from ccac.query import bundled_queries
-from ccac.problem import build
-from ccac.validate import validate
+from ccac.problems.query import bundled_queries
+from ccac.problems.problem import build
+from ccac.solving.validate import validate
 
 from conftest import make_query
 
@@ -131,9 +131,9 @@ def test_periodic_solves_race_and_the_first_decisive_one_answers(monkeypatch, se
     import os
     import time as clock
 
-    from ccac import backends
-    from ccac.backends import Outcome
-    from ccac.solve import solve_periodic
+    from ccac.solving import solvers
+    from ccac.solving.solvers import Outcome
+    from ccac.solving.solve import solve_periodic
 
     problem = build(load_query("copa_low_utilization_single_box"))
     every = len(problem.enc.formulas())
@@ -145,7 +145,7 @@ def test_periodic_solves_race_and_the_first_decisive_one_answers(monkeypatch, se
         answer = settled if which == "settled" else loose
         return Outcome(answer, f"{which} said so", {} if answer == "sat" else None, "fake", "0", 0.0)
 
-    monkeypatch.setitem(backends.SOLVERS, "fake", fake)
+    monkeypatch.setitem(solvers.SOLVERS, "fake", fake)
     start = clock.perf_counter()
     out = solve_periodic(problem, "fake", 60)
     assert out.answer == expected

@@ -1,4 +1,4 @@
-"""ccac.plot: the thesis-style trace figure renders to png/svg/pdf, headless, with the right lines."""
+"""ccac.report.plot: the thesis-style trace figure renders to png/svg/pdf, headless, with the right lines."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from ccac import CcacError, parse_query, solve
-from ccac.plot import plot_trace
+from ccac.report.plot import plot_trace
 
 
 @pytest.fixture(scope="module")

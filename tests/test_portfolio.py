@@ -8,11 +8,11 @@ import time
 import pytest
 import z3
 
-from ccac import backends
-from ccac.backends import Outcome
-from ccac.portfolio import solve_portfolio
-from ccac.query import load_query
-from ccac.solve import solve
+from ccac.solving import solvers
+from ccac.solving.solvers import Outcome
+from ccac.solving.portfolio import solve_portfolio
+from ccac.problems.query import load_query
+from ccac.solving.solve import solve
 
 
 def _formulas(sat: bool) -> list[z3.BoolRef]:
@@ -36,7 +36,7 @@ def _gives_up(formulas, timeout):
 @pytest.fixture
 def members(monkeypatch):
     for name, backend in (("sleepy", _sleepy), ("broken", _broken), ("gives_up", _gives_up)):
-        monkeypatch.setitem(backends.SOLVERS, name, backend)
+        monkeypatch.setitem(solvers.SOLVERS, name, backend)
 
 
 def test_portfolio_answers_sat_and_unsat_with_the_winner_named():
@@ -68,9 +68,9 @@ def test_a_portfolio_query_is_validated_like_any_other():
 
 
 def test_solver_names_seeds_and_custom_portfolios():
-    from ccac.backends import backend
-    from ccac.errors import CcacError
-    from ccac.portfolio import members_of
+    from ccac.solving.backends import backend
+    from ccac.core.errors import CcacError
+    from ccac.solving.portfolio import members_of
 
     assert backend("z3#3")(_formulas(True), 10).solver == "z3#3"
     assert members_of("portfolio") == ("z3", "cvc5")

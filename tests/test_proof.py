@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from ccac.backends import solve_z3
-from ccac.errors import CcacError
-from ccac.problem import build
-from ccac.proof import check_proof
-from ccac.proof_file import bundled_proofs, load_proof, parse_proof
-from ccac.query import parse_query
-from ccac.window import window_is_trace
+from ccac.solving.solvers import solve_z3
+from ccac.core.errors import CcacError
+from ccac.problems.problem import build
+from ccac.analysis.proof import check_proof
+from ccac.analysis.proof_file import bundled_proofs, load_proof, parse_proof
+from ccac.problems.query import parse_query
+from ccac.solving.window import window_is_trace
 
 CONST = {"network": {"T": 8, "R": 1, "D": 1, "buffer": "inf"}, "cca": {"name": "const"},
          "definitions": {"queue": "A[t] - L[t] - S[t]"}}

@@ -16,13 +16,13 @@ from conftest import answer, make_query
 from fluid_path import PathConfig, Run
 from pcc_conformance import Admitter, concrete_run, encoded, gradient_start, paper_run, random_choices, resolved_params
 
-from ccac.backends import solve_z3
+from ccac.solving.solvers import solve_z3
 from ccac.senders.pcc_paper import ProteusPaperSender
 from ccac.ccas import get_cca
 from ccac.ccas.proteus import PAIRS
-from ccac.problem import build
-from ccac.validate import flow_values
-from ccac.window import window_is_trace
+from ccac.problems.problem import build
+from ccac.solving.validate import flow_values
+from ccac.solving.window import window_is_trace
 
 CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
     "p": (PathConfig(T=9, R=2, D=1), {"name": "proteus-p"}),

@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from ccac.errors import CcacError
-from ccac.query import apply_overrides, bundled_queries, load_query, parse_query
+from ccac.core.errors import CcacError
+from ccac.problems.query import apply_overrides, bundled_queries, load_query, parse_query
 
 
 def test_defaults_and_exact_numbers() -> None:

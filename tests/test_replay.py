@@ -1,4 +1,4 @@
-"""Replay (ccac.replay, ccac.packet_path) and export (ccac.export): a counterexample taken to
+"""Replay (ccac.testbed.replay, ccac.testbed.packet_path) and export (ccac.testbed.export): a counterexample taken to
 the packet level and to a testbed."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from ccac import load_query, solve
-from ccac.export import csv_schedule, mahimahi, schedule, spread, steps_of
-from ccac.replay import load_result, replay
+from ccac.testbed.export import csv_schedule, mahimahi, schedule, spread, steps_of
+from ccac.testbed.replay import load_result, replay
 
-from conftest import make_query, readme_table
+from conftest import make_query, doc_table
 
 # A trace whose every value is a whole number of 1-byte packets: the sender keeps 2 bytes in
 # flight on a path that serves 1 byte per step.
@@ -175,17 +175,17 @@ def test_csv_export_lists_every_opportunity_and_packet(tmp_path: Path) -> None:
     assert mahimahi(result.trace, tmp_path / "mm", 10)[0].read_text().count("\n") == len(rows)
 
 
-# ------------------------------------------------------------------ the README's replay table
+# ------------------------------------------------------------------ the replay table (docs/replay.md)
 REPLAY_HEADER = "| query | finding | under replay | why |"
 SLOW_TO_SOLVE = {"proteus_s_vs_aimd_no_yield", "vivace_starved_flow_backs_off"}  # about 30 s each
 
 
 def replay_rows() -> list[list[str]]:
-    return readme_table(REPLAY_HEADER)
+    return doc_table("replay.md", REPLAY_HEADER)
 
 
 def test_the_replay_table_covers_every_sat_query_of_the_library() -> None:
-    from ccac.query import bundled_queries
+    from ccac.problems.query import bundled_queries
 
     sat = {name for name in bundled_queries() if load_query(name).expect == "sat"}
     named = {row[0].strip("`") for row in replay_rows()}
@@ -227,7 +227,7 @@ def test_every_cca_with_an_algorithm_has_a_concrete_sender() -> None:
     """Every CCA of the library but `any` (which has no algorithm) hands out a concrete sender,
     and from an unknown start (nothing known but its parameters) it makes a valid decision."""
     from ccac.ccas import CCAS
-    from ccac.sender import Feedback, FlowRecord, SenderStart
+    from ccac.senders.interface import Feedback, FlowRecord, SenderStart
 
     from conftest import cca_params
 

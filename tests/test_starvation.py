@@ -6,8 +6,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ccac.query import load_query
-from ccac.solve import solve
+from ccac.problems.query import load_query
+from ccac.solving.solve import solve
 
 TIMEOUT = 240
 

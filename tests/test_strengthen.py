@@ -1,5 +1,5 @@
-"""k-induction regions, automatic strengthening (ccac.strengthen) and tightening
-(ccac.tighten), through the Python API and ``ccac prove``."""
+"""k-induction regions, automatic strengthening (ccac.analysis.strengthen) and tightening
+(ccac.analysis.tighten), through the Python API and ``ccac prove``."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ccac.errors import CcacError
-from ccac.proof import check_proof
-from ccac.proof_file import load_proof, parse_proof
-from ccac.steady_state import check_closure
-from ccac.strengthen import propose, strengthen
-from ccac.tighten import tighten
+from ccac.core.errors import CcacError
+from ccac.analysis.proof import check_proof
+from ccac.analysis.proof_file import load_proof, parse_proof
+from ccac.analysis.steady_state import check_closure
+from ccac.analysis.strengthen import propose, strengthen
+from ccac.analysis.tighten import tighten
 
 CONST = {"network": {"T": 8, "R": 1, "D": 1, "buffer": "inf"}, "cca": {"name": "const"},
          "definitions": {"queue": "A[t] - L[t] - S[t]", "slack": "1"}}

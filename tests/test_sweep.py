@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ccac.store import Store, reusable
-from ccac.grid import parse_grid
+from ccac.solving.store import Store, reusable
+from ccac.analysis.grid import parse_grid
 
 # sat exactly when slack = 0: the link's full capacity is reachable, never more
 SLACK = """
@@ -118,7 +118,7 @@ def stored_rows(path: Path) -> int:
 
 
 def test_a_killed_sweep_resumes_where_it_stopped(store_dir, tmp_path) -> None:
-    args = [sys.executable, "-m", "ccac.cli", "sweep", "aimd_premature_loss", "--grid", "network.T=9,10",
+    args = [sys.executable, "-m", "ccac.commands.cli", "sweep", "aimd_premature_loss", "--grid", "network.T=9,10",
             "--grid", "network.buffer=1,2,3", "--workers", "1"]
     env = {**os.environ, "CCAC_CACHE_DIR": str(store_dir)}
     process = subprocess.Popen(args, env=env, cwd=tmp_path, start_new_session=True,

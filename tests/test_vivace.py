@@ -17,13 +17,13 @@ from fluid_path import PathConfig, Run
 from pcc_conformance import Admitter, concrete_run, encoded, gradient_start, paper_run, random_choices, resolved_params
 
 from ccac import solve
-from ccac.query import parse_query
+from ccac.problems.query import parse_query
 from ccac.senders.pcc_paper import VivacePaperSender
-from ccac.backends import solve_z3
+from ccac.solving.solvers import solve_z3
 from ccac.ccas import get_cca
-from ccac.problem import build
-from ccac.validate import flow_values
-from ccac.window import window_is_trace
+from ccac.problems.problem import build
+from ccac.solving.validate import flow_values
+from ccac.solving.window import window_is_trace
 
 VIVACE = get_cca("vivace")
 # (path, CCA parameters): latency and loss modes, loss, queues, R = 1 (loss mode), R = 3
@@ -79,7 +79,7 @@ PAPER: dict[str, tuple[PathConfig, dict[str, Any]]] = {
     "loss-mode": (PathConfig(T=10, R=1, D=1, eta=F(1, 10)), {"mode": "loss"}),
 }
 PAPER_RUNS = 40
-# readings the encoding does not cover (README: Vivace's rules): Proteus' account of Vivace (two
+# readings the encoding does not cover (docs/learners.md: Vivace's rules): Proteus' account of Vivace (two
 # agreeing pairs, citing the Allegro paper) is not Vivace's own text (one pair, 4.2); the signed
 # "Delta_r exceeds omega r" would never cap a decrease, where the text caps "the effective rate change"
 VIVACE_RESTRICTIONS = {"vivace_pairs": 0, "boundary_cmp": 0}
@@ -196,7 +196,7 @@ def test_a_move_never_exceeds_the_change_boundary() -> None:
 
 
 def test_windows_of_longer_runs_are_traces() -> None:
-    """The history rules are implied by any real past (ccac.window)."""
+    """The history rules are implied by any real past (ccac.solving.window)."""
     net = {"T": 6, "R": 2, "D": 1, "buffer": 1}
     short = build(make_query(net, {"name": "vivace"}))
     long = build(make_query({**net, "T": 9}, {"name": "vivace"}))
@@ -208,7 +208,7 @@ def test_windows_of_longer_runs_are_traces() -> None:
 def test_loss_tolerance_queries_have_decisions_the_other_way(name: str, direction: str) -> None:
     """The two unsat loss-tolerance queries mean something only if, at the same horizon, a
     decision after an earlier one can move the rate the other way."""
-    from ccac.query import load_query
+    from ccac.problems.query import load_query
 
     q = load_query(name)
     q.find = (f"any(event[0][t] == 1 and base[0][t] {direction} base[0][t-1] and "

@@ -1,0 +1,10 @@
+"""What is built on many answers: proofs of steady-state theorems and their lemmas
+(:mod:`~ccac.analysis.proof`, :mod:`~ccac.analysis.proof_file`, :mod:`~ccac.analysis.obligation`,
+:mod:`~ccac.analysis.steady_state`), strengthening and tightening them
+(:mod:`~ccac.analysis.strengthen`, :mod:`~ccac.analysis.tighten`), bounds by exact bisection
+(:mod:`~ccac.analysis.bound`, :mod:`~ccac.analysis.bisection`), families of queries sharing one
+solver (:mod:`~ccac.analysis.family`), and sweeps over grids on local or Dask executors
+(:mod:`~ccac.analysis.sweep`, :mod:`~ccac.analysis.grid`, :mod:`~ccac.analysis.executors`).
+
+May import: every room below it (:mod:`ccac.core` to :mod:`ccac.testbed`).
+"""

@@ -1,0 +1,250 @@
+"""Find where a query's answer flips as one of its ``[params]`` numbers moves (the command
+``ccac bound`` is :mod:`ccac.commands.bound`).
+
+A query such as "is there a path on which utilization stays below ``util``?" is unsat for a
+small enough ``util`` and sat for a large enough one; the threshold between them is the
+performance bound the CCA guarantees on every path of the model. :func:`find_bound` brackets
+it by bisection over exact rationals (:mod:`ccac.analysis.bisection`: unknown probes are never taken
+for either answer, and the search probes around them).
+
+What the result means: every probe is an exact fact at its value (sat: a trace of the model
+exists; unsat: none does), so the two ends of the final bracket enclose at least one flip.
+That the flip is *the* threshold assumes the answer is monotone in the parameter, which holds
+when the parameter only loosens or tightens the query's conditions (e.g.
+``S[T-1] - S[0] < util * C * (T - 1)``); bisection does not check it.
+
+Solving: the formula is built once with the parameter as a solver constant p, and each probe
+solves it plus ``p == value`` in a fresh solver (so any backend works). With ``--reuse`` every
+probe is instead a check of one z3 solver under assumptions (:mod:`ccac.solving.incremental`), a
+periodic probe's re-check without the settling conditions included; measured against fresh
+solvers it is no faster on the library's bounds (docs/bounds-and-sweeps.md, the `--reuse` table), so fresh is
+the default. If the parameter cannot be a solver constant (a product with a solver quantity,
+a range bound, ...), the formula is rebuilt with the number for each probe instead.
+
+The sat end of the bracket (the counterexample closest to the threshold) is read back exactly
+and validated independently, as :func:`ccac.solving.solve.solve` does, against the query with the
+parameter set to that number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+import z3
+
+from ccac.core import limits
+from ccac.analysis.bisection import bisect, search_range
+from ccac.core.params import exact_text as show
+from ccac.solving.backends import backend
+from ccac.solving.solvers import Assignment, fresh_context
+from ccac.encode.encoding import num
+from ccac.core.errors import CcacError
+from ccac.problems.problem import Problem, build
+from ccac.problems.query import Query
+from ccac.solving.incremental import Incremental
+from ccac.solving.solve import checked_trace, solve_periodic
+from ccac.encode.trace import Trace
+
+__all__ = ["BoundResult", "Probe", "find_bound"]
+
+MONOTONE_CAVEAT = ("each probe is an exact answer at its value; that a's answer holds for every "
+                   "value below a, and b's above b, assumes the answer is monotone in the parameter")
+
+
+@dataclass
+class Probe:
+    """The solver's answer for the query with the parameter at one exact value."""
+
+    value: Fraction
+    answer: str  # "sat" | "unsat" | "unknown"
+    seconds: float
+    reason: str | None = None  # why the solver said unknown
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": str(self.value), "float": float(self.value), "answer": self.answer,
+                "seconds": round(self.seconds, 4), "reason": self.reason}
+
+
+@dataclass
+class BoundResult:
+    """Where the answer to ``query`` flips as ``params.<name>`` goes from ``lo`` to ``hi``.
+
+    ``bracket`` is (a, b) with a.value < b.value and different decisive answers, or None when
+    lo and hi did not give two different decisive answers. ``unknown`` lists the unknown probes
+    inside the bracket. ``trace`` is the counterexample at the bracket's sat end, checked
+    against the query with the parameter at that value (``violations`` empty when valid).
+    """
+
+    query: Query
+    name: str
+    lo: Fraction
+    hi: Fraction
+    tol: Fraction
+    probes: list[Probe]
+    bracket: tuple[Probe, Probe] | None
+    unknown: list[Probe]
+    solver: str
+    solver_version: str
+    rebuilt: str | None = None  # why the formula was rebuilt per probe (None: built once)
+    reused: bool = False  # every probe a check of one shared z3 solver
+    trace: Trace | None = None
+    violations: list[str] | None = None
+    boundary_query: Query | None = field(default=None, repr=False)
+
+    @property
+    def status(self) -> str:
+        """One of "flip" (bracketed), "no flip" (the same decisive answer at lo and hi) and
+        "unknown" (an endpoint was unknown)."""
+        if self.bracket is not None:
+            return "flip"
+        return "unknown" if any(p.answer == "unknown" for p in self.probes[:2]) else "no flip"
+
+    @property
+    def width(self) -> Fraction | None:
+        return None if self.bracket is None else self.bracket[1].value - self.bracket[0].value
+
+    @property
+    def validated(self) -> bool | None:
+        return None if self.violations is None else not self.violations
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "param": self.name, "lo": str(self.lo), "hi": str(self.hi), "tol": str(self.tol),
+            "status": self.status,
+            "bracket": None if self.bracket is None else [p.to_json() for p in self.bracket],
+            "unknown_inside": [p.to_json() for p in self.unknown],
+            "assumes": MONOTONE_CAVEAT,
+            "rebuilt_per_probe": self.rebuilt,
+            "solver_reused": self.reused,
+            "probes": [p.to_json() for p in self.probes],
+            "validated": self.validated, "violations": self.violations,
+            "query": self.query.resolved(),
+            "solver": {"name": self.solver, "version": self.solver_version},
+            "trace": None if self.trace is None else self.trace.to_json(),
+        }
+
+
+class _Prober:
+    """Answers the query at any value of one parameter, building the formula once if it can."""
+
+    def __init__(self, query: Query, name: str, solver: str, timeout: float | None,
+                 reuse: bool = False) -> None:
+        self.query, self.name, self.solver, self.timeout = query, name, solver, timeout
+        fresh_context()
+        self.symbol = z3.Real("__bound_" + name)
+        self.rebuilt: str | None = None
+        self.version = ""
+        self.problem: Problem | None = None
+        self.formulas: list[z3.BoolRef] = []
+        try:  # a TimeLimit escapes: no probe can be answered if the formula cannot be built in time
+            with limits.time_limit(timeout, "building the formula (once, for every probe)"):
+                self.problem = build(dataclasses.replace(query, params={**query.params, name: self.symbol}))
+                self.formulas = self.problem.enc.formulas()
+        except CcacError as e:  # e.g. the parameter multiplies a solver quantity
+            self.rebuilt = str(e)
+        self.incremental: Incremental | None = None
+        if reuse and solver == "z3" and self.problem is not None:
+            self.incremental = Incremental.for_problem(self.problem)
+
+    def at(self, value: Fraction) -> Query:
+        """The query with the parameter set to ``value``."""
+        return dataclasses.replace(self.query, params={**self.query.params, self.name: value})
+
+    def probe(self, value: Fraction) -> tuple[Probe, Problem | None, Assignment | None]:
+        """Solve at ``value``; return the probe and what reads its trace back (sat only).
+        The timeout bounds the probe: building its formula (when rebuilt) and solving."""
+        start = time.perf_counter()
+        try:
+            with limits.time_limit(self.timeout) as clock:
+                if self.problem is None:
+                    problem = build(self.at(value))
+                    formulas = problem.enc.formulas()
+                else:
+                    problem = dataclasses.replace(self.problem, query=self.at(value))
+                    formulas = [*self.formulas, self.symbol == num(value)]
+                limits.set_phase("solving")
+                left = clock.remaining()
+                if self.incremental is not None:
+                    return self._reused(value, problem, clock, start)
+                budget = None if left is None else max(left, 0.001)
+                if problem.query.periodic:
+                    fixed = [] if self.problem is None else [self.symbol == num(value)]
+                    outcome = solve_periodic(problem, self.solver, budget, fixed)
+                else:
+                    outcome = backend(self.solver)(formulas, budget)
+        except limits.TimeLimit as e:
+            return Probe(value, "unknown", time.perf_counter() - start, e.reason), self.problem, None
+        self.version = outcome.version
+        return Probe(value, outcome.answer, outcome.seconds, outcome.reason), problem, outcome.assignment
+
+
+    def _reused(self, value: Fraction, problem: Problem, clock: limits.Clock,
+                start: float) -> tuple[Probe, Problem | None, Assignment | None]:
+        """The probe as a check of the one shared solver under ``p == value`` (and, for a
+        periodic unsat, again without the settling conditions)."""
+        assert self.incremental is not None
+        fact = [self.symbol == num(value)]
+
+        def left() -> float | None:
+            remaining = clock.remaining()
+            return None if remaining is None else max(remaining, 0.001)
+
+        outcome = self.incremental.answer(fact, problem.query.periodic, left)
+        self.version = outcome.version
+        return Probe(value, outcome.answer, outcome.seconds, outcome.reason), problem, outcome.assignment
+
+
+def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
+               timeout: float | None = None, solver: str = "z3",
+               log: Callable[[str], None] | None = None, reuse: bool = False) -> BoundResult:
+    """Bracket the value of ``params.<name>`` in [lo, hi] where the answer flips.
+
+    ``tol`` defaults to (hi - lo) / 100; ``timeout`` bounds each probe (seconds). ``log``
+    receives one line per probe as it is answered. See the module docstring for what the
+    result claims.
+    """
+    name = name.removeprefix("params.")
+    if name not in query.params:
+        known = ", ".join(sorted(query.params)) or "none; add one with --set params.NAME=VALUE"
+        raise CcacError(f"unknown parameter {name!r} (params: {known})", "--param")
+    lo, hi, tol = search_range(lo, hi, tol)
+    backend(solver)  # an unknown name is bad input before anything is built
+    timeout = limits.check_seconds(timeout)
+    say = log or (lambda line: None)
+    prober = _Prober(query, name, solver, timeout, reuse)
+    if prober.rebuilt:
+        say(f"note: params.{name} cannot be a solver constant ({prober.rebuilt}); "
+            "rebuilding the formula for each probe")
+    witness: tuple[Problem, Assignment] | None = None  # always the latest sat probe
+
+    def probe(value: Fraction) -> Probe:
+        nonlocal witness
+        p, problem, assignment = prober.probe(value)
+        if p.answer == "sat":
+            witness = (problem, assignment or {})
+        say(probe_line(name, p))
+        return p
+
+    search = bisect(probe, lo, hi, tol)
+    result = BoundResult(query, name, lo, hi, tol, search.probes, search.bracket, search.unknown, solver,
+                         prober.version, prober.rebuilt, prober.incremental is not None)
+    if search.bracket is not None:
+        assert witness is not None  # one end of the bracket is sat, and it was the last sat probe
+        check_boundary(result, *witness)
+    return result
+
+
+def check_boundary(result: BoundResult, problem: Problem, assignment: Assignment) -> None:
+    """Read the sat end's trace back exactly and validate it as :func:`ccac.solving.solve.solve` does,
+    against the query with the parameter at that number (``problem.query``)."""
+    result.boundary_query = problem.query
+    result.trace, result.violations = checked_trace(problem, assignment)
+
+
+def probe_line(name: str, p: Probe) -> str:
+    why = f" ({p.reason})" if p.reason and p.answer == "unknown" else ""
+    return f"probe params.{name} = {show(p.value)}: {p.answer}{why}, {p.seconds:.2f} s"

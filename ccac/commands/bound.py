@@ -1,0 +1,105 @@
+"""``ccac bound FILE_OR_NAME --param NAME --lo X --hi Y [--tol E] [--timeout S] ...``: the
+command over :func:`ccac.analysis.bound.find_bound`, and the verdict in words."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ccac.analysis.bound import MONOTONE_CAVEAT, BoundResult, find_bound
+from ccac.core import limits
+from ccac.core.params import exact_text as show
+from ccac.problems.query import load_query
+from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, describe_query, echo_validation
+from ccac.solving.backends import SOLVER_HELP, backend
+def result_lines(r: BoundResult) -> list[str]:
+    """The verdict, in words, with what it relies on."""
+    if r.bracket is None:
+        lo, hi = r.probes[0], r.probes[1]
+        if r.status == "unknown":
+            return [f"bound: no bracket: the answer is unknown at "
+                    f"{' and '.join(show(p.value) for p in (lo, hi) if p.answer == 'unknown')} "
+                    "(raise --timeout or move --lo / --hi)"]
+        return [f"bound: no flip in [{show(r.lo)}, {show(r.hi)}]: {lo.answer} at both ends "
+                "(if the answer is monotone in the parameter there is none inside; widen --lo / --hi)"]
+    a, b = r.bracket
+    unknown = ", ".join(show(u.value) for u in r.unknown) or "-"
+    return [f"bound: params.{r.name} flips between {show(a.value)} ({a.answer}) and "
+             f"{show(b.value)} ({b.answer}); unknown at: {unknown}",
+             f"  width {show(r.width)} ({'<=' if r.width <= r.tol else 'ABOVE'} tol {show(r.tol)}"
+             f"{'' if r.width <= r.tol else ': unknown probes split it into gaps <= tol'}); "
+             f"{len(r.probes)} probes",
+             f"  {MONOTONE_CAVEAT.replace('the parameter', f'params.{r.name}')}"]
+
+
+@click.command("bound")
+@click.argument("file_or_name")
+@click.option("--param", "name", required=True, metavar="NAME",
+              help="The [params] number to move (params.NAME works too).")
+@click.option("--lo", required=True, metavar="X", help="Low end of the search (exact: 0.1 is 1/10; 1/3 works).")
+@click.option("--hi", required=True, metavar="Y", help="High end of the search.")
+@click.option("--tol", default=None, metavar="E", help="Stop when the bracket is at most E wide [default: (hi - lo) / 100].")
+@click.option("--timeout", type=float, default=None, metavar="S",
+              help="Give up on one probe after S seconds of building and solving (answer: unknown).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a query value, e.g. network.T=15, params.util=0 (to add a parameter).")
+@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
+@click.option("--reuse/--fresh", default=False, show_default=True,
+              help="Answer every probe with one z3 solver (checks under assumptions), or each "
+                   "with a fresh solver; see docs/bounds-and-sweeps.md for measurements.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Draw the boundary counterexample (.png, .svg or .pdf).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Write every probe, the bracket and the boundary trace as JSON.")
+def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeout: float | None,
+          overrides: tuple[str, ...], solver: str, reuse: bool, plot_path: str | None,
+          json_path: str | None) -> None:
+    """Find where the answer to FILE_OR_NAME flips between unsat and sat as params.NAME goes
+    from --lo to --hi, by bisection over exact values.
+
+    Prints one line per probe, then the bracket [a, b]: a decisive answer at a, the other one
+    at b, and any unknown (timed-out) probes inside it, which the search probes around. Each
+    probe is an exact fact at its value; that the bracket holds THE threshold (the answer at a
+    holds for every value on a's side, likewise b) assumes the answer is monotone in NAME.
+    The counterexample at the bracket's sat end is validated independently and printed.
+
+    Exit codes: 0 bracketed to within --tol; 1 no flip: the same answer at --lo and --hi;
+    2 bad input; 3 unknown at --lo or --hi, or unknown probes kept the bracket wider than
+    --tol; 4 the boundary counterexample failed validation.
+    """
+    from ccac.report.plot import check_format
+
+    if plot_path is not None:
+        check_format(plot_path)
+    limits.show_progress(True)
+    backend(solver)  # bad input stops before anything is printed
+    q = load_query(file_or_name, list(overrides))
+    click.echo(describe_query(q))
+    r = find_bound(q, name, lo, hi, tol, timeout, solver, log=click.echo, reuse=reuse)
+    click.echo(f"solver: {r.solver} {r.solver_version}; formula "
+               + ("rebuilt for each probe" if r.rebuilt else "built once, parameter as a solver constant")
+               + ("; one solver reused across probes" if r.reused else ""))
+    for line in result_lines(r):
+        click.echo(line)
+    if r.trace is not None:
+        click.echo(f"boundary counterexample (the sat probe closest to the flip): "
+                   f"params.{r.name} = {show(r.boundary_query.params[r.name])}")
+        echo_validation(r.validated, r.violations)
+        click.echo(r.trace.table())
+    if json_path:
+        Path(json_path).write_text(json.dumps(r.to_json(), indent=1))
+    if plot_path and r.trace is not None:
+        from ccac.report.plot import plot_trace
+
+        plot_trace(r.trace, plot_path, title=f"{q.name}: params.{r.name} = "
+                                             f"{show(r.boundary_query.params[r.name])}")
+        click.echo(f"plot: {plot_path}")
+    if r.trace is not None and not r.validated:
+        sys.exit(EXIT_INVALID_TRACE)
+    if r.status == "unknown" or (r.width is not None and r.width > r.tol):
+        sys.exit(EXIT_UNKNOWN)
+    if r.status == "no flip":
+        sys.exit(EXIT_MISMATCH)

@@ -1,0 +1,98 @@
+"""``ccac query FILE_OR_NAME``: answer one query, print (and optionally write) the answer,
+its validated trace and a replay of it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ccac.commands.replay import run_and_report
+from ccac.core import limits
+from ccac.core.errors import CcacError
+from ccac.encode.frontier import STYLES
+from ccac.report.presentation import (EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line, describe_query,
+                                      echo_validation, statement)
+from ccac.solving.backends import SOLVER_HELP
+@click.command("query")
+@click.argument("file_or_name")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a query value, e.g. network.T=15, cca.pacing=true, params.util=0.1.")
+@click.option("--timeout", type=float, default=None, metavar="S",
+              help="Give up after S seconds of building, solving and validating together (answer: unknown).")
+@click.option("--expect", type=click.Choice(["sat", "unsat"]), default=None,
+              help="Expected answer (overrides the file's); exit 1 if the answer differs.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the result as JSON.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write the trace as CSV.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Draw the trace (.png, .svg or .pdf).")
+@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
+@click.option("--smtlib", "smtlib_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the problem as an SMT-LIB 2 script.")
+@click.option("--encoding", type=click.Choice(STYLES), default="pairs", show_default=True,
+              help="How loss detection, FIFO and delay readings are encoded: one comparison per pair "
+                   "of steps (fastest to solve) or an integer frontier per step (linear size, for "
+                   "long horizons). The answer does not depend on it.")
+@click.option("--replay", "do_replay", is_flag=True,
+              help="Replay a sat trace with the CCAs' concrete algorithms on its packet path "
+                   "(as `ccac replay`; exit 1 if the finding does not reproduce).")
+@click.option("--replay-plot", "replay_plot", type=click.Path(dir_okay=False), default=None,
+              help="With --replay: draw the trace and the packet run on one figure.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the answer line.")
+def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, expect: str | None,
+          json_path: str | None, csv_path: str | None, plot_path: str | None, solver: str,
+          smtlib_path: str | None, encoding: str, do_replay: bool, replay_plot: str | None,
+          quiet: bool) -> None:
+    """Answer a query FILE_OR_NAME (a .toml file, or the name of a bundled query)."""
+    from ccac.problems.query import load_query
+    from ccac.solving.solve import solve
+
+    limits.check_seconds(timeout)
+    limits.show_progress(not quiet)
+    q = load_query(file_or_name, list(overrides))
+    if expect is not None:
+        q.expect = expect
+    if replay_plot is not None and not do_replay:
+        raise CcacError("--replay-plot needs --replay")
+    for figure, where in ((plot_path, "--plot"), (replay_plot, "--replay-plot")):
+        if figure is not None:
+            from ccac.report.plot import check_format
+
+            check_format(figure, where)
+    result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path, encoding=encoding)
+    if not quiet:
+        click.echo(describe_query(q))
+    click.echo(answer_line(result.answer, timeout, result.reason))
+    if not quiet and (result.reason or "").startswith("timeout: building"):
+        click.echo(f"solver: {result.solver} {result.solver_version}, not run (building stopped after "
+                   f"{result.build_seconds:.2f} s)")
+    elif not quiet:
+        click.echo(f"solver: {result.solver} {result.solver_version}, {result.solve_seconds:.2f} s "
+                   f"(formula built in {result.build_seconds:.2f} s)")
+        click.echo(statement(q, result.answer))
+    if result.trace is not None:
+        echo_validation(result.validated, result.violations)
+        if not quiet:
+            click.echo(result.trace.table())
+    if json_path:
+        Path(json_path).write_text(json.dumps(result.to_json(), indent=1))
+    if csv_path and result.trace is not None:
+        result.trace.write_csv(csv_path)
+    if plot_path and result.trace is not None:
+        result.plot(plot_path)
+        if not quiet:
+            click.echo(f"plot: {plot_path}")
+    if result.trace is not None and not result.validated:
+        sys.exit(EXIT_INVALID_TRACE)
+    if do_replay and result.trace is not None:
+        click.echo("")
+        run_and_report(q, result.trace, None, 3, None, replay_plot, None, quiet)
+    if result.answer == "unknown":
+        sys.exit(EXIT_UNKNOWN)
+    if q.expect is not None:
+        verdict = "as expected" if result.answer == q.expect else f"EXPECTED {q.expect}"
+        click.echo(f"expected: {q.expect} ({verdict})")
+        if result.answer != q.expect:
+            sys.exit(EXIT_MISMATCH)

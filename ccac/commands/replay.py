@@ -1,0 +1,176 @@
+"""``ccac replay``: a counterexample replayed by the concrete senders on its packet path.
+
+    ccac replay RESULT.json [--packet BYTES] [--periods K] [--warmup STEPS] [--schedule]
+                [--plot FILE] [--json OUT] [-q]
+
+RESULT.json is what ``ccac query ... --json`` writes for a sat answer; ``ccac query ...
+--replay`` does the same without the file. The output puts the two runs side by side (the
+trace the solver found, and the packet run of the algorithms themselves, :mod:`ccac.testbed.replay`):
+the summary readings, whether the query's find condition holds on the packet run, and the
+per-step windows, sending, service and losses of every flow.
+
+Exit code: 0 when the finding reproduces (the find condition holds on the packet run), 1 when
+it does not or cannot be read there, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ccac.core.params import rounded_text, to_fraction
+from ccac.report.presentation import EXIT_MISMATCH
+from ccac.testbed.replay import Replay, load_result, replay
+from ccac.encode.trace import Trace
+
+
+@click.command("replay")
+@click.argument("result_file", type=click.Path(dir_okay=False))
+@click.option("--packet", default=None, metavar="BYTES",
+              help="Packet size in the trace's byte units (default: the trace's MSS alpha).")
+@click.option("--periods", type=int, default=3, show_default=True,
+              help="How many times a periodic trace is repeated; its conditions are read on the last.")
+@click.option("--warmup", type=int, default=None, metavar="STEPS",
+              help="Steps in which the senders learn but the trace's decisions apply "
+                   "(default: one period of a periodic trace, else 0).")
+@click.option("--schedule", "fixed", is_flag=True,
+              help="Serve the trace's fixed delivery schedule, as the Mahimahi export does, instead of "
+                   "its token bucket (which serves a sender that sends more, up to the link).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Draw the trace and the packet run on one figure (.png, .svg or .pdf).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the packet run (and the comparison) as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary and the verdict.")
+def replay_cmd(result_file: str, packet: str | None, periods: int, warmup: int | None, fixed: bool,
+               plot_path: str | None, json_path: str | None, quiet: bool) -> None:
+    """Replay the counterexample in RESULT_FILE (written by `ccac query ... --json`) with the
+    CCAs' concrete algorithms on the packet-level path it describes."""
+    query, trace = load_result(result_file)
+    run_and_report(query, trace, packet, periods, warmup, plot_path, json_path, quiet, fixed)
+
+
+def run_and_report(query: Any, trace: Trace, packet: str | None, periods: int, warmup: int | None,
+                   plot_path: str | None, json_path: str | None, quiet: bool, fixed: bool = False) -> None:
+    """Replay, print the comparison, write the plot and JSON, and exit with the verdict."""
+    if plot_path is not None:
+        from ccac.report.plot import check_format
+
+        check_format(plot_path)
+    size = to_fraction(packet, "--packet") if packet is not None else None
+    result = replay(query, trace, size, periods, warmup, fixed)
+    click.echo(summary(result))
+    if not quiet:
+        click.echo(side_by_side(result))
+    if plot_path is not None:
+        from ccac.report.plot import plot_replay
+
+        plot_replay(result, plot_path)
+        click.echo(f"plot: {plot_path}")
+    if json_path is not None:
+        Path(json_path).write_text(json.dumps(to_json(result), indent=1))
+    if result.reproduced is not True and result.find is not None:
+        sys.exit(EXIT_MISMATCH)
+
+
+def readings(trace: Trace, first: int, last: int) -> dict[str, Fraction]:
+    """Utilization, bytes lost and the largest queueing delay over steps first .. last."""
+    S, L = trace.total("S"), trace.total("L")
+    steps = last - first
+    delays = [trace.delay_range(t)[0] for t in range(first, last + 1)]
+    return {"utilization": (S[last] - S[first]) / (trace.network.C * steps) if steps else Fraction(0),
+            "lost": L[last] - L[first], "delay": Fraction(max(delays))}
+
+
+def summary(result: Replay) -> str:
+    first, last = result.window
+    path = result.run.path
+    server = "the trace's delivery schedule" if path.schedule is not None else "the trace's token bucket"
+    lines = [f"replay: {result.query.name}, {result.trace.T} steps, packets of {_num(path.packet)} bytes "
+             f"({float(path.packet / result.trace.network.C):.3g} of a step's service), served by {server}"]
+    if result.trace.T != last - first + 1:
+        lines.append(f"periodic trace repeated {(result.trace.T - 1) // (last - first)} times; "
+                     f"conditions read on steps {first}..{last}")
+    for n, name in enumerate(result.senders):
+        lines.append(f"flow {n}: {name}")
+    ours, theirs = readings(result.trace, first, last), readings(result.concrete, first, last)
+    lines.append(f"{'':28}{'trace':>10}{'replay':>10}")
+    for key, label in (("utilization", "utilization"), ("lost", "bytes lost"),
+                       ("delay", "max queueing delay (steps)")):
+        lines.append(f"{label:28}{_num(ours[key]):>10}{_num(theirs[key]):>10}")
+    for n in range(result.trace.flows):
+        mine = [result.trace.flow("S_f", n), result.concrete.flow("S_f", n)]
+        lines.append(f"{'bytes served, flow ' + str(n):28}" + "".join(f"{_num(c[last] - c[first]):>10}" for c in mine))
+    for cond in result.assume:
+        lines.append(f"assumption {_short(cond.text)}: {_verdict(cond)}")
+    lines += [f"note: {note}" for note in result.notes]
+    if result.find is None:
+        lines.append("find: the query has none")
+    else:
+        lines.append(f"find {_short(result.find.text)}: {_verdict(result.find)}")
+        lines.append("finding reproduced by the concrete senders" if result.reproduced else
+                     "finding NOT reproduced by the concrete senders")
+    return "\n".join(lines)
+
+
+def side_by_side(result: Replay) -> str:
+    """Per step and flow: cwnd, pacing rate (paced flows), bytes sent, served and lost in the
+    step; then the least queueing delay of the byte served. Trace | replay (primed)."""
+    tr, co = result.trace, result.concrete
+    headers = ["t"]
+    columns: list[list[str]] = [[str(t) for t in range(tr.T)]]
+    for n in range(tr.flows):
+        paced = tr.flow("rate", n) is not None and all(r is not None for r in co.flow("rate", n))
+        for name, label, step in (("cwnd", "cwnd", False), ("rate", "rate", False), ("A_f", "sent", True),
+                                  ("S_f", "served", True), ("L_f", "lost", True)):
+            if name == "rate" and not paced:
+                continue
+            for side, trace in (("", tr), ("'", co)):
+                values = trace.flow(name, n)
+                headers.append(f"{label}{side}[{n}]")
+                columns.append([_num(values[t] - (values[t - 1] if step and t else 0)) if not step or t else "-"
+                                for t in range(tr.T)])
+    for side, trace in (("", tr), ("'", co)):
+        headers.append(f"delay{side}")
+        columns.append([str(trace.delay_range(t)[0]) for t in range(tr.T)])
+    widths = [max(len(h), *(len(c) for c in col)) for h, col in zip(headers, columns)]
+    lines = ["per step (primed: the packet run)",
+             "  ".join(h.rjust(w) for h, w in zip(headers, widths))]
+    for t in range(tr.T):
+        lines.append("  ".join(col[t].rjust(w) for col, w in zip(columns, widths)))
+    return "\n".join(lines)
+
+
+def to_json(result: Replay) -> dict[str, Any]:
+    first, last = result.window
+    return {
+        "query": result.query.name, "packet": str(result.run.path.packet), "senders": result.senders,
+        "window": [first, last], "notes": result.notes,
+        "find": None if result.find is None else {"text": result.find.text, "holds": result.find.holds,
+                                                    "note": result.find.note},
+        "assume": [{"text": c.text, "holds": c.holds, "note": c.note} for c in result.assume],
+        "readings": {side: {k: str(v) for k, v in readings(tr, first, last).items()}
+                     for side, tr in (("trace", result.trace), ("replay", result.concrete))},
+        "replay": result.concrete.to_json(),
+        "packets": [{k: str(v) if isinstance(v, Fraction) else v for k, v in vars(p).items()}
+                    for p in result.run.packets],
+    }
+
+
+def _verdict(cond: Any) -> str:
+    if cond.holds is None:
+        return f"cannot be read on the packet run ({cond.note})"
+    return "holds on the packet run" if cond.holds else "does NOT hold on the packet run"
+
+
+def _short(text: str) -> str:
+    flat = " ".join(text.split())
+    return f"`{flat}`" if len(flat) <= 70 else f"`{flat[:67]}...`"
+
+
+def _num(v: Any) -> str:
+    return rounded_text(v) if isinstance(v, Fraction) else str(v)

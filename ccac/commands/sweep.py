@@ -1,0 +1,237 @@
+"""``ccac sweep``: the command over :class:`ccac.analysis.sweep.Sweep`: its options and help, the
+progress line, the table of points and its summary, ``--out`` and the exit code.
+
+    ccac sweep FILE_OR_NAME --grid KEY=V1,V2,... [--set K=V] [--workers N | --scheduler ADDRESS]
+               [--out FILE.csv|.json] [--fresh] [--timeout S] [--solver NAME] [--reuse]
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ccac.solving.backends import SOLVER_HELP
+from ccac.core.errors import CcacError
+from ccac.analysis.executors import connect
+from ccac.analysis.grid import Axis, grid_points, option_keys, parse_grid
+from ccac.core.limits import check_seconds
+from ccac.report.presentation import EXIT_BAD_INPUT, EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN
+from ccac.solving.store import Store
+from ccac.analysis.sweep import Point, Sweep, versions
+
+__all__ = ["sweep"]
+
+COLUMNS = ("answer", "validated", "seconds", "cached", "note")  # note: an error, or a proof's failed checks
+ORDER = {"query": ("sat", "unsat", "unknown", "error"),
+         "proof": ("proved", "refuted", "vacuous", "unknown", "error")}  # other answers follow
+
+HELP = """Run FILE_OR_NAME (a query or a proof) at every point of a grid of values.
+
+\b
+The grid is the cartesian product of the --grid options. KEY is a --set key
+(network.R, cca.pacing, params.util, ...); each value is a TOML value or a
+range START:STOP[:STEP] in exact decimals, STOP included when it lands on the
+grid:
+  --grid network.R=1,2 --grid network.buffer=0.5,1,2
+  --grid params.util=0.1:0.5:0.1     (0.1, 0.2, 0.3, 0.4, 0.5 exactly)
+
+\b
+A FILE with a top-level `lemma` or `steady_state` is a proof; its rows show
+the verdict (proved, refuted, vacuous, unknown).
+
+\b
+Points run in a local process pool (--workers), or on a Dask cluster with
+--scheduler: its workers need ccac installed and FILE at the same absolute
+path, and solve one point at a time per process (start them with
+`--nthreads 1 --nworkers N`).
+
+\b
+Every answer is committed at once to a SQLite store in the user cache
+directory ($CCAC_CACHE_DIR overrides it), keyed by the resolved query, the
+solver and its version and the ccac version: a rerun or an interrupted sweep
+reuses what is stored (column `cached`); a stored unknown is reused only for
+a timeout no longer than it had. Errors are not stored. --fresh recomputes
+and overwrites.
+
+\b
+Bad input stops the sweep before it runs (exit 2, one line): a malformed
+--grid, a key no point accepts (network.nosuch), a bad file, or a grid where
+no point is a valid query. A value invalid only at some points (network.T=2
+with R + D + 1 = 3) gives those points an `error` row, and the rest run.
+
+\b
+Prints one row per point, in grid order, and a summary; --out writes the rows
+as .csv or .json. A sweep explores: a query's `expect` is not checked.
+Exit: 4 a sat trace failed validation; 1 a proof refuted or vacuous; 2 some
+points had errors; 3 some unknown; else 0 (all answered or proved)."""
+
+
+@click.command("sweep", help=HELP)
+@click.argument("file_or_name")
+@click.option("--grid", "grids", multiple=True, metavar="KEY=V1,V2,...",
+              help="A grid axis: values, or ranges START:STOP[:STEP]. Repeat for more axes.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a value at every point, as in `ccac query`.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Local worker processes [default: the number of CPUs].")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on this Dask scheduler (e.g. tcp://host:8786) instead of locally.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the rows to a .csv or .json file.")
+@click.option("--fresh", is_flag=True, help="Ignore stored results; recompute and overwrite them.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
+              help="Per point: seconds of building, solving and validating (per check for a proof; "
+                   "answer: unknown).")
+@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
+@click.option("--reuse", is_flag=True,
+              help="Points whose queries differ only in [params] values share one z3 solver per "
+                   "worker (checks under assumptions) instead of a fresh solve each.")
+def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...], workers: int | None,
+          scheduler: str | None, out_path: str | None, fresh: bool, timeout: float | None,
+          solver: str, reuse: bool) -> None:
+    started = time.perf_counter()
+    check_seconds(timeout)
+    axes = [parse_grid(g) for g in grids]
+    indexes = grid_points(axes)
+    keys = option_keys(axes, overrides)
+    if out_path and Path(out_path).suffix.lower() not in (".csv", ".json"):
+        raise CcacError(f"unsupported format {Path(out_path).suffix or '(none)'!r}; use .csv or .json", "--out")
+    job = Sweep(file_or_name, axes, indexes, overrides, keys, solver, timeout)
+    points = job.points
+
+    client = connect(scheduler) if scheduler else None
+    try:
+        env = versions(client, solver)
+        with Store() as store:
+            nworkers = workers or os.cpu_count() or 1
+            job.plan(store, env, fresh, reuse, nworkers)
+            tasks = job.tasks
+            where = f"Dask scheduler {scheduler}" if client else _plural(min(nworkers, len(tasks)), "local worker")
+            click.echo(f"sweep: {_plural(len(points), 'point')}, {sum(p.cached for p in points)} in the store "
+                       f"({store.path}), {len(job.groups)} to compute"
+                       + (f" in {len(tasks)} {'family' if len(tasks) == 1 else 'families'} sharing a solver each"
+                          if job.shared else "")
+                       + (f" on {where}" if tasks else ""), err=True)
+            counts = Counter(p.answer for p in points if p.result)
+            bar = _progress(len(tasks))
+            bar.set_postfix(_postfix(job.kind, counts), refresh=False)
+
+            def progress(answers: list[str]) -> None:
+                counts.update(answers)
+                bar.set_postfix(_postfix(job.kind, counts), refresh=False)
+                bar.update(1)
+
+            try:
+                job.run(store, client, nworkers, progress)
+            except KeyboardInterrupt:
+                bar.close()
+                stored = sum(1 for p in points if p.result and p.answer != "error")
+                click.echo(f"interrupted: {stored} of {len(points)} points are stored; run the same "
+                           f"command again to resume", err=True)
+                raise
+            finally:
+                bar.close()
+    finally:
+        if client is not None:
+            client.close()
+    report(job.kind, axes, points, out_path, time.perf_counter() - started)
+
+
+def report(kind: str, axes: list[Axis], points: list[Point], out_path: str | None, seconds: float) -> None:
+    """The table, the summary, --out, and the exit code."""
+    header = tuple(a.key for a in axes) + COLUMNS
+    click.echo(table(header, [_cells(p) for p in points]))
+    counts = Counter(p.answer for p in points)
+    summary = ", ".join(_plural(counts[a], a) if a == "error" else f"{counts[a]} {a}"
+                        for a in _answer_order(kind, counts))
+    reused = sum(p.cached for p in points)
+    computed = sum(float(r.get("seconds", 0.0))  # points with the same query share one result
+                   for r in {id(p.result): p.result for p in points if not p.cached}.values())
+    click.echo(f"\n{_plural(len(points), 'point')}: {summary}; {reused} reused from the store; "
+               f"{computed:.1f} s of computation, {seconds:.1f} s in all")
+    if out_path:
+        write_out(Path(out_path), axes, header, points)
+    code = exit_code(kind, points)
+    if code == EXIT_BAD_INPUT:
+        click.echo(f"error: {counts['error']} of {len(points)} points could not be run "
+                   f"(see the note column)", err=True)
+    if code:
+        raise SystemExit(code)
+
+
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Left-aligned columns under the header and a rule."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = [header, tuple("-" * w for w in widths), *rows]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
+
+
+def write_out(path: Path, axes: list[Axis], header: tuple[str, ...], points: list[Point]) -> None:
+    """The rows as CSV (the table's cells) or JSON (the axes' values and each result)."""
+    if path.suffix.lower() == ".csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(_cells(p) for p in points)
+        path.write_text(buffer.getvalue())
+        return
+    rows = []
+    for point in points:
+        row = {a.key: a.value(i) for a, i in zip(axes, point.index)}
+        row.update(answer=point.answer, validated=point.result.get("validated"),
+                   seconds=round(float(point.result.get("seconds", 0.0)), 4), cached=point.cached,
+                   error=point.result.get("error"), reason=point.result.get("reason"))
+        rows.append(row)
+    path.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def exit_code(kind: str, points: list[Point]) -> int:
+    """4 a trace failed validation; 1 a proof refuted or vacuous; 2 errors; 3 unknowns; else 0."""
+    answers = {p.answer for p in points}
+    if any(p.result.get("validated") is False or p.answer == "invalid" for p in points):
+        return EXIT_INVALID_TRACE
+    if kind == "proof" and answers & {"refuted", "vacuous"}:
+        return EXIT_MISMATCH
+    if "error" in answers:
+        return EXIT_BAD_INPUT
+    if "unknown" in answers:
+        return EXIT_UNKNOWN
+    return 0
+
+
+def _cells(point: Point) -> tuple[str, ...]:
+    r = point.result
+    validated = {True: "yes", False: "NO", None: "-"}[r.get("validated")]
+    return point.shown + (point.answer, validated, f"{r.get('seconds', 0.0):.3f}",
+                          "yes" if point.cached else "no",
+                          (r.get("error") or (r.get("reason") if point.answer != "unknown" else "") or "")
+                          .replace("\n", " "))
+
+
+def _answer_order(kind: str, counts: Counter) -> tuple[str, ...]:
+    """The kind's answers in their order, then any other answer counted."""
+    return ORDER[kind] + tuple(sorted(set(counts) - set(ORDER[kind])))
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _progress(total: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, file=sys.stderr, unit="pt", desc="sweep", dynamic_ncols=True,
+                disable=True if total == 0 else None)  # None: on a terminal only
+
+
+def _postfix(kind: str, counts: Counter) -> dict[str, int]:
+    return {a: counts[a] for a in _answer_order(kind, counts)}

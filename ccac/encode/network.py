@@ -1,0 +1,165 @@
+"""The ``[network]`` section: path parameters, their units, and which combinations are valid.
+
+Units follow the thesis (chapter 5.2): time is counted in steps, R steps make one minimum RTT,
+and bytes are scaled so that the link serves C bytes per step (C = 1 by default). ``buffer`` is
+given in BDP units (C * R bytes) and becomes ``buffer_bytes`` for the model; ``alpha`` (the MSS)
+and ``dupacks`` are left to the solver when not given, which quantifies over them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping
+
+from ccac.core.errors import CcacError
+from ccac.core.limits import check_horizon
+from ccac.core.params import Param, resolve
+
+ZERO = Fraction(0)
+
+NETWORK_PARAMS: tuple[Param, ...] = (
+    Param("T", 10, "number of time steps in the trace (t = 0 .. T-1)", "steps", "int", minimum=Fraction(2)),
+    Param("R", 1, "minimum RTT (propagation delay)", "steps", "int", minimum=Fraction(1)),
+    Param("D", 1, "jitter bound: how long the path may hold a token before using it", "steps", "int", minimum=ZERO),
+    Param("C", 1, "link rate", "bytes/step", minimum=ZERO, exclusive_minimum=True),
+    Param("buffer", "inf", "bottleneck buffer (loss-forced threshold); \"inf\" = no congestive loss, "
+          "\"any\" = chosen by the solver", "BDP (C*R bytes)", minimum=ZERO, special=("inf", "any")),
+    Param("buffer_min", None, "loss-allowed threshold if lower than buffer (loss may happen once the "
+          "bottleneck queue exceeds it)", "BDP", minimum=ZERO),
+    Param("compose", True, "true: composing path-server (waste when arrivals are below the token "
+          "line); false: single-box server (waste only when its queue is within epsilon of empty)",
+          kind="bool"),
+    Param("epsilon", 0, "single-box model only: how close to empty the queue must be to waste tokens",
+          "bytes", minimum=ZERO),
+    Param("flows", 1, "number of flows sharing the bottleneck", "", "int", minimum=Fraction(1)),
+    Param("alpha", None, "MSS; chosen by the solver (alpha > 0) when not given", "bytes",
+          minimum=ZERO, exclusive_minimum=True),
+    Param("dupacks", None, "loss-detection threshold: bytes acked after a loss before it is detected; "
+          "the CCA's default, else chosen by the solver (>= 0)", "alpha (MSS)", minimum=ZERO),
+    Param("eta", 0, "bound on the non-congestive loss rate (fraction of sent bytes)", "", minimum=ZERO,
+          maximum=Fraction(1)),
+    Param("rto", 1, "a timeout must fire once every in-flight byte has been known lost for this many "
+          "steps (it may fire from the first)", "steps", "int", minimum=Fraction(1)),
+)
+
+
+# Keys of a ``[[flow]]`` table that describe the flow's own part of the path (thesis figure 7-1).
+FLOW_PATH_PARAMS: tuple[Param, ...] = (
+    Param("D", 0, "the flow's own jitter box: its feedback (ACKs) may be held up to D steps after "
+          "the shared bottleneck served it, on top of [network] D", "steps", "int", minimum=ZERO),
+    Param("eta", None, "bound on the flow's non-congestive loss rate (default: [network] eta)", "",
+          minimum=ZERO, maximum=Fraction(1)),
+    Param("R", None, "the flow's minimum RTT (default: [network] R)", "steps", "int", minimum=Fraction(1)),
+)
+
+
+@dataclass(frozen=True)
+class FlowPath:
+    """One flow's own part of the path: what differs between flows sharing the bottleneck.
+
+    ``D`` bounds the flow's own jitter box (thesis figure 7-1): the sender sees the ACK of a
+    byte between 0 and D steps after the shared bottleneck served it, in order, while other
+    flows' boxes delay theirs independently. ``eta`` bounds its non-congestive loss rate and
+    ``R`` is its minimum RTT in steps.
+    """
+
+    D: int
+    eta: Fraction
+    R: int
+
+
+@dataclass(frozen=True)
+class Network:
+    """Validated path parameters. ``buffer`` is ``"inf"``, ``"any"`` or a Fraction (BDP units).
+
+    ``paths`` holds each flow's own part of the path when the query gives ``[[flow]]`` tables;
+    empty means every flow has the network's R and eta and no jitter box of its own.
+    """
+
+    T: int
+    R: int
+    D: int
+    C: Fraction
+    buffer: Fraction | str
+    buffer_min: Fraction | None
+    compose: bool
+    epsilon: Fraction
+    flows: int
+    alpha: Fraction | None
+    dupacks: Fraction | None
+    eta: Fraction
+    rto: int
+    paths: tuple[FlowPath, ...] = field(default=())
+
+    def path(self, n: int) -> FlowPath:
+        """Flow n's own part of the path (the network's defaults without ``[[flow]]``)."""
+        return self.paths[n] if self.paths else FlowPath(0, self.eta, self.R)
+
+    @property
+    def boxes(self) -> bool:
+        """Whether some flow has its own jitter box (D > 0 in its ``[[flow]]`` table)."""
+        return any(p.D > 0 for p in self.paths)
+
+    @property
+    def lossy(self) -> bool:
+        """Whether some flow may lose bytes non-congestively (eta > 0)."""
+        return any(self.path(n).eta > 0 for n in range(self.flows))
+
+    @property
+    def model_name(self) -> str:
+        return "composing" if self.compose else "single-box"
+
+    @property
+    def finite_buffer(self) -> bool:
+        return self.buffer != "inf"
+
+    @property
+    def bdp(self) -> Fraction:
+        return self.C * self.R
+
+    def buffer_bytes(self) -> Fraction | None:
+        """Loss-forced threshold in bytes (None when infinite or solver-chosen)."""
+        return self.buffer * self.bdp if isinstance(self.buffer, Fraction) else None
+
+    def buffer_min_bytes(self) -> Fraction | None:
+        """Loss-allowed threshold in bytes (defaults to the loss-forced one)."""
+        if self.buffer_min is not None:
+            return self.buffer_min * self.bdp
+        return self.buffer_bytes()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {p.name: getattr(self, p.name) for p in NETWORK_PARAMS}
+
+
+def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
+    """Read the ``[network]`` table, apply defaults and reject invalid combinations."""
+    values = resolve(NETWORK_PARAMS, given, where)
+    net = Network(**values)
+    if net.T < net.R + net.D + 1:
+        raise CcacError(
+            f"T = {net.T} is too small: the first R + D = {net.R + net.D} steps are history the CCA "
+            f"did not choose, so T must be at least R + D + 1 = {net.R + net.D + 1}", where)
+    check_horizon(net.T, net.flows, f"{where}.T")
+    if net.buffer_min is not None:
+        if not isinstance(net.buffer, Fraction):
+            raise CcacError("buffer_min needs a finite numeric buffer", where)
+        if net.buffer_min > net.buffer:
+            raise CcacError(f"buffer_min ({float(net.buffer_min)}) must not exceed buffer "
+                            f"({float(net.buffer)})", where)
+    if net.compose and net.epsilon != 0:
+        raise CcacError("epsilon applies only to the single-box model (compose = false)", where)
+    return net
+
+
+def parse_flow_path(net: Network, given: Mapping[str, Any], where: str) -> FlowPath:
+    """Read a ``[[flow]]`` table's path keys (D, eta, R); eta and R default to the network's."""
+    values = resolve(FLOW_PATH_PARAMS, given, where)
+    path = FlowPath(D=values["D"], eta=net.eta if values["eta"] is None else values["eta"],
+                    R=net.R if values["R"] is None else values["R"])
+    first_free = path.R + net.D + path.D + 1
+    if net.T < first_free:
+        raise CcacError(
+            f"T = {net.T} is too small for this flow: its first R + D + its own D = {first_free - 1} "
+            f"steps are history its CCA did not choose, so T must be at least {first_free}", where)
+    return path

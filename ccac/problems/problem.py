@@ -1,0 +1,142 @@
+"""From a :class:`~ccac.problems.query.Query` to an SMT problem: model, CCAs, then the query itself.
+
+The names an expression may use are collected in one place (:func:`symbols_for`) from a
+*valuation*: the identity gives solver terms to compile a query, a solver model gives exact
+numbers to check a trace. Queries and traces therefore share one vocabulary by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ccac.encode.encoding import Encoding
+from ccac.encode import periodic as steady
+from ccac.core.errors import CcacError
+from ccac.encode.expr import Series, Symbols, compile_condition
+from ccac.encode.frontier import STYLES
+from ccac.models import MODELS, FlowSetup, PathVars
+from ccac.ccas.interface import FlowContext, flow_view
+from ccac.problems.query import Query
+
+# Expression name -> (PathVars attribute, description), for per-flow series.
+FLOW_SERIES: dict[str, tuple[str, str]] = {
+    "A_f": ("A_f", "cumulative bytes sent by flow n"),
+    "S_f": ("S_f", "cumulative bytes of flow n served by the path"),
+    "L_f": ("L_f", "cumulative bytes of flow n lost"),
+    "Ld_f": ("Ld_f", "cumulative losses of flow n detected by its sender"),
+    "Lnc_f": ("Lnc_f", "cumulative non-congestive losses of flow n (when eta > 0)"),
+    "So_f": ("So_f", "cumulative bytes of flow n whose ACKs its sender has seen (through its own "
+                     "jitter box; when some [[flow]] has D > 0)"),
+    "cwnd": ("cwnd", "congestion window of flow n"),
+    "rate": ("rate", "pacing rate of flow n (paced CCAs only)"),
+    "timeout": ("timeout", "true when flow n's sender times out at step t"),
+}
+TOTAL_SERIES: dict[str, str] = {
+    "A": "cumulative arrivals, all flows", "S": "cumulative service, all flows",
+    "L": "cumulative loss, all flows", "W": "cumulative wasted tokens",
+}
+CONSTANTS: dict[str, str] = {
+    "C": "link rate (bytes/step)", "R": "minimum RTT (steps)", "D": "jitter bound (steps)",
+    "T": "number of steps", "flows": "number of flows", "alpha": "MSS (bytes)",
+    "dupacks": "loss-detection threshold (bytes)", "buffer": "loss-forced buffer threshold (bytes)",
+}
+
+
+@dataclass
+class Problem:
+    """A query encoded for the solver, with everything needed to read a model back."""
+
+    query: Query
+    enc: Encoding
+    vars: PathVars
+    states: list[dict[str, list[Any]]]
+    symbols: Symbols
+    periodic_pairs: list[tuple[str, Any, Any]] = field(default_factory=list)
+
+
+def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
+                value: Callable[[Any], Any]) -> Symbols:
+    """Every name a query may use, each mapped through ``value``: the trace's steps only (a
+    periodic query's wrapped history is the trace itself, and is not shown twice)."""
+    net = query.network
+    first = v.first
+
+    def steps(row: list[Any]) -> list[Any]:
+        return [value(x) for x in row[first:]]
+
+    sym = Symbols()
+    sym.constants.update({"C": net.C, "R": net.R, "D": net.D, "T": net.T, "flows": net.flows,
+                          "alpha": value(v.alpha), "dupacks": value(v.dupacks)})
+    if v.buffer is None:
+        sym.unavailable["buffer"] = "the buffer is infinite (network.buffer = \"inf\")"
+    else:
+        sym.constants["buffer"] = value(v.buffer)
+    for name, param in query.params.items():
+        if name in sym.constants or name in FLOW_SERIES or name in TOTAL_SERIES:
+            raise CcacError(f"parameter name {name!r} is already a model name", f"params.{name}")
+        sym.constants[name] = param
+    for name in TOTAL_SERIES:
+        sym.series[name] = Series(name, steps(getattr(v, name)), 1)
+    for name, (attr, _) in FLOW_SERIES.items():
+        rows = getattr(v, attr)
+        if rows is None:
+            sym.unavailable[name] = "there is no non-congestive loss (eta = 0 for every flow)"
+            continue
+        if name == "So_f" and not net.boxes:
+            sym.unavailable[name] = ("no flow has a jitter box of its own ([[flow]] D > 0): "
+                                     "every sender observes S_f")
+            continue
+        missing = {n: f"flow {n}'s CCA ({query.flows[n].cca.name}) does not pace"
+                   for n, row in enumerate(rows) if row is None}
+        sym.series[name] = Series(name, [steps(row) if row is not None else None for row in rows],
+                                  2, missing)
+    for n, flow in enumerate(query.flows):
+        for sv in flow.cca.state:
+            if sv.name not in sym.series:
+                sym.series[sv.name] = Series(sv.name, [None] * net.flows, 2, {})
+            series = sym.series[sv.name]
+            series.values[n] = steps(states[n][sv.name])
+    for series in sym.series.values():
+        if series.dims == 2 and series.missing is not None:
+            for n, row in enumerate(series.values):
+                if row is None and n not in series.missing:
+                    series.missing[n] = f"flow {n}'s CCA ({query.flows[n].cca.name}) has no {series.name}"
+    for name, text in query.definitions.items():
+        if name in sym.constants or name in sym.series or name in sym.unavailable or name == "t":
+            raise CcacError(f"definition name {name!r} is already a model name", f"definitions.{name}")
+        sym.definitions[name] = text
+    return sym
+
+
+def build(query: Query, style: str = "pairs") -> Problem:
+    """Encode model, CCAs and query as one set of constraints. A periodic query is built over
+    its trace plus wrapped history steps (:mod:`ccac.encode.periodic`). ``style`` is how frontiers
+    are encoded (:mod:`ccac.encode.frontier`): the answer does not depend on it, the cost does."""
+    if style not in STYLES:
+        raise CcacError(f"unknown encoding {style!r} (available: {', '.join(STYLES)})")
+    model = MODELS[query.network.model_name]
+    timeline = steady.timeline(query)
+    enc = Encoding(timeline, style)
+    setups = [FlowSetup(paced=f.cca.paced(f.params), dupacks_default=f.cca.dupacks_default)
+              for f in query.flows]
+    v = model.declare(enc, steady.extended(query.network, timeline), setups)
+    model.constrain(enc, v)
+    states: list[dict[str, list[Any]]] = []
+    for n, flow in enumerate(query.flows):
+        ctx = FlowContext(enc, flow_view(v, n), n, flow.params, flow.cca.name)
+        states.append(flow.cca.encode(ctx))
+    periodic: list[tuple[str, Any, Any]] = []
+    if query.periodic:
+        periodic = model.periodic(v) + steady.conditions(enc, v)
+    symbols = symbols_for(query, v, states, lambda x: x)
+    problem = Problem(query, enc, v, states, symbols, periodic)
+    for i, text in enumerate(query.assume):
+        enc.add("query.assume", compile_condition(text, symbols, f"query.assume[{i}]"))
+    if query.find is not None:
+        enc.add("query.find", compile_condition(query.find, symbols, "query.find"))
+    if query.periodic:
+        enc.add("query.periodic", *(start == end for _, start, end in periodic),
+                *steady.lossless_means_detected(v, timeline))
+        enc.add(steady.SETTLED, *steady.settled(v, timeline))
+    return problem

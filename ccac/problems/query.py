@@ -1,0 +1,304 @@
+"""Query files: loading, ``--set`` overrides, and validation of every section.
+
+A query is a TOML file::
+
+    [network]          # path parameters (ccac.encode.network)
+    T = 10
+    [cca]              # the algorithm every flow runs, and its parameters
+    name = "aimd"
+    [[flow]]           # or: one table per flow, each with its own CCA and path (optional)
+    name = "const"     # its CCA (default: [cca]) and that CCA's parameters
+    D = 2              # its own jitter box (default 0), non-congestive loss rate eta and
+                       # minimum RTT R (defaults: [network])
+    [params]           # named numbers the expressions may use
+    util = 0.1
+    [definitions]      # named expressions; one using t is per step: queue[T-1]
+    queue = "A[t] - L[t] - S[t]"
+    [query]
+    description = "..."
+    assume = ["..."]   # conditions every trace must meet
+    find = "..."       # the condition a counterexample must meet
+    periodic = false   # true: the trace is one period of a run that repeats forever
+    expect = "sat"     # the answer this query is known to have
+    horizons = [11, 15] # optional: the values of T `ccac bench` uses for this query, for
+                        # queries whose meaning constrains T (e.g. a periodic cycle)
+    slow = false        # optional: a long reproduction (minutes); the default test run skips it
+
+A bare name (no ``/`` and no ``.toml``) refers to the bundled library in ``ccac.queries``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+
+from ccac.ccas.interface import CCA
+from ccac.ccas import get_cca
+from ccac.core.errors import CcacError
+from ccac.core.limits import check_durations, check_horizon
+from ccac.encode.network import FLOW_PATH_PARAMS, Network, parse_flow_path, parse_network
+from ccac.core.params import resolve, to_fraction
+
+SECTIONS = ("network", "cca", "flow", "params", "definitions", "query")
+QUERY_KEYS = ("description", "assume", "find", "periodic", "expect", "horizons", "slow")
+ANSWERS = ("sat", "unsat")
+
+
+@dataclass
+class FlowCCA:
+    """The algorithm one flow runs, with its resolved parameters."""
+
+    cca: CCA
+    params: dict[str, Any]
+
+
+@dataclass
+class Query:
+    name: str
+    description: str
+    network: Network
+    flows: list[FlowCCA]
+    params: dict[str, Fraction]
+    assume: list[str]
+    find: str | None
+    periodic: bool
+    expect: str | None
+    source: str
+    horizons: list[int] | None = None
+    slow: bool = False
+    definitions: dict[str, str] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def resolved(self) -> dict[str, Any]:
+        """The query with every default filled in, as plain data (for JSON and result keys)."""
+        return {
+            "name": self.name,
+            "network": {k: _plain(v) for k, v in self.network.as_dict().items()},
+            "cca": [{"name": f.cca.name, **{k: _plain(v) for k, v in f.params.items()}} for f in self.flows],
+            **({"paths": [{k: _plain(v) for k, v in vars(p).items()} for p in self.network.paths]}
+               if self.network.paths else {}),
+            "params": {k: _plain(v) for k, v in self.params.items()},
+            "definitions": dict(self.definitions),
+            "query": {"assume": list(self.assume), "find": self.find, "periodic": self.periodic,
+                      "expect": self.expect},
+        }
+
+
+def parse_resolved(data: dict[str, Any], source: str) -> Query:
+    """The query a result file recorded (:meth:`Query.resolved`), parsed again."""
+    try:
+        network = {k: v for k, v in data["network"].items() if v is not None and k != "flows"}
+        ccas = [{k: v for k, v in cca.items() if v is not None} for cca in data["cca"]]
+        paths = data.get("paths")
+        table: dict[str, Any] = {"network": network, "params": data.get("params", {}),
+                                 "definitions": data.get("definitions", {}),
+                                 "query": {k: v for k, v in data["query"].items() if v is not None}}
+        if paths:
+            table["flow"] = [{**cca, **path} for cca, path in zip(ccas, paths)]
+        elif all(cca == ccas[0] for cca in ccas):
+            table["cca"] = ccas[0]
+            network["flows"] = len(ccas)
+        else:
+            table["flow"] = list(ccas)
+        name = data["name"]
+    except (KeyError, TypeError, AttributeError, IndexError) as e:
+        raise CcacError(f"not a ccac result: its query is incomplete ({e!r} missing or malformed)", source)
+    return parse_query(table, name, source)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, Fraction):
+        return int(v) if v.denominator == 1 else str(v)
+    return v
+
+
+def bundled_queries() -> dict[str, Path]:
+    """The query library shipped with ccac, by name."""
+    root = resources.files("ccac.queries")
+    return {Path(p.name).stem: Path(str(p)) for p in root.iterdir() if p.name.endswith(".toml")}
+
+
+def locate(file_or_name: str, library: dict[str, Path] | None = None, what: str = "query") -> Path:
+    """A file path, or a bare name looked up in ``library`` (the bundled queries by default)."""
+    path = Path(file_or_name)
+    if path.suffix == ".toml" or "/" in file_or_name or path.exists():
+        if not path.is_file():
+            raise CcacError(f"no such {what} file: {file_or_name}")
+        return path
+    library = bundled_queries() if library is None else library
+    if file_or_name not in library:
+        raise CcacError(f"no bundled {what} named {file_or_name!r} (try `ccac list`; bundled: "
+                        f"{', '.join(sorted(library))})")
+    return library[file_or_name]
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise CcacError(f"malformed TOML: {e}", str(path)) from None
+    except OSError as e:
+        raise CcacError(f"cannot read: {e.strerror}", str(path)) from None
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str],
+                    sections: tuple[str, ...] = SECTIONS) -> dict[str, Any]:
+    """Apply ``section.key=value`` strings; values use TOML syntax (bare words are strings)."""
+    data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    for item in overrides:
+        if "=" not in item:
+            raise CcacError(f"--set expects SECTION.KEY=VALUE, got {item!r}")
+        key, text = item.split("=", 1)
+        section, _, name = key.strip().partition(".")
+        if section not in sections or not name:
+            raise CcacError(f"--set key must be one of {', '.join(s + '.KEY' for s in sections)}, got {key!r}")
+        try:
+            value = tomllib.loads(f"v = {text.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()
+        if section == "flow":
+            _flow_table(data, name, key)[name.partition(".")[2]] = value
+        else:
+            data.setdefault(section, {})[name] = value
+    return data
+
+
+def _flow_table(data: dict[str, Any], name: str, key: str) -> dict[str, Any]:
+    """The ``[[flow]]`` table a ``flow.N.KEY`` override refers to (copied, so the file's data
+    is left alone)."""
+    index, _, field_name = name.partition(".")
+    flows = data.get("flow")
+    if not index.isdigit() or not field_name:
+        raise CcacError(f"--set for a flow is flow.N.KEY (N = its index from 0), got {key!r}")
+    if not isinstance(flows, list) or not int(index) < len(flows) or not isinstance(flows[int(index)], dict):
+        count = len(flows) if isinstance(flows, list) else 0
+        has = f"{count} [[flow]] tables (indices 0..{count - 1})" if count else "no [[flow]] tables"
+        raise CcacError(f"--set {key}: the file has {has}")
+    data["flow"] = [dict(f) if isinstance(f, dict) else f for f in flows]
+    return data["flow"][int(index)]
+
+
+def load_query(file_or_name: str, overrides: list[str] | None = None) -> Query:
+    return parse_file(locate(file_or_name), overrides, SECTIONS, parse_query)
+
+
+def parse_file(path: Path, overrides: list[str] | None, sections: tuple[str, ...],
+               parse: Callable[[dict[str, Any], str, str], Any]) -> Any:
+    """Read a TOML file, apply ``--set`` overrides to ``sections``, and parse it; errors name
+    the file."""
+    data = apply_overrides(read_toml(path), overrides or [], sections)
+    try:
+        return parse(data, path.stem, str(path))
+    except CcacError as e:
+        raise e.located(str(path)) from None
+
+
+def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memory>") -> Query:
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise CcacError(f"unknown section [{unknown[0]}] (sections: {', '.join(SECTIONS)})")
+    for section in SECTIONS:
+        if section != "flow" and section in data and not isinstance(data[section], dict):
+            raise CcacError(f"[{section}] must be a table")
+    network = parse_network(data.get("network", {}))
+    if "flow" in data:
+        network, flows = parse_flows(data["flow"], data.get("cca"), data.get("network", {}), network)
+    else:
+        flows = [parse_cca(data.get("cca"), "cca")] * network.flows
+    params = {k: to_fraction(v, f"params.{k}") for k, v in data.get("params", {}).items()}
+    definitions = parse_definitions(data.get("definitions", {}))
+    q = data.get("query", {})
+    extra = sorted(set(q) - set(QUERY_KEYS))
+    if extra:
+        raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(QUERY_KEYS)})", "query")
+    assume = q.get("assume", [])
+    if isinstance(assume, str):
+        assume = [assume]
+    if not isinstance(assume, list) or not all(isinstance(a, str) for a in assume):
+        raise CcacError("assume must be a string or a list of strings", "query.assume")
+    find = q.get("find")
+    if find is not None and not isinstance(find, str):
+        raise CcacError("find must be a string", "query.find")
+    periodic = q.get("periodic", False)
+    if not isinstance(periodic, bool):
+        raise CcacError("periodic must be true or false", "query.periodic")
+    expect = q.get("expect")
+    if expect is not None and expect not in ANSWERS:
+        raise CcacError(f"expect must be \"sat\" or \"unsat\", got {expect!r}", "query.expect")
+    horizons = q.get("horizons")
+    if horizons is not None and (not isinstance(horizons, list) or not horizons or not all(
+            isinstance(h, int) and not isinstance(h, bool) and h >= 2 for h in horizons)):
+        raise CcacError("horizons must be a non-empty list of whole numbers >= 2", "query.horizons")
+    for h in horizons or []:
+        check_horizon(h, network.flows, "query.horizons", "a horizon")
+    slow = q.get("slow", False)
+    if not isinstance(slow, bool):
+        raise CcacError("slow must be true or false", "query.slow")
+    description = q.get("description", "")
+    if not isinstance(description, str):
+        raise CcacError("description must be a string", "query.description")
+    return Query(name=name, description=description.strip(), network=network, flows=flows,
+                 params=params, assume=assume, find=find, periodic=periodic, expect=expect,
+                 source=source, horizons=horizons, slow=slow, definitions=definitions, raw=data)
+
+
+def parse_definitions(table: dict[str, Any]) -> dict[str, str]:
+    """``[definitions]``: name -> expression text (a bare number is allowed too)."""
+    out: dict[str, str] = {}
+    for name, text in table.items():
+        if not name.isidentifier():
+            raise CcacError(f"definition name {name!r} is not a plain name", "definitions")
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            text = repr(text)
+        if not isinstance(text, str) or not text.strip():
+            raise CcacError("a definition must be an expression string", f"definitions.{name}")
+        out[name] = text
+    return out
+
+
+def parse_flows(tables: Any, default_cca: Any, given_network: dict[str, Any],
+                network: Network) -> tuple[Network, list[FlowCCA]]:
+    """``[[flow]]``: one table per flow with its CCA (``name`` and that CCA's parameters; without
+    a name, the ``[cca]`` table's) and its own path keys (D, eta, R). Returns the network with
+    ``flows`` and ``paths`` set from the tables."""
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise CcacError("flows are written [[flow]] (an array of tables, one per flow)", "flow")
+    if "flows" in given_network and network.flows != len(tables):
+        raise CcacError(f"network.flows = {network.flows} but there are {len(tables)} [[flow]] tables "
+                        f"(leave flows out: the tables say how many)", "network.flows")
+    network = replace(network, flows=len(tables))
+    check_horizon(network.T, network.flows, "network.T")
+    path_keys = {p.name for p in FLOW_PATH_PARAMS}
+    flows, paths = [], []
+    for i, table in enumerate(tables):
+        where = f"flow[{i}]"
+        cca_keys = {k: v for k, v in table.items() if k not in path_keys}
+        if "name" in cca_keys:
+            flows.append(parse_cca(cca_keys, where))
+        elif cca_keys:
+            raise CcacError(f"unknown key {sorted(cca_keys)[0]!r}: a flow table takes D, eta, R and, "
+                            f"with its CCA's name, that CCA's parameters (a flow without a name runs "
+                            f"[cca] with [cca]'s parameters)", where)
+        elif default_cca is None:
+            raise CcacError("no CCA: give this flow a name, or a [cca] table for flows without one", where)
+        else:
+            flows.append(parse_cca(default_cca, "cca"))
+        paths.append(parse_flow_path(network, {k: v for k, v in table.items() if k in path_keys}, where))
+    return replace(network, paths=tuple(paths)), flows
+
+
+def parse_cca(table: Any, where: str) -> FlowCCA:
+    if not isinstance(table, dict) or "name" not in table:
+        raise CcacError("needs a table with a name, e.g. [cca] name = \"aimd\"", where)
+    if not isinstance(table["name"], str):
+        raise CcacError("name must be a string", f"{where}.name")
+    cca = get_cca(table["name"], f"{where}.name")
+    given = {k: v for k, v in table.items() if k != "name"}
+    params = resolve(cca.params, given, where)
+    check_durations(cca.params, params, where)
+    return FlowCCA(cca, params)

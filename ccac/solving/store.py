@@ -1,0 +1,168 @@
+"""The result store: every answer a sweep computes, in SQLite, so nothing is computed twice.
+
+The store lives in the user's cache directory (``platformdirs.user_cache_dir("ccac")``), or in
+``$CCAC_CACHE_DIR`` when that is set, as ``results.sqlite``. A row is keyed by
+:func:`result_key`: a hash of the canonical query (``Query.resolved()``, or ``Proof.resolved()``,
+as JSON with sorted keys), the solver's name and version and ccac's version, so a new solver or
+ccac release never reuses an old answer. Each row is committed as soon as it is written: an
+interrupted sweep loses nothing it finished.
+
+A stored "unknown" only says the solver gave up within its timeout, so it is reused only for a
+request with the same or a shorter timeout (:func:`reusable`). Errors are never stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ccac.core.errors import CcacError
+
+__all__ = ["Store", "ccac_version", "reusable", "result_key", "solver_version", "store_path"]
+
+SCHEMA_VERSION = 1
+DEFINITE = ("sat", "unsat", "proved", "refuted", "vacuous")  # answers that do not depend on time
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    key            TEXT PRIMARY KEY,   -- result_key(): query + solver + versions
+    kind           TEXT NOT NULL,      -- "query" or "proof"
+    answer         TEXT NOT NULL,      -- sat / unsat / unknown, or a proof verdict
+    validated      INTEGER,            -- 1 / 0, NULL when there is no trace
+    seconds        REAL NOT NULL,      -- time the computation took
+    timeout        REAL,               -- the timeout it ran under, NULL = no limit
+    reason         TEXT,               -- the solver's reason for unknown
+    solver         TEXT NOT NULL,
+    solver_version TEXT NOT NULL,
+    ccac_version   TEXT NOT NULL,
+    query          TEXT NOT NULL,      -- the canonical query, JSON
+    created        REAL NOT NULL       -- Unix time
+)
+"""
+
+
+def store_path() -> Path:
+    """Where the store is: ``$CCAC_CACHE_DIR/results.sqlite``, else in the user cache directory."""
+    root = os.environ.get("CCAC_CACHE_DIR")
+    if not root:
+        import platformdirs
+
+        root = platformdirs.user_cache_dir("ccac")
+    return Path(root) / "results.sqlite"
+
+
+def ccac_version() -> str:
+    try:
+        return metadata.version("ccac")
+    except metadata.PackageNotFoundError:  # a source checkout that is not installed
+        from ccac.core import VERSION
+
+        return VERSION
+
+
+def solver_version(solver: str) -> str:
+    """The version of ``solver`` in this process, as the backends report it."""
+    from ccac.solving.backends import backend
+    backend(solver)  # an unknown name is bad input
+    if solver == "z3":
+        import z3
+
+        return z3.get_version_string()
+    if solver == "cvc5":
+        import cvc5
+
+        version = cvc5.Solver().getVersion()
+        return (version.decode() if isinstance(version, bytes) else version).strip('"')
+    if solver == "yices":
+        from ccac.solving.solvers import yices_version
+        return yices_version()
+    if solver.startswith("z3#"):
+        return solver_version("z3")
+    if solver.startswith("portfolio"):
+        from ccac.solving.portfolio import members_of
+
+        return " + ".join(f"{member} {solver_version(member)}" for member in members_of(solver))
+    raise CcacError(f"unknown solver {solver!r}")
+
+
+def canonical(resolved: dict[str, Any]) -> str:
+    """The canonical text of a resolved query or proof."""
+    return json.dumps(resolved, sort_keys=True, separators=(",", ":"))
+
+
+def result_key(kind: str, resolved: dict[str, Any], solver: str, solver_ver: str, ccac_ver: str) -> str:
+    text = canonical({"kind": kind, "query": resolved, "solver": solver,
+                      "solver_version": solver_ver, "ccac_version": ccac_ver})
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def reusable(row: dict[str, Any], timeout: float | None) -> bool:
+    """May a stored row answer a request with this timeout (None = no limit)?"""
+    if row["answer"] in DEFINITE:
+        return True
+    if row["answer"] != "unknown":
+        return False
+    stored = row["timeout"]
+    return stored is None or (timeout is not None and stored >= timeout)
+
+
+class Store:
+    """The SQLite store; one writer per sweep, any number of readers (WAL journal)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else store_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=60)
+            self.db.row_factory = sqlite3.Row
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+            except sqlite3.OperationalError:  # e.g. a file system without shared memory
+                pass
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                raise CcacError(f"result store has schema version {version}, this ccac reads "
+                                f"{SCHEMA_VERSION}; set CCAC_CACHE_DIR to use another store", str(self.path))
+            self.db.execute(_SCHEMA)
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self.db.commit()
+        except (OSError, sqlite3.DatabaseError) as e:
+            raise CcacError(f"cannot open the result store: {e} (set CCAC_CACHE_DIR to use another "
+                            f"directory)", str(self.path)) from None
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT * FROM results WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        found = dict(row)
+        found["validated"] = None if found["validated"] is None else bool(found["validated"])
+        return found
+
+    def put(self, key: str, kind: str, resolved: dict[str, Any], result: dict[str, Any],
+            timeout: float | None, solver: str) -> None:
+        """Store (or replace) one result and commit it at once."""
+        validated = result.get("validated")
+        self.db.execute(
+            "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (key, kind, result["answer"], None if validated is None else int(bool(validated)),
+             float(result["seconds"]), timeout, result.get("reason"), solver,
+             result["solver_version"], result["ccac_version"], canonical(resolved), time.time()))
+        self.db.commit()
+
+    def count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

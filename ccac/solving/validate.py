@@ -1,0 +1,307 @@
+"""Independent validation of a counterexample trace, in exact rational arithmetic.
+
+Nothing here touches the solver or the encoding. The path-server rules are re-stated from the
+thesis (chapter 4.2, appendix A.1/A.3) in their token-bucket form (tokens, packet queue,
+bottleneck queue) and checked on the trace's exact values; each CCA checks its own rules with
+its :meth:`~ccac.ccas.interface.CCA.check`; the query's conditions are evaluated exactly. Every violated
+rule is reported with its step and flow, so a trace is either validated or fails loudly.
+
+A periodic trace claims more: that it can be repeated forever. It is validated by doing that:
+:func:`unrolled` repeats it for :data:`PERIODS` periods (byte curves shifted by each period's
+growth, everything else repeated), and the repetition must pass every model and CCA check as
+an ordinary trace, whose first steps read an unknown past like any other trace. A trace whose
+second period is not the continuation of its first (a loss its own later ACKs would reveal, a
+delay reading that differs once the past is the trace itself) fails there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+from ccac.ccas.interface import FlowValues
+from ccac.encode.expr import Series, Symbols, compile_condition
+from ccac.problems.problem import FLOW_SERIES
+from ccac.problems.query import Query
+from ccac.encode.trace import Trace, repeat_period
+
+
+def validate(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, Any]] | None = None) -> list[str]:
+    """All violations found in ``trace`` (empty when it is a genuine answer to ``query``).
+
+    ``periodic_pairs`` are the exact (label, start, end) values of the encoding's periodic
+    conditions (the model's and every CCA variable's); the model's are also recomputed here from
+    the trace (:func:`check_periodic`), and a periodic trace is checked by repeating it.
+    """
+    if query.periodic:
+        problems = [f"repeated {PERIODS} times: {p}" for p in check_trace(query, unrolled(query, trace, PERIODS))]
+    else:
+        problems = check_trace(query, trace)
+    problems += check_query(query, trace, periodic_pairs or [])
+    return problems
+
+
+PERIODS = 3  # how many periods a periodic trace is repeated for its validation
+
+# Series that are byte positions: repeating a trace shifts them by one period's growth.
+CUMULATIVE = frozenset({"A", "S", "L", "W", "A_f", "S_f", "L_f", "Ld_f", "Lnc_f", "So_f"})
+
+
+def check_trace(query: Query, trace: Trace) -> list[str]:
+    """Every model rule and every flow's CCA rules (not the query's own conditions)."""
+    problems = check_path(trace)
+    for n, flow in enumerate(query.flows):
+        values = flow_values(trace, n, flow.params)
+        problems += [f"flow {n} ({flow.cca.name}): {p}" for p in flow.cca.check(values)]
+    return problems
+
+
+def unrolled(query: Query, trace: Trace, periods: int) -> Trace:
+    """``trace`` (period P = T - 1) repeated ``periods`` times: a trace of periods * P + 1 steps
+    whose step t + j*P is step t of the original, every byte position (the model's curves and
+    CCA state declared on a byte axis) plus j times its growth over the period."""
+    P = trace.T - 1
+    shifting = set(CUMULATIVE) | {sv.name for f in query.flows for sv in f.cca.state if sv.axis}
+
+    def repeat(values: list[Any], shifts: bool) -> list[Any]:
+        return repeat_period(values, 0, periods - 1, shifts)
+
+    symbols = Symbols()
+    symbols.constants.update(trace.symbols.constants)
+    symbols.constants["T"] = periods * P + 1
+    for name, series in trace.symbols.series.items():
+        shifts = name in shifting
+        if series.dims == 1:
+            values: list[Any] = repeat(series.values, shifts)
+        else:
+            values = [repeat(row, shifts) if row is not None else None for row in series.values]
+        symbols.series[name] = Series(name, values, series.dims, series.missing)
+    network = replace(trace.network, T=periods * P + 1)
+    return Trace(network, trace.ccas, symbols)
+
+
+def flow_values(trace: Trace, n: int, params: dict[str, Any]) -> FlowValues:
+    """Flow n's trace as its CCA sees it: the service its ACKs report (through its own box, if
+    any), its own R, the jitter its feedback may carry, and its delay reading's curves."""
+    state_names = [name for name, s in trace.symbols.series.items()
+                   if s.dims == 2 and name not in FLOW_SERIES]
+    S, A, L = trace.total("S"), trace.total("A"), trace.total("L")
+    net, path = trace.network, trace.network.path(n)
+    admitted = [a - l for a, l in zip(A, L)]
+    observed = observed_service(trace, n)
+    own_admitted = [a - l for a, l in zip(trace.flow("A_f", n), trace.flow("L_f", n))]
+    return FlowValues(
+        n=n, T=trace.T, R=path.R, D=net.D + path.D, C=net.C,
+        alpha=trace.constant("alpha"), dupacks=trace.constant("dupacks"), params=params,
+        A=trace.flow("A_f", n), S=observed, L=trace.flow("L_f", n), Ld=trace.flow("Ld_f", n),
+        cwnd=trace.flow("cwnd", n), rate=trace.flow("rate", n), timeout=trace.flow("timeout", n),
+        state={name: trace.flow(name, n) for name in state_names if trace.flow(name, n) is not None},
+        total_S=S, total_admitted=admitted,
+        delay_S=observed if path.D > 0 else S, delay_admitted=own_admitted if path.D > 0 else admitted,
+        tokens=[net.C * t - w for t, w in enumerate(trace.total("W"))], flows=net.flows, lossy=net.lossy,
+        buffer=net.buffer_bytes(),
+    )
+
+
+def observed_service(trace: Trace, n: int) -> list[Fraction]:
+    """What flow n's sender has seen acked: So_f through its own box, else S_f itself."""
+    return trace.flow("So_f", n) if trace.network.path(n).D > 0 else trace.flow("S_f", n)
+
+
+def check_path(tr: Trace) -> list[str]:
+    net = tr.network
+    T, D, C, N = net.T, net.D, net.C, net.flows
+    W = tr.total("W")
+    A = [tr.flow("A_f", n) for n in range(N)]
+    S = [tr.flow("S_f", n) for n in range(N)]
+    L = [tr.flow("L_f", n) for n in range(N)]
+    Ld = [tr.flow("Ld_f", n) for n in range(N)]
+    So = [observed_service(tr, n) for n in range(N)]
+    Lnc = [tr.flow("Lnc_f", n) for n in range(N)] if net.lossy else None
+    cwnd = [tr.flow("cwnd", n) for n in range(N)]
+    rate = [tr.flow("rate", n) for n in range(N)]
+    timeout = [tr.flow("timeout", n) for n in range(N)]
+    alpha, dupacks = tr.constant("alpha"), tr.constant("dupacks")
+    buffer = tr.constant("buffer")
+    buffer_min = net.buffer_min_bytes() if net.buffer_min is not None else buffer
+    tot = lambda series, t: sum((series[n][t] for n in range(N)), Fraction(0))  # noqa: E731
+    admitted = [tot(A, t) - tot(L, t) for t in range(T)]
+    served = [tot(S, t) for t in range(T)]
+    tokens_arrived = [C * t - W[t] for t in range(T)]  # tokens that entered the bucket by t
+    out: list[str] = []
+
+    def bad(t: int, rule: str, detail: str = "") -> None:
+        out.append(f"step {t}: {rule}" + (f" ({detail})" if detail else ""))
+
+    if alpha <= 0:
+        out.append(f"alpha = {alpha} is not positive")
+    if dupacks < 0:
+        out.append(f"dupacks = {dupacks} is negative")
+    if buffer is not None and buffer < 0:
+        out.append(f"buffer = {buffer} is negative")
+    for n in range(N):
+        if S[n][0] != 0 or L[n][0] != 0:
+            bad(0, f"flow {n}: S_f[0] and L_f[0] must be 0 (origin of the byte axis)")
+    for t in range(T):
+        # The token bucket: tokens held = arrived - used >= 0; none older than D steps.
+        if served[t] > tokens_arrived[t]:
+            bad(t, "served more than the tokens that arrived", f"S = {served[t]} > C*t - W = {tokens_arrived[t]}")
+        oldest_allowed = C * (t - D) - W[max(t - D, 0)]
+        if served[t] < oldest_allowed:
+            bad(t, f"a token was held longer than D = {D} steps", f"S = {served[t]} < {oldest_allowed}")
+        for n in range(N):
+            if S[n][t] > A[n][t] - L[n][t]:
+                bad(t, f"flow {n}: served bytes that were never admitted")
+            if cwnd[n][t] <= 0:
+                bad(t, f"flow {n}: cwnd is not positive")
+            if rate[n] is not None and rate[n][t] <= 0:
+                bad(t, f"flow {n}: pacing rate is not positive")
+        # The bottleneck queue is what the packet queue holds beyond the available tokens.
+        bottleneck = admitted[t] - tokens_arrived[t]
+        if buffer is not None and bottleneck > buffer:
+            bad(t, "bottleneck queue above the buffer", f"{bottleneck} > {buffer}")
+        if t == 0:
+            continue
+        for n in range(N):
+            for name, series in (("A", A), ("S", S), ("L", L), ("Ld", Ld)):
+                if series[n][t] < series[n][t - 1]:
+                    bad(t, f"flow {n}: cumulative {name} decreased")
+            if A[n][t] - L[n][t] < A[n][t - 1] - L[n][t - 1]:
+                bad(t, f"flow {n}: more bytes lost than arrived in the step")
+        if W[t] < W[t - 1]:
+            bad(t, "cumulative waste decreased")
+        if tokens_arrived[t] < tokens_arrived[t - 1]:
+            bad(t, "more than C tokens wasted in one step")
+        if W[t] > W[t - 1]:
+            if net.compose and not admitted[t] <= tokens_arrived[t]:
+                bad(t, "tokens wasted while the packet queue could use them",
+                    f"A-L = {admitted[t]} > C*t - W = {tokens_arrived[t]}")
+            if not net.compose and not admitted[t] <= served[t] + net.epsilon:
+                bad(t, "tokens wasted while the single box's queue was not (nearly) empty")
+        congestive_now = admitted_loss(L, Lnc, t, N)
+        if buffer is None and congestive_now != admitted_loss(L, Lnc, 0, N):
+            bad(t, "congestive loss with an infinite buffer")
+        if buffer is not None and congestive_now > admitted_loss(L, Lnc, t - 1, N):
+            if admitted[t] < tokens_arrived[t - 1] + buffer_min:
+                bad(t, "loss while the bottleneck queue never exceeded the buffer")
+    if Lnc is not None:
+        for n in range(N):
+            for t in range(T):
+                if Lnc[n][t] - Lnc[n][0] > net.path(n).eta * (A[n][t] - A[n][0]):
+                    bad(t, f"flow {n}: non-congestive loss above eta of the bytes sent")
+                if t and (Lnc[n][t] < Lnc[n][t - 1] or L[n][t] - Lnc[n][t] < L[n][t - 1] - Lnc[n][t - 1]):
+                    bad(t, f"flow {n}: a loss curve decreased")
+    for n in range(N):
+        out += [f"flow {n}: {p}" for p in check_box(S[n], So[n], net.path(n).D)]
+        out += [f"flow {n}: {p}" for p in check_sender(A[n], So[n], L[n], Ld[n], cwnd[n], rate[n],
+                                                         timeout[n], dupacks, net.path(n).R, net.rto)]
+    if N > 1:
+        for t in range(T):
+            for s in range(t):
+                for n in range(N):
+                    if served[t] >= admitted[s] and S[n][t] < A[n][s] - L[n][s]:
+                        bad(t, f"flow {n}: FIFO broken: bytes admitted at {s} overtaken")
+                    if served[t] <= admitted[s] and S[n][t] > A[n][s] - L[n][s]:
+                        bad(t, f"flow {n}: FIFO broken: served bytes admitted after step {s}")
+    return out
+
+
+def admitted_loss(L: list[list[Fraction]], Lnc: list[list[Fraction]] | None, t: int, N: int) -> Fraction:
+    """Cumulative congestive loss over all flows at step t."""
+    return sum((L[n][t] - (Lnc[n][t] if Lnc else 0) for n in range(N)), Fraction(0))
+
+
+def check_box(served: list[Fraction], observed: list[Fraction], D: int) -> list[str]:
+    """A flow's own jitter box: its sender sees a byte's ACK no earlier than the bottleneck
+    served it and at most D steps later, in order (nothing to check without a box)."""
+    out: list[str] = []
+    if D == 0:
+        return out
+    for t in range(len(served)):
+        if observed[t] > served[t]:
+            out.append(f"step {t}: the box delivered ACKs for bytes not yet served "
+                       f"({observed[t]} > S_f = {served[t]})")
+        if t and observed[t] < observed[t - 1]:
+            out.append(f"step {t}: the box's output decreased")
+        if t >= D and observed[t] < served[t - D]:
+            out.append(f"step {t}: the box held an ACK longer than D = {D} steps "
+                       f"({observed[t]} < S_f[{t - D}] = {served[t - D]})")
+    return out
+
+
+def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: list[Fraction],
+                 cwnd: list[Fraction], rate: list[Fraction] | None, timeout: list[bool],
+                 dupacks: Fraction, R: int, rto: int) -> list[str]:
+    """Loss detection, timeouts and ACK clocking of one sender."""
+    out: list[str] = []
+    T = len(A)
+    all_lost = []
+    for t in range(T):
+        if t < R:
+            all_lost.append(False)
+            if Ld[t] > L[0]:
+                out.append(f"step {t}: detected a loss that had not happened by step 0")
+            continue  # whether the unknown past timed out here is unknown too: any flag
+        acked = S[t - R]
+        nothing_outstanding_but_losses = (A[t - 1] == A[t - R] and acked == A[t - R] - L[t - R]
+                                          and L[t - R] > Ld[t - 1])
+        all_lost.append(nothing_outstanding_but_losses)
+        if Ld[t] > L[t - R]:
+            out.append(f"step {t}: detected losses the ACKs cannot have revealed yet")
+        if timeout[t]:
+            if not nothing_outstanding_but_losses:
+                out.append(f"step {t}: timeout while bytes were still in flight")
+            if Ld[t] != L[t - R]:
+                out.append(f"step {t}: a timeout must detect every outstanding loss")
+        else:
+            if t - rto + 1 >= R and all(all_lost[t - rto + 1:t + 1]):
+                out.append(f"step {t}: every byte in flight known lost for {rto} steps without a timeout")
+            # A loss at step s is detectable once dupacks bytes admitted after it are acked.
+            detectable = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks <= acked]
+            hidden = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks > acked]
+            if detectable and Ld[t] < max(detectable):
+                out.append(f"step {t}: a detectable loss went undetected")
+            if hidden and Ld[t] > max(min(hidden), Ld[t - 1]):
+                out.append(f"step {t}: detected a loss before enough duplicate ACKs arrived")
+        window = max(acked + Ld[t] + cwnd[t], A[t - 1])
+        expected = window if rate is None else min(window, A[t - 1] + rate[t])
+        if A[t] != expected:
+            out.append(f"step {t}: sent {A[t]} but cwnd/pacing allow exactly {expected}")
+    return out
+
+
+def check_query(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, Any]]) -> list[str]:
+    out: list[str] = []
+    for i, text in enumerate(query.assume):
+        if compile_condition(text, trace.symbols, f"query.assume[{i}]") is not True:
+            out.append(f"assumption {text!r} does not hold on the trace")
+    if query.find is not None and compile_condition(query.find, trace.symbols, "query.find") is not True:
+        out.append(f"find condition {query.find!r} does not hold on the trace")
+    if query.periodic:
+        out += check_periodic(trace)
+        out += [f"periodic: {label} changed from {start} to {end}"
+                for label, start, end in periodic_pairs if start != end]
+    return out
+
+
+def check_periodic(tr: Trace) -> list[str]:
+    """The model's steady-state boundary: queues and undetected losses end as they started."""
+    net, last = tr.network, tr.T - 1
+    out = []
+    for n in range(net.flows):
+        A, S, L, Ld = (tr.flow(x, n) for x in ("A_f", "S_f", "L_f", "Ld_f"))
+        queue = [A[t] - L[t] - S[t] for t in (0, last)]
+        undetected = [L[t] - Ld[t] for t in (0, last)]
+        if queue[0] != queue[1]:
+            out.append(f"periodic: queue of flow {n} changed from {queue[0]} to {queue[1]}")
+        if undetected[0] != undetected[1]:
+            out.append(f"periodic: undetected loss of flow {n} changed from {undetected[0]} to {undetected[1]}")
+        in_box = [S[t] - observed_service(tr, n)[t] for t in (0, last)]
+        if in_box[0] != in_box[1]:
+            out.append(f"periodic: bytes in flow {n}'s box changed from {in_box[0]} to {in_box[1]}")
+    W, A, L = tr.total("W"), tr.total("A"), tr.total("L")
+    bottleneck = [A[t] - L[t] - (net.C * t - W[t]) for t in (0, last)]
+    if bottleneck[0] != bottleneck[1]:
+        out.append(f"periodic: bottleneck queue changed from {bottleneck[0]} to {bottleneck[1]}")
+    return out

@@ -1,0 +1,116 @@
+"""Windows of a longer run: the checks that make stitching finite lemmas sound.
+
+A lemma is proved over every trace of the model over T steps whose first steps are free
+history. A steady-state theorem applies such lemmas to windows of one long run placed
+``shift`` steps apart, so that the end of window j is the start of window j+1. That is sound
+only if
+
+1. every window cut out of a longer run, with its byte curves re-based to start at 0, is itself
+   a trace of the T-step model (so the lemmas apply to it); and
+2. the quantities the theorem talks about (the region, the progress cases, the ranks) read the
+   same at the end of window j as at the start of window j+1, even though the two windows
+   re-base the curves differently.
+
+Both are checked here by SMT, for the actual encoding of the model and the CCA, rather than
+argued: :func:`window_is_trace` shows that the (T+shift)-step model implies the T-step model
+on its last T steps (and on its first T steps), and :func:`same_reading` that a quantity read at
+the two places agrees in every such run.
+
+The re-basing ("the window as its own trace") maps each per-step variable of the short model to
+the long run's value ``shift`` steps later, minus the long run's value at the window start on
+the variable's byte axis (:class:`ccac.encode.encoding.Slot`): service-axis values subtract
+``S_f[n][shift]``, loss-axis values ``L_f[n][shift]``, arrival-axis values both (so queues,
+undetected losses and in-flight bytes are unchanged) and the wasted-token curve moves so that
+the token line ``C*t - W`` keeps its distance from the service curve. Variables that are not per
+step (alpha, a solver-chosen buffer) are the same in every window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import z3
+
+from ccac.solving.solvers import Outcome, evaluate
+from ccac.encode.encoding import Slot, as_real
+from ccac.problems.problem import Problem
+
+
+def rebase(short: Problem, long: Problem, shift: int) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+    """(short variable, long-run term) pairs: the window starting at ``shift`` as a trace."""
+    v = long.vars
+    anchors: dict[tuple[str, int | None], Any] = {}
+    for n in range(v.net.flows):
+        anchors["S", n] = v.S_f[n][shift]
+        anchors["L", n] = v.L_f[n][shift]
+        anchors["A", n] = v.S_f[n][shift] + v.L_f[n][shift]
+    anchors["W", None] = v.net.C * shift - v.S[shift]
+    pairs = []
+    for name, slot in short.enc.slots.items():
+        target = _long_variable(long, slot, shift)
+        if slot.axis is not None:
+            target = target - anchors[slot.axis, slot.flow]
+        pairs.append((slot.at(slot.step), target))
+    return pairs
+
+
+def _long_variable(long: Problem, slot: Slot, shift: int) -> z3.ExprRef:
+    var = slot.at(slot.step + shift)
+    if var.decl().name() not in long.enc.slots:
+        raise ValueError(f"the long run has no {var} for {slot}")
+    return var
+
+
+@dataclass
+class WindowCheck:
+    """The outcome of one soundness check, with the culprits when it fails."""
+
+    what: str
+    outcome: Outcome
+    culprits: list[str]
+
+
+def window_is_trace(short: Problem, long: Problem, shift: int,
+                    solve: Callable[[list[z3.BoolRef], float | None], Outcome],
+                    timeout: float | None) -> WindowCheck:
+    """Does every run of ``long`` (model, CCA and the parameter assumptions) contain, at steps
+    ``shift .. shift+T-1``, a trace of ``short``? Unsat of "long and not short(window)" is yes."""
+    pairs = rebase(short, long, shift) if shift else []
+    window = [(group, c, z3.substitute(c, *pairs) if pairs else c)
+              for group, c in short.enc.constraints if not group.startswith("query.find")]
+    premises = [c for group, c in long.enc.constraints if not group.startswith("query.find")]
+    outcome = solve(premises + [z3.Not(z3.And(*[moved for _, _, moved in window]))], timeout)
+    culprits: list[str] = []
+    if outcome.answer == "sat":
+        memo: dict[int, Any] = {}
+        for group, original, moved in window:
+            if not evaluate(moved, outcome.assignment or {}, memo):
+                culprits.append(f"{group}: {original}")
+    at = f"steps {shift}..{shift + short.query.network.T - 1}"
+    return WindowCheck(f"a window at {at} of a {long.query.network.T}-step run is a trace", outcome, culprits)
+
+
+def same_reading(short: Problem, long: Problem, shift: int, short_value: Any, long_value: Any,
+                 label: str, solve: Callable[[list[z3.BoolRef], float | None], Outcome],
+                 timeout: float | None) -> WindowCheck:
+    """Is ``short_value`` (a quantity of the short model, read in the window at ``shift``) equal
+    to ``long_value`` (read directly in the long run) in every run of ``long``?"""
+    pairs = rebase(short, long, shift)
+    moved = z3.substitute(_as_z3(short_value), *pairs)
+    premises = [c for group, c in long.enc.constraints if not group.startswith("query.find")]
+    outcome = solve(premises + [moved != _as_z3(long_value)], timeout)
+    culprits = []
+    if outcome.answer == "sat":
+        memo: dict[int, Any] = {}
+        culprits.append(f"{label}: {evaluate(moved, outcome.assignment or {}, memo)} at the start of "
+                        f"the next window, {evaluate(_as_z3(long_value), outcome.assignment or {}, memo)} "
+                        f"at the end of this one")
+    return WindowCheck(f"{label} reads the same at a window's end and the next window's start",
+                       outcome, culprits)
+
+
+def _as_z3(value: Any) -> z3.ExprRef:
+    if isinstance(value, bool):
+        return z3.BoolVal(value)
+    return value if isinstance(value, z3.BoolRef) else as_real(value)

@@ -1,6 +1,8 @@
-"""The CCA library: every module here defines one ``ALGORITHM`` (a :class:`ccac.ccas.interface.CCA`).
+"""The CCA library: every module here that defines an ``ALGORITHM`` (a
+:class:`ccac.ccas.interface.CCA`), and every CCA file in ``rules/`` (written in the CCA
+language, :mod:`ccac.ccas.language`).
 
-Adding a CCA means adding a module; nothing else in ccac names CCAs.
+Adding a CCA means adding a module or a file; nothing else in ccac names CCAs.
 
 The interface every CCA implements is :mod:`ccac.ccas.interface`.
 
@@ -23,6 +25,12 @@ def _discover() -> dict[str, CCA]:
         algorithm = getattr(module, "ALGORITHM", None)
         if isinstance(algorithm, CCA):
             found[algorithm.name] = algorithm
+    from ccac.ccas.language import bundled
+
+    for cca in bundled():
+        if cca.name in found:
+            raise CcacError(f"CCA {cca.name!r} is defined twice", cca.source)
+        found[cca.name] = cca
     return found
 
 

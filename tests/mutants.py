@@ -41,6 +41,7 @@ class Mutant:
 
 GRADIENT, RTT, ETC = "ccac.ccas.pcc_gradient", "ccac.ccas.pcc_rtt", "ccac.ccas.etc"
 ALLEGRO = "ccac.ccas.allegro"
+LANGUAGE = "ccac.ccas.language"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -48,6 +49,7 @@ CONFORMANCE = {
     RTT: ("tests/test_pcc.py", "tests/test_vivace.py", "tests/test_proteus.py"),
     ETC: ("tests/test_etc.py",),
     ALLEGRO: ("tests/test_allegro.py",),
+    LANGUAGE: ("tests/test_language.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -235,6 +237,22 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("allegro_gap_first_only", ALLEGRO, "a gap (waiting for a trial's fate) only after a round's first trial",
            "z3.And(z3.Not(fate[t]), phase[t] == WAIT, nxt[t] == pp + 1,",
            "z3.And(z3.Not(fate[t]), pp == 0, phase[t] == WAIT, nxt[t] == pp + 1,"),
+
+    Mutant("lang_lost_late", LANGUAGE, "the encoding reads detected losses one step late",
+           '"lost": Ld[t],',
+           '"lost": Ld[t - 1] if t else Ld[t],'),
+    Mutant("lang_acked_shifted", LANGUAGE, "the encoding's newly_acked spans two steps of ACKs",
+           'out["newly_acked"] = S[t - R] - S[t - R - 1]',
+           'out["newly_acked"] = S[t - R] - S[t - R - 2] if t >= R + 2 else S[t - R] - S[t - R - 1]'),
+    Mutant("lang_between_open", LANGUAGE, "between(lo, hi) leaves out hi",
+           "z3.And(args[0] <= v, v <= args[1])",
+           "z3.And(args[0] <= v, v < args[1])"),
+    Mutant("lang_choose_first_only", LANGUAGE, "choose(...) keeps only its first value",
+           "z3.Or(*(v == a for a in args))",
+           "v == args[0]"),
+    Mutant("lang_rules_late", LANGUAGE, "the rules apply one step later than their observations allow",
+           "first = d.first_rule_step(ctx.R)",
+           "first = d.first_rule_step(ctx.R) + 1"),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

@@ -36,7 +36,7 @@ from ccac.encode.expr import Symbols, compile_condition, compile_number
 from ccac.core.limits import check_horizon
 from ccac.analysis.obligation import VERDICTS
 from ccac.problems.problem import build
-from ccac.problems.query import Query, locate, parse_file, parse_query
+from ccac.problems.query import Query, anchor_files, locate, parse_file, parse_query
 
 BASE_SECTIONS = ("network", "cca", "flow", "params", "definitions")
 PROOF_SECTIONS = BASE_SECTIONS + ("lemma", "steady_state", "description", "expect")
@@ -136,7 +136,7 @@ def parse_proof(data: dict[str, Any], name: str = "proof", source: str = "<memor
         raise CcacError(f"unknown section [{unknown[0]}] (sections: {', '.join(PROOF_SECTIONS)})")
     if not is_proof_file(data):
         raise CcacError("a proof needs [[lemma]] entries or a [steady_state] section")
-    base = {k: copy.deepcopy(data[k]) for k in BASE_SECTIONS if k in data}
+    base = anchor_files({k: copy.deepcopy(data[k]) for k in BASE_SECTIONS if k in data}, source)
     parse_query({**base, "query": {}}, name, source)  # validates the shared sections once
     steady = _parse_steady(base, data["steady_state"]) if "steady_state" in data else None
     # lemmas may say "in the steady state": region[t]

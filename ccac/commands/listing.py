@@ -11,6 +11,7 @@ def list_cmd() -> None:
     """Show the models, the CCAs with their parameters, and the bundled queries."""
     from ccac.ccas.interface import CCA
     from ccac.ccas import CCAS
+    from ccac.ccas.language import LanguageCCA
     from ccac.models import MODELS
     from ccac.encode.network import FLOW_PATH_PARAMS, NETWORK_PARAMS
     from ccac.analysis.proof import bundled_proofs, load_proof
@@ -32,6 +33,8 @@ def list_cmd() -> None:
             click.echo(f"           {p.name} = {p.describe_default()} {('(' + p.unit + ')') if p.unit else ''}: {p.description}")
         if cca.state:
             click.echo(f"           state: {', '.join(s.name for s in cca.state)}")
+        if isinstance(cca, LanguageCCA):
+            click.echo(f"           rules (CCA language): {cca.source}")
         has_sender = type(cca).concrete is not CCA.concrete
         click.echo(f"           concrete sender (ccac replay): {'yes' if has_sender else 'no (replays the trace)'}")
     click.echo("\nBundled queries (ccac query NAME):")

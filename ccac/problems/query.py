@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ccac.ccas.interface import CCA
-from ccac.ccas import get_cca
+from ccac.ccas import CCAS, get_cca
+from ccac.ccas.language import LanguageCCA, load_file
 from ccac.core.errors import CcacError
 from ccac.core.limits import check_durations, check_horizon
 from ccac.encode.network import FLOW_PATH_PARAMS, Network, parse_flow_path, parse_network
@@ -78,7 +79,7 @@ class Query:
         return {
             "name": self.name,
             "network": {k: _plain(v) for k, v in self.network.as_dict().items()},
-            "cca": [{"name": f.cca.name, **{k: _plain(v) for k, v in f.params.items()}} for f in self.flows],
+            "cca": [{**_cca_key(f.cca), **{k: _plain(v) for k, v in f.params.items()}} for f in self.flows],
             **({"paths": [{k: _plain(v) for k, v in vars(p).items()} for p in self.network.paths]}
                if self.network.paths else {}),
             "params": {k: _plain(v) for k, v in self.params.items()},
@@ -108,6 +109,13 @@ def parse_resolved(data: dict[str, Any], source: str) -> Query:
     except (KeyError, TypeError, AttributeError, IndexError) as e:
         raise CcacError(f"not a ccac result: its query is incomplete ({e!r} missing or malformed)", source)
     return parse_query(table, name, source)
+
+
+def _cca_key(cca: CCA) -> dict[str, str]:
+    """How a resolved query names its CCA: by name if the library has it, else by its file."""
+    if CCAS.get(cca.name) is cca or not isinstance(cca, LanguageCCA):
+        return {"name": cca.name}
+    return {"file": cca.source}
 
 
 def _plain(v: Any) -> Any:
@@ -199,6 +207,7 @@ def parse_file(path: Path, overrides: list[str] | None, sections: tuple[str, ...
 
 
 def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memory>") -> Query:
+    data = anchor_files(data, source)
     unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
         raise CcacError(f"unknown section [{unknown[0]}] (sections: {', '.join(SECTIONS)})")
@@ -278,7 +287,7 @@ def parse_flows(tables: Any, default_cca: Any, given_network: dict[str, Any],
     for i, table in enumerate(tables):
         where = f"flow[{i}]"
         cca_keys = {k: v for k, v in table.items() if k not in path_keys}
-        if "name" in cca_keys:
+        if "name" in cca_keys or "file" in cca_keys:
             flows.append(parse_cca(cca_keys, where))
         elif cca_keys:
             raise CcacError(f"unknown key {sorted(cca_keys)[0]!r}: a flow table takes D, eta, R and, "
@@ -292,13 +301,45 @@ def parse_flows(tables: Any, default_cca: Any, given_network: dict[str, Any],
     return replace(network, paths=tuple(paths)), flows
 
 
+def anchor_files(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """``data`` with every CCA ``file`` of its [cca] and [[flow]] tables made absolute: relative
+    to the folder of the file ``source`` (a query or proof file), else to the working folder."""
+    base = Path(source).parent if Path(source).is_file() else Path.cwd()
+
+    def anchored(table: Any) -> Any:
+        if isinstance(table, dict) and isinstance(table.get("file"), str):
+            return {**table, "file": str((base / table["file"]).resolve())}
+        return table
+
+    out = dict(data)
+    if "cca" in out:
+        out["cca"] = anchored(out["cca"])
+    if isinstance(out.get("flow"), list):
+        out["flow"] = [anchored(t) for t in out["flow"]]
+    return out
+
+
 def parse_cca(table: Any, where: str) -> FlowCCA:
-    if not isinstance(table, dict) or "name" not in table:
-        raise CcacError("needs a table with a name, e.g. [cca] name = \"aimd\"", where)
-    if not isinstance(table["name"], str):
-        raise CcacError("name must be a string", f"{where}.name")
-    cca = get_cca(table["name"], f"{where}.name")
-    given = {k: v for k, v in table.items() if k != "name"}
+    """A CCA table: ``name`` (a CCA of the library) or ``file`` (a CCA file in the CCA
+    language; relative paths were anchored at the query file's folder, :func:`anchor_files`),
+    and the CCA's parameters."""
+    if not isinstance(table, dict) or ("name" not in table and "file" not in table):
+        raise CcacError("needs a table with a name, e.g. [cca] name = \"aimd\", or a CCA file, "
+                        "[cca] file = \"my_cca.toml\"", where)
+    if "file" in table:
+        if "name" in table:
+            raise CcacError("give either name (a CCA of the library) or file (a CCA file), not both", where)
+        if not isinstance(table["file"], str):
+            raise CcacError("file must be a string", f"{where}.file")
+        path = Path(table["file"])
+        if not path.is_file():
+            raise CcacError(f"no such CCA file: {path}", f"{where}.file")
+        cca: CCA = load_file(path.resolve())
+    else:
+        if not isinstance(table["name"], str):
+            raise CcacError("name must be a string", f"{where}.name")
+        cca = get_cca(table["name"], f"{where}.name")
+    given = {k: v for k, v in table.items() if k not in ("name", "file")}
     params = resolve(cca.params, given, where)
     check_durations(cca.params, params, where)
     return FlowCCA(cca, params)

@@ -28,7 +28,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, MultipleLocator
 
-from ccac.ccas import get_cca
+from ccac.ccas import CCAS
 from ccac.ccas.interface import StateVar
 from ccac.core.errors import CcacError
 from ccac.core.params import rounded_text
@@ -215,7 +215,8 @@ def _state_groups(trace: Trace) -> dict[str, list[tuple[int, StateVar]]]:
     """The (flow, variable) pairs to draw, grouped into one panel per unit (keyed ``state:unit``)."""
     groups: dict[str, list[tuple[int, StateVar]]] = {}
     for n, name in enumerate(trace.ccas):
-        for var in get_cca(name).state:
+        cca = CCAS.get(name)   # a CCA from a user's file is not in the library: no state panels
+        for var in cca.state if cca is not None else ():
             if var.plotted and var.kind != "bool" and _flow(trace, var.name, n) is not None:
                 groups.setdefault(f"state:{var.unit}", []).append((n, var))
     return groups

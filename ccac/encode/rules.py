@@ -1,0 +1,370 @@
+"""The CCA language: a congestion control algorithm as a few rules over what its sender observes.
+
+A CCA file (TOML) declares parameters, state variables and one update rule per state variable,
+written in the query expression language (:mod:`ccac.encode.expr`)::
+
+    name = "my-aimd"
+    summary = "additive increase, halve on loss"
+
+    [params]
+    beta = { default = 0.5, description = "decrease factor", minimum = 0 }
+
+    [state.cwnd]
+    description = "congestion window"
+    initial = "cwnd >= alpha"        # what the state may be before the rules apply (optional)
+    start = "alpha"                  # where the concrete sender starts when the run does not say
+    rule = "beta * cwnd if newly_lost > 0 else (cwnd + alpha if newly_acked > 0 else cwnd)"
+
+A rule gives the state's value at step t from the values of every state variable at step t - 1
+(the state's names) and what the sender observes at step t (:data:`OBSERVATIONS`); all rules
+update together. The CCA sends through two reserved state names: ``cwnd`` (the window: bytes
+beyond what was ACKed or detected lost) and ``rate`` (a pacing rate, bytes per step); at least
+one is declared. ``[send]`` may instead give either as an expression of the *new* state
+(``window = "..."``, ``rate = "..."``), and ``rate_when`` makes pacing depend on a parameter.
+
+A parameter whose ``unit`` is ``"BDP"`` is given in bandwidth-delay products and read by the
+rules in bytes (times C * R): the sender is configured with its path's BDP, it does not observe
+it. Parameters are numbers or booleans.
+
+Open choices, for randomised algorithms and details a paper leaves open: ``choose(a, b, ...)``
+is one of the values, ``between(lo, hi)`` any value from lo to hi. The encoding leaves each to
+the solver; the concrete sender takes it from one deterministic hook; a trace records it, as
+the series ``<state>_choice<k>``, so the check re-evaluates the rule with the value taken.
+
+Only what a sender can know: names of the model a sender cannot observe (the link rate, the
+queue, the true loss and service curves, other flows, the jitter bound, absolute time) are
+refused with the rule's name.
+
+A state variable that is a position on one of the flow's byte curves (a count of bytes ACKed,
+lost or sent so far, like AIMD's marks) says so with ``axis = "acked"``, ``"lost"`` or ``"sent"``:
+when a trace is cut into windows (proofs' stitching, :mod:`ccac.solving.window`) such values
+move with their curve. This module holds the definition and its static checks; the CCA
+built from it (encoding and check) is :mod:`ccac.ccas.language`, its sender
+:mod:`ccac.senders.language`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from ccac.core.errors import CcacError
+from ccac.core.params import Param
+from ccac.encode.expr import Symbols, compile_condition, compile_number
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A quantity flow n's sender observes at step t. ``lag``: the oldest step the model must
+    have for it to be read at t is t - lag (so rules reading it apply from step ``lag`` on, in
+    R's units where ``per_R``). ``ranged``: the model knows it only as a range; the encoding
+    lets it be any value there (a solver choice recorded in the trace), so a rule's move is
+    allowed when some value in the range allows it."""
+
+    description: str
+    lag: int = 0
+    per_R: bool = False
+    kind: str = "real"
+    ranged: bool = False
+
+    def first_step(self, R: int) -> int:
+        return self.lag + (R if self.per_R else 0)
+
+
+OBSERVATIONS: dict[str, Observation] = {
+    "acked": Observation("bytes ACKed so far: the flow's service R steps ago (S_f[t-R])", lag=0, per_R=True),
+    "newly_acked": Observation("bytes ACKed in the last step (S_f[t-R] - S_f[t-R-1])", lag=1, per_R=True),
+    "lost": Observation("bytes detected lost so far (Ld_f[t])"),
+    "newly_lost": Observation("bytes detected lost in this step (Ld_f[t] - Ld_f[t-1])", lag=1),
+    "timeout": Observation("the retransmission timer fired at t", kind="bool"),
+    "sent": Observation("bytes sent before this step (A_f[t-1])", lag=1),
+    "inflight": Observation("bytes sent and neither ACKed nor detected lost (A_f[t-1] - S_f[t-R] - Ld_f[t])",
+                            lag=1, per_R=True),
+    "delay": Observation("the queueing delay of the newest ACKed byte, in steps (its RTT is R + delay; "
+                         "the model knows it between two whole numbers)", lag=0, per_R=True, ranged=True),
+    "loss_point": Observation("where the bytes sent in this step stand in the flow's loss order: a "
+                              "loss detected beyond it was sent after this step (RFC 6582's recover "
+                              "point; the model knows it between L_f[t-1] and L_f[t])", lag=0, ranged=True),
+}
+CONSTANTS = {"alpha": "the MSS (bytes)", "R": "the flow's minimum RTT (steps)"}
+#: names of the model no sender observes, and why
+REFUSED = {
+    "C": "the link rate is the path's, not the sender's",
+    "D": "the jitter bound is the path's",
+    "buffer": "the buffer size is the path's",
+    "T": "the horizon is the query's",
+    "t": "rules are the same at every step: count time in a state variable",
+    "queue": "the bottleneck queue is not visible to the sender",
+    "qdelay": "the queueing delay is read as a range; use the delay observations",
+    **{name: "the model's curves are the path's; observations give the flow's own view"
+       for name in ("A", "S", "L", "W", "Ld", "A_f", "S_f", "L_f", "Ld_f", "Lnc", "Lnc_f", "So_f")},
+}
+SENDS = ("cwnd", "rate")
+CHOICE_FUNCTIONS = ("choose", "between")
+FILE_KEYS = ("name", "summary", "description", "params", "state", "send", "dupacks")
+STATE_KEYS = ("description", "unit", "initial", "start", "rule", "axis")
+AXES = {"acked": "S", "lost": "L", "sent": "A"}
+PARAM_KEYS = ("default", "description", "unit", "minimum", "maximum", "kind")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An open choice inside a rule: ``choose(...)`` (one of ``args``) or ``between(lo, hi)``."""
+
+    kind: str
+    args: tuple[str, ...]
+    series: str   # the trace series that records the value taken
+
+
+@dataclass(frozen=True)
+class StateRule:
+    name: str
+    description: str
+    unit: str
+    rule: str                 # with each choice replaced by its series' name
+    choices: tuple[Choice, ...]
+    initial: str | None
+    start: str | None
+    axis: str | None = None   # the byte curve the value is a position on ("S", "L", "A")
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A parsed, checked CCA file."""
+
+    name: str
+    summary: str
+    params: tuple[Param, ...]
+    state: tuple[StateRule, ...]
+    window: str | None        # [send] window, or the state cwnd
+    rate: str | None
+    rate_when: str | None     # a condition over the parameters
+    dupacks: Fraction | None
+    source: str
+    observed: frozenset[str] = field(default_factory=frozenset)   # observations the rules read
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.state)
+
+    def first_rule_step(self, R: int) -> int:
+        """Rules apply from this step on (earlier steps are history: any state its ``initial``
+        allows); at least 1, since a rule reads the state of the step before."""
+        return max([1] + [OBSERVATIONS[o].first_step(R) for o in self.observed])
+
+    def ranged(self) -> list[str]:
+        return [o for o in sorted(self.observed) if OBSERVATIONS[o].ranged]
+
+
+def parse_definition(data: dict[str, Any], source: str) -> Definition:
+    """Check a CCA file's table and return its definition; errors name the key."""
+    unknown = sorted(set(data) - set(FILE_KEYS))
+    if unknown:
+        raise CcacError(f"unknown key {unknown[0]!r} (keys: {', '.join(FILE_KEYS)})", source)
+    name = data.get("name")
+    if not isinstance(name, str) or not name.replace("-", "_").isidentifier():
+        raise CcacError("name must be a name like \"my-cca\"", f"{source}: name")
+    summary = data.get("summary", data.get("description", ""))
+    if not isinstance(summary, str):
+        raise CcacError("summary must be a string", f"{source}: summary")
+    params = tuple(_param(k, v, f"{source}: params.{k}") for k, v in _table(data, "params", source).items())
+    states = _table(data, "state", source)
+    send = _table(data, "send", source)
+    bad = sorted(set(send) - {"window", "rate", "rate_when"})
+    if bad:
+        raise CcacError(f"unknown key {bad[0]!r} (keys: window, rate, rate_when)", f"{source}: send")
+    window = send.get("window", "cwnd" if "cwnd" in states else None)
+    rate = send.get("rate", "rate" if "rate" in states else None)
+    if window is None and rate is None:
+        raise CcacError("the CCA sends nothing: declare a state cwnd or rate, or give [send] window or rate",
+                        source)
+    param_names = {p.name for p in params}
+    clash = sorted(param_names & (set(states) | set(OBSERVATIONS) | set(CONSTANTS) | set(REFUSED)))
+    if clash:
+        raise CcacError(f"parameter {clash[0]!r} has the name of a state variable or an observation",
+                        f"{source}: params")
+    rules, observed = [], set()
+    for k, table in states.items():
+        where = f"{source}: state.{k}"
+        if not k.isidentifier() or k in OBSERVATIONS or k in CONSTANTS or k in REFUSED:
+            raise CcacError(f"{k!r} cannot name a state variable (a reserved or model name)", where)
+        if not isinstance(table, dict):
+            raise CcacError("a state variable is a table: [state.NAME] with rule = \"...\"", where)
+        extra = sorted(set(table) - set(STATE_KEYS))
+        if extra:
+            raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(STATE_KEYS)})", where)
+        rule = table.get("rule")
+        if not isinstance(rule, str) or not rule.strip():
+            raise CcacError("needs a rule: an expression giving the new value", where)
+        text, choices = _extract_choices(rule, k, f"{where}.rule")
+        for arg in (a for c in choices for a in c.args):
+            observed |= _check_names(arg, set(states), param_names, f"{where}.rule")
+        observed |= _check_names(text, set(states) | {c.series for c in choices}, param_names, f"{where}.rule")
+        initial, start = table.get("initial"), table.get("start")
+        for key, text_ in (("initial", initial), ("start", start)):
+            if text_ is not None:
+                if not isinstance(text_, str):
+                    raise CcacError(f"{key} must be an expression string", f"{where}.{key}")
+                _check_names(text_, set(states), param_names, f"{where}.{key}")
+        axis = table.get("axis")
+        if axis is not None and axis not in AXES:
+            raise CcacError(f"axis is one of {', '.join(AXES)} (the curve the value is a position on)",
+                            f"{where}.axis")
+        rules.append(StateRule(k, str(table.get("description", "")), str(table.get("unit", "bytes")),
+                               text, choices, initial, start, AXES.get(axis)))
+    for key, text_ in (("window", send.get("window")), ("rate", send.get("rate"))):
+        if text_ is not None:
+            if not isinstance(text_, str):
+                raise CcacError(f"{key} must be an expression string", f"{source}: send.{key}")
+            _check_names(text_, set(states), param_names, f"{source}: send.{key}")
+    rate_when = send.get("rate_when")
+    if rate_when is not None and (not isinstance(rate_when, str) or
+                                  not _names(rate_when, f"{source}: send.rate_when") <= param_names | {"True", "False"}):
+        raise CcacError("rate_when is a condition over the parameters only", f"{source}: send.rate_when")
+    dupacks = data.get("dupacks")
+    if dupacks is not None:
+        dupacks = Param("dupacks", None, "", minimum=Fraction(0)).parse(dupacks, source)
+    definition = Definition(name, summary.strip().splitlines()[0] if summary.strip() else "", params,
+                            tuple(rules), window, rate, rate_when, dupacks, source, frozenset(observed))
+    _check_linear(definition)
+    return definition
+
+
+def _check_linear(d: Definition) -> None:
+    """Compile every expression once over unknowns (parameters at 1): a product or quotient of
+    two quantities the solver chooses is refused here, naming the rule, not at query time."""
+    unknowns: dict[str, Any] = {n: z3.Bool(n) if o.kind == "bool" else z3.Real(n) for n, o in OBSERVATIONS.items()}
+    unknowns.update({s.name: z3.Real(s.name) for s in d.state})
+    unknowns.update({c.series: z3.Real(c.series) for s in d.state for c in s.choices})
+    values = {**{p.name: (True if p.kind == "bool" else Fraction(1)) for p in d.params},
+              "alpha": z3.Real("alpha"), "R": 1, **unknowns}
+    for s in d.state:
+        where = f"{d.source}: state.{s.name}"
+        number(s.rule, values, f"{where}.rule")
+        for c in s.choices:
+            for a in c.args:
+                number(a, values, f"{where}.rule")
+        if s.initial is not None:
+            condition(s.initial, values, f"{where}.initial")
+        if s.start is not None:
+            number(s.start, values, f"{where}.start")
+    for key, text in (("window", d.window), ("rate", d.rate)):
+        if text is not None:
+            number(text, values, f"{d.source}: send.{key}")
+
+
+def _table(data: dict[str, Any], key: str, source: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise CcacError(f"[{key}] must be a table", source)
+    return value
+
+
+def _param(name: str, spec: Any, where: str) -> Param:
+    if not name.isidentifier():
+        raise CcacError(f"{name!r} is not a plain name", where)
+    if not isinstance(spec, dict):
+        spec = {"default": spec}
+    extra = sorted(set(spec) - set(PARAM_KEYS))
+    if extra:
+        raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(PARAM_KEYS)})", where)
+    default = spec.get("default")
+    kind = spec.get("kind", "bool" if isinstance(default, bool) else "number")
+    if kind not in ("number", "bool"):
+        raise CcacError("kind is number or bool", where)
+    bound = {k: Param(k, None, "").parse(spec[k], where) for k in ("minimum", "maximum") if k in spec}
+    param = Param(name, default, str(spec.get("description", "")), str(spec.get("unit", "")), kind, **bound)
+    if default is None:
+        raise CcacError("a parameter needs a default", where)
+    param.parse(default, where.rsplit(".", 1)[0])
+    return param
+
+
+def _names(source: str, where: str) -> set[str]:
+    try:
+        tree = parse(source)
+    except SyntaxError as e:
+        raise CcacError(f"syntax error in `{source.strip()}`: {e.msg}", where) from None
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+def parse(source: str) -> ast.Expression:
+    """An expression that may span lines (as the query language's do)."""
+    return ast.parse(f"({source.strip()})", mode="eval")
+
+
+def _check_names(source: str, state: set[str], params: set[str], where: str) -> set[str]:
+    """Refuse what a sender cannot see; return the observations ``source`` reads."""
+    names = _names(source, where)
+    tree = parse(source)
+    loops = {n.id for node in ast.walk(tree)
+             if isinstance(node, ast.comprehension) for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    functions = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    for name in sorted(names - loops - functions):
+        if name in REFUSED:
+            raise CcacError(f"`{name}` is not something a sender observes ({REFUSED[name]})", where)
+        if name not in state | params | set(OBSERVATIONS) | set(CONSTANTS) | {"True", "False"}:
+            known = sorted(set(OBSERVATIONS) | set(CONSTANTS))
+            raise CcacError(f"unknown name `{name}` (a rule reads state, parameters, {', '.join(known)})", where)
+    return names & set(OBSERVATIONS)
+
+
+def _extract_choices(rule: str, state: str, where: str) -> tuple[str, tuple[Choice, ...]]:
+    """Replace each ``choose(...)`` / ``between(lo, hi)`` of ``rule`` by a name of its own."""
+    try:
+        tree = parse(rule)
+    except SyntaxError as e:
+        raise CcacError(f"syntax error in `{rule.strip()}`: {e.msg}", where) from None
+    choices: list[Choice] = []
+
+    class Replace(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> Any:
+            if isinstance(node.func, ast.Name) and node.func.id in CHOICE_FUNCTIONS:
+                kind = node.func.id
+                if node.keywords or (kind == "between" and len(node.args) != 2) or (kind == "choose" and len(node.args) < 2):
+                    raise CcacError(f"{kind} takes {'two values: lo, hi' if kind == 'between' else 'two or more values'}",
+                                    where)
+                args = tuple(ast.unparse(a) for a in node.args)
+                if any(f in a for a in args for f in CHOICE_FUNCTIONS):
+                    raise CcacError(f"a choice inside {kind}(...) is not supported: name the inner one as a state",
+                                    where)
+                series = f"{state}_choice{len(choices)}"
+                choices.append(Choice(kind, args, series))
+                return ast.copy_location(ast.Name(series, ast.Load()), node)
+            return self.generic_visit(node)
+
+    text = ast.unparse(Replace().visit(tree))
+    return text, tuple(choices)
+
+
+# ---------------------------------------------------------------------- exact evaluation
+def constants(params: tuple[Param, ...], values: dict[str, Any], C: Any, R: int, alpha: Any) -> dict[str, Any]:
+    """What every rule may read besides state and observations: the parameters (BDP ones in
+    bytes), the MSS ``alpha`` and the minimum RTT ``R``."""
+    scaled = {p.name: values[p.name] * C * R for p in params if p.unit == "BDP" and values.get(p.name) is not None}
+    return {**values, **scaled, "alpha": alpha, "R": R}
+
+
+def symbols(values: dict[str, Any]) -> Symbols:
+    """Names bound to values (numbers, or solver terms when encoding)."""
+    out = Symbols()
+    out.constants.update(values)
+    return out
+
+
+def number(source: str, values: dict[str, Any], where: str) -> Any:
+    return compile_number(source, symbols(values), where)
+
+
+def condition(source: str, values: dict[str, Any], where: str) -> Any:
+    return compile_condition(source, symbols(values), where)
+
+
+def choice_allows(choice: Choice, value: Fraction, values: dict[str, Any], where: str) -> bool:
+    """Whether ``value`` is one the choice may take, the arguments evaluated exactly."""
+    args = [Fraction(number(a, values, where)) for a in choice.args]
+    return value in args if choice.kind == "choose" else args[0] <= value <= args[1]

@@ -1,0 +1,252 @@
+"""CCAs written in the CCA language (:mod:`ccac.encode.rules`): the encoding and the check both
+derived from the file's one definition, and its concrete sender (:mod:`ccac.senders.language`).
+
+**Encoding.** Every state variable is a solver series (``cwnd`` and ``rate`` are the model's
+own window and pacing rate). Before the first step at which every observation the rules read
+exists (:meth:`~ccac.encode.rules.Definition.first_rule_step`: R for ACKs, R + 1 for the ACKs
+of the step before, 1 for the state of the step before) the state is history: any value its
+``initial`` condition allows, as a trace starts "from any state". From that step on each state
+variable equals its rule, the rule compiled with the previous state, the step's observations and
+the parameters bound to solver terms; there is no approximation for piecewise-linear rules (the
+expression compiler refuses products of two unknowns). Each open choice is a solver series
+constrained to its values (``choose``) or its interval (``between``), and a ranged observation
+(``loss_point``) a series within the model's range: a move is allowed when some value allows it.
+A rate-only CCA (no window) sets the model's window to its bytes in flight plus the step's rate,
+so that the pacing rate is what limits it, as ETC's encoding does.
+
+**Check.** The same rules evaluated exactly on the trace's values (the choices and ranged
+observations the trace recorded, each checked to be allowed), step by step.
+
+Soundness: the encoding's constraints at step t are the rule's value at t, for exactly the
+values the sender's rule can take (every choice, every point of a range); before the rules
+apply nothing is assumed beyond ``initial``. So every run of the algorithm the file states
+satisfies them.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Callable
+
+import z3
+
+from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
+from ccac.core.errors import CcacError
+from ccac.encode.rules import (OBSERVATIONS, SENDS, Definition, choice_allows, condition, constants, number,
+                               parse_definition)
+from ccac.senders.interface import ConcreteSender, SenderStart
+
+#: bundled CCA files
+LIBRARY = Path(__file__).resolve().parent / "rules"
+
+
+class LanguageCCA(CCA):
+    """A CCA from a CCA file."""
+
+    def __init__(self, definition: Definition) -> None:
+        self.definition = definition
+        self.name = definition.name
+        self.summary = definition.summary
+        self.params = definition.params
+        self.dupacks_default = definition.dupacks
+        own = [StateVar(s.name, s.description, s.unit, axis=s.axis) for s in definition.state if s.name not in SENDS]
+        choices = [StateVar(c.series, f"the value {s.name}'s rule took for its open choice {c.kind}"
+                            f"({', '.join(c.args)})", s.unit, axis=s.axis)
+                   for s in definition.state for c in s.choices]
+        ranged = [StateVar(o, OBSERVATIONS[o].description, "steps" if o == "delay" else "bytes",
+                           axis="L" if o == "loss_point" else None)
+                  for o in definition.ranged()]
+        self.state = tuple(own + choices + ranged)
+
+    @property
+    def source(self) -> str:
+        return self.definition.source
+
+    def paced(self, params: dict[str, Any]) -> bool:
+        d = self.definition
+        if d.rate is None:
+            return False
+        return d.rate_when is None or bool(condition(d.rate_when, dict(params), f"{d.source}: send.rate_when"))
+
+    def lookback(self, params: dict[str, Any], R: int) -> int:
+        return max(R + 1, self.definition.first_rule_step(R))
+
+    # ------------------------------------------------------------------ observations
+    def _observed(self, ctx: FlowContext, t: int, ranged: dict[str, list[Any]]) -> dict[str, Any]:
+        R, S, Ld, A = ctx.R, ctx.S, ctx.Ld, ctx.A
+        out: dict[str, Any] = {"timeout": ctx.timeout[t], "lost": Ld[t], **{o: ranged[o][t] for o in ranged}}
+        if t >= R:
+            out["acked"] = S[t - R]
+        if t >= R + 1:
+            out["newly_acked"] = S[t - R] - S[t - R - 1]
+        if t >= 1:
+            out["newly_lost"] = Ld[t] - Ld[t - 1]
+            out["sent"] = A[t - 1]
+            if t >= R:
+                out["inflight"] = A[t - 1] - S[t - R] - Ld[t]
+        return out
+
+    @staticmethod
+    def _observed_exact(f: FlowValues, t: int) -> dict[str, Any]:
+        R = f.R
+        out: dict[str, Any] = {"timeout": f.timeout[t], "lost": f.Ld[t]}
+        for ranged in ("loss_point", "delay"):
+            if ranged in f.state:
+                out[ranged] = f.state[ranged][t]
+        if t >= R:
+            out["acked"] = f.S[t - R]
+        if t >= R + 1:
+            out["newly_acked"] = f.S[t - R] - f.S[t - R - 1]
+        if t >= 1:
+            out["newly_lost"] = f.Ld[t] - f.Ld[t - 1]
+            out["sent"] = f.A[t - 1]
+            if t >= R:
+                out["inflight"] = f.A[t - 1] - f.S[t - R] - f.Ld[t]
+        return out
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
+        d, p = self.definition, ctx.params
+        paced = self.paced(p)
+        series: dict[str, list[Any]] = {}
+        for s in d.state:
+            if s.name == "cwnd":
+                series["cwnd"] = ctx.cwnd
+            elif s.name == "rate":
+                if not paced:
+                    raise CcacError(f"{d.name}: the state rate is the pacing rate, but rate_when is false",
+                                    d.source)
+                series["rate"] = ctx.rate
+            else:
+                series[s.name] = ctx.series(s.name, axis=s.axis)
+        choices = {c.series: ctx.series(c.series, axis=s.axis) for s in d.state for c in s.choices}
+        ranged = {o: ctx.series(o, axis="L" if o == "loss_point" else None) for o in d.ranged()}
+        first = d.first_rule_step(ctx.R)
+        fixed = constants(d.params, dict(p), ctx.C, ctx.R, ctx.alpha)
+        for t in range(ctx.T):
+            if "loss_point" in ranged:
+                point = ranged["loss_point"][t]
+                ctx.add(point <= ctx.L[t], *([point >= ctx.L[t - 1]] if t >= 1 else []))
+            if "delay" in ranged:
+                ctx.add(*self._delay_reading(ctx, t, ranged["delay"][t]))
+            seen = self._observed(ctx, t, ranged)
+            now = {name: series[name][t] for name in series}
+            if t < first:
+                for s in d.state:
+                    if s.initial is not None:
+                        ctx.add(condition(s.initial, {**fixed, **seen, **now}, f"{d.source}: state.{s.name}.initial"))
+            else:
+                before = {name: series[name][t - 1] for name in series}
+                values = {**fixed, **seen, **before, **{k: v[t] for k, v in choices.items()}}
+                for s in d.state:
+                    where = f"{d.source}: state.{s.name}.rule"
+                    for c in s.choices:
+                        args = [number(a, values, where) for a in c.args]
+                        v = choices[c.series][t]
+                        ctx.add(z3.Or(*(v == a for a in args)) if c.kind == "choose" else z3.And(args[0] <= v, v <= args[1]))
+                    ctx.add(*equal_by_cases(series[s.name][t], number(s.rule, values, where)))
+            self._encode_send(ctx, t, {**fixed, **seen, **now}, paced)
+        return {k: v for k, v in {**series, **choices, **ranged}.items() if k not in SENDS}
+
+    @staticmethod
+    def _delay_reading(ctx: FlowContext, t: int, delay: Any) -> list[Any]:
+        """The newest ACKed byte's queueing delay, as the model reads it at service step
+        s = t - R (thesis figure 5-1B, as Copa's encoding reads it): at least k steps if that
+        byte was admitted by s - k, at most k if it was admitted after. Closed at both ends (the
+        true value is in the half-open range; closing it only adds values). Before the ACKs of
+        step 0 arrive, any delay."""
+        s = t - ctx.R
+        out = [delay >= 0]
+        for k in range(1, s + 1) if s >= 1 else ():
+            past = ctx.v.served_past(s, k)
+            out += [z3.Implies(z3.Not(past), delay >= k), z3.Implies(past, delay <= k)]
+        return out
+
+    def _encode_send(self, ctx: FlowContext, t: int, values: dict[str, Any], paced: bool) -> None:
+        d = self.definition
+        if d.window is not None and "cwnd" not in d.state_names:
+            ctx.add(ctx.cwnd[t] == number(d.window, values, f"{d.source}: send.window"))
+        if paced and "rate" not in d.state_names:
+            ctx.add(ctx.rate[t] == number(d.rate, values, f"{d.source}: send.rate"))
+        if d.window is None and t >= ctx.R:   # rate only: the pacing rate limits the sender
+            ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - ctx.R] - ctx.Ld[t])
+
+    # ------------------------------------------------------------------ check
+    def check(self, f: FlowValues) -> list[str]:
+        d, problems = self.definition, []
+        paced = f.rate is not None
+        series: dict[str, list[Any]] = {s.name: (f.cwnd if s.name == "cwnd" else f.rate if s.name == "rate"
+                                                 else f.state[s.name]) for s in d.state}
+        first = d.first_rule_step(f.R)
+        fixed = constants(d.params, dict(f.params), f.C, f.R, f.alpha)
+        for t in range(f.T):
+            seen = self._observed_exact(f, t)
+            now = {name: series[name][t] for name in series}
+            if "loss_point" in f.state:
+                point = f.state["loss_point"][t]
+                if point > f.L[t] or (t >= 1 and point < f.L[t - 1]):
+                    problems.append(f"step {t}: loss_point {point} outside [L_f[t-1], L_f[t]]")
+            if "delay" in f.state:
+                delay = f.state["delay"][t]
+                lo, hi = f.delay_range(t - f.R) if t - f.R >= 1 else (0, None)
+                if delay < lo or (hi is not None and delay > hi):
+                    problems.append(f"step {t}: delay {delay} outside the model's reading [{lo}, {hi}]")
+            if t < first:
+                for s in d.state:
+                    if s.initial is not None and not condition(s.initial, {**fixed, **seen, **now}, s.name):
+                        problems.append(f"step {t}: {s.name} = {now[s.name]} breaks its initial condition `{s.initial}`")
+            else:
+                before = {name: series[name][t - 1] for name in series}
+                values = {**fixed, **seen, **before, **{c.series: f.state[c.series][t]
+                                                             for s in d.state for c in s.choices}}
+                for s in d.state:
+                    for c in s.choices:
+                        if not choice_allows(c, f.state[c.series][t], values, s.name):
+                            problems.append(f"step {t}: {c.series} = {f.state[c.series][t]} is not a value "
+                                            f"{c.kind}({', '.join(c.args)}) allows")
+                    expected = number(s.rule, values, s.name)
+                    if now[s.name] != expected:
+                        problems.append(f"step {t}: rule {s.name} gives {expected}, the trace has {now[s.name]}")
+            values = {**fixed, **seen, **now}
+            if d.window is not None and "cwnd" not in d.state_names and f.cwnd[t] != number(d.window, values, "window"):
+                problems.append(f"step {t}: window {f.cwnd[t]} is not [send] window `{d.window}`")
+            if paced and "rate" not in d.state_names and f.rate[t] != number(d.rate, values, "rate"):
+                problems.append(f"step {t}: rate {f.rate[t]} is not [send] rate `{d.rate}`")
+            if d.window is None and t >= f.R and f.rate is not None and \
+                    f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - f.R] - f.Ld[t]:
+                problems.append(f"step {t}: a rate-only CCA's window must be its bytes in flight plus its rate")
+        return problems
+
+    def concrete(self, start: SenderStart, choose: Callable[[str, int], int] | None = None) -> ConcreteSender:
+        from ccac.senders.language import LanguageSender
+
+        return LanguageSender(self.definition, start, self.paced(start.params), choose)
+
+
+def equal_by_cases(target: Any, value: Any) -> list[Any]:
+    """``target == value``, with a conditional value split into one implication per branch
+    (``c -> target == a``, ``not c -> target == b``, recursively): the same constraint, in the
+    form the hand-written encodings use, which z3 solves faster than an equation between
+    nested if-then-else terms."""
+    if z3.is_expr(value) and z3.is_app_of(value, z3.Z3_OP_ITE):
+        condition_, yes, no = value.children()
+        return [z3.Implies(condition_, z3.And(*equal_by_cases(target, yes))),
+                z3.Implies(z3.Not(condition_), z3.And(*equal_by_cases(target, no)))]
+    return [target == value]
+
+
+def load_file(path: Path) -> LanguageCCA:
+    """The CCA a CCA file defines; errors name the file and the key."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise CcacError(f"cannot read the CCA file: {e.strerror or e}", str(path)) from None
+    except tomllib.TOMLDecodeError as e:
+        raise CcacError(f"not valid TOML: {e}", str(path)) from None
+    return LanguageCCA(parse_definition(data, str(path)))
+
+
+def bundled() -> list[LanguageCCA]:
+    """The CCA files shipped in ``ccas/rules/``."""
+    return [load_file(p) for p in sorted(LIBRARY.glob("*.toml"))]

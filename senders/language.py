@@ -1,0 +1,92 @@
+"""The concrete sender of a CCA written in the CCA language (:mod:`ccac.encode.rules`).
+
+It runs the file's rules themselves over exact numbers: at each step it reads its observations
+from the feedback, evaluates every rule on its previous state, and sends the new ``cwnd`` (and
+``rate``). Open choices are taken from one deterministic hook, ``choose(what, n)`` (an index
+among n options; the default takes the first): ``choose(...)`` offers its values, ``between(lo,
+hi)`` offers lo, the midpoint and hi. Detections before the run are taken as none when the
+run does not say (``newly_lost`` at the first step is everything detected so far). ``loss_point`` is the loss order of the bytes sent before
+this step (the flow's loss curve at t - 1, the low end of the model's range).
+
+Before the rules apply (the first steps of a run, while an observation they read does not exist
+yet) the state holds. At the start, each state variable takes the run's value if the run has
+one, else its ``start`` expression evaluated on the first step's observations, else 0.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Callable
+
+from ccac.encode.rules import Definition, constants, number
+from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
+
+Choose = Callable[[str, int], int]
+
+
+class LanguageSender(ConcreteSender):
+    def __init__(self, definition: Definition, start: SenderStart, paced: bool,
+                 choose: Choose | None = None) -> None:
+        self.d, self.start, self.paced = definition, start, paced
+        self.choose: Choose = choose or (lambda what, n: 0)
+        self.constants = constants(definition.params, dict(start.params), start.C, start.R, start.alpha)
+        self.values: dict[str, Fraction] | None = None   # the state, once started
+        # the values the open choices took at the last step the rules ran (0 before: unused)
+        self.taken: dict[str, Fraction] = {c.series: Fraction(0) for s in definition.state for c in s.choices}
+        self.previous_acked: Fraction | None = start.acked[-1] if start.acked else None
+        self.previous_lost: Fraction = Fraction(start.value("Ld_f", 0))
+
+    def _observations(self, fb: Feedback) -> dict[str, Any]:
+        out: dict[str, Any] = {"acked": fb.acked, "lost": fb.lost, "timeout": fb.timeout, "sent": fb.sent,
+                               "inflight": fb.inflight}
+        if self.previous_acked is not None:
+            out["newly_acked"] = fb.acked - self.previous_acked
+        out["newly_lost"] = fb.lost - self.previous_lost
+        if "delay" in self.d.observed:   # the newest sample's queueing delay (box included)
+            out["delay"] = fb.rtt - fb.R if fb.rtt is not None else Fraction(fb.delay[0])
+        if "loss_point" in self.d.observed:
+            out["loss_point"] = fb.outcome.lost[fb.t - 1] if fb.t >= 1 and fb.outcome.lost else Fraction(0)
+        return out
+
+    def decide(self, fb: Feedback) -> Decision:
+        seen = self._observations(fb)
+        if self.values is None:
+            self.values = {}
+            for s in self.d.state:
+                given = self.start.value(s.name, None)
+                if given is None and s.start is not None:
+                    given = number(s.start, {**self.constants, **seen, **self.values}, f"{s.name}.start")
+                self.values[s.name] = Fraction(given if given is not None else 0)
+        if fb.t >= self.d.first_rule_step(fb.R) and all(o in seen for o in self.d.observed):
+            before = dict(self.values)
+            context = {**self.constants, **seen, **before}
+            for s in self.d.state:
+                for i, c in enumerate(s.choices):
+                    args = [Fraction(number(a, context, s.name)) for a in c.args]
+                    options = args if c.kind == "choose" else [args[0], (args[0] + args[1]) / 2, args[1]]
+                    context[c.series] = self.taken[c.series] = options[self.choose(f"{s.name} choice {i}", len(options))]
+            self.values = {s.name: Fraction(number(s.rule, context, s.name)) for s in self.d.state}
+        self.seen = seen
+        self.previous_acked, self.previous_lost = fb.acked, fb.lost
+        now = {**self.constants, **seen, **self.values}
+        rate = Fraction(number(self.d.rate, now, "rate")) if self.paced else None
+        if self.d.window is not None:
+            cwnd = Fraction(number(self.d.window, now, "window"))
+        else:
+            cwnd = fb.inflight + (rate or Fraction(0))
+        return Decision(cwnd, rate)
+
+    def adopt(self, decision: Decision) -> None:
+        if self.values is not None:
+            if "cwnd" in self.values:
+                self.values["cwnd"] = decision.cwnd
+            if "rate" in self.values and decision.rate is not None:
+                self.values["rate"] = decision.rate
+
+    def state(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: v for k, v in (self.values or {}).items() if k not in ("cwnd", "rate")}
+        out.update(self.taken)
+        for ranged in ("loss_point", "delay"):
+            if ranged in self.d.observed:
+                out[ranged] = self.seen.get(ranged)
+        return out

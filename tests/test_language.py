@@ -1,0 +1,227 @@
+"""The CCA language (ccac.encode.rules, ccas/language.py, senders/language.py): CCAs written as
+rules over what the sender observes, their encoding, check and sender derived from one file.
+
+* the bundled language CCAs answer every library query and proof of their hand-written
+  counterparts as those do (and variants of them);
+* the derived encoding admits every run of the derived sender (the superset property, on random
+  paths with random answers to the open choices);
+* a CCA file from a user's folder gives validated counterexamples, replays, and proofs;
+* what a sender cannot observe, non-linear rules and malformed files are refused in one line.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction as F
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import cca_params, run_cli
+from fluid_path import PathConfig, admits, simulate
+
+from ccac.analysis.proof import check_proof, load_proof
+from ccac.ccas import CCAS
+from ccac.ccas.language import LanguageCCA, load_file
+from ccac.problems.query import bundled_queries, load_query, parse_query
+from ccac.solving.validate import flow_values
+from ccac.solving.solve import solve
+
+COUNTERPARTS = {"aimd": "rules-aimd", "const": "rules-const"}
+
+
+def library_of(cca: str) -> list[Any]:
+    names = sorted(n for n in bundled_queries() if {f.cca.name for f in load_query(n).flows} == {cca})
+    return [pytest.param(n, marks=pytest.mark.slow) if load_query(n).slow else n for n in names]
+
+
+def same_answer(name: str, overrides: list[str], cca: str) -> None:
+    original = solve(load_query(name, overrides), timeout=300)
+    ours = solve(load_query(name, overrides + [f"cca.name={COUNTERPARTS[cca]}"]), timeout=300)
+    assert original.answer in ("sat", "unsat")
+    assert ours.answer == original.answer, (name, overrides)
+    if ours.answer == "sat":
+        assert ours.validated, ours.violations
+
+
+@pytest.mark.parametrize("name", library_of("aimd"))
+def test_rules_aimd_answers_every_aimd_query_as_aimd(name: str) -> None:
+    same_answer(name, [], "aimd")
+
+
+@pytest.mark.parametrize("name, overrides", [
+    ("aimd_premature_loss", ["cca.hold_in_recovery=true"]),
+    ("aimd_loss_burst", ["cca.hold_in_recovery=true"]),
+    ("aimd_no_loss_below_buffer", ["cca.pacing=true", "cca.pacing_gain=2"]),
+    ("aimd_trickle", ["network.T=8", "network.D=2"]),
+])
+def test_rules_aimd_answers_variants_as_aimd(name: str, overrides: list[str]) -> None:
+    same_answer(name, overrides, "aimd")
+
+
+@pytest.mark.parametrize("name", library_of("const"))
+def test_rules_const_answers_every_const_query_as_const(name: str) -> None:
+    same_answer(name, [], "const")
+    same_answer(name, ["cca.pacing=true"], "const")
+
+
+@pytest.mark.parametrize("proof", ["aimd_loss_threshold", "aimd_loss_threshold_thesis",
+                                   pytest.param("aimd_steady_state", marks=pytest.mark.slow)])
+def test_rules_aimd_gives_the_aimd_proofs_verdicts(proof: str) -> None:
+    original = check_proof(load_proof(proof), timeout=300)
+    ours = check_proof(load_proof(proof, ["cca.name=rules-aimd"]), timeout=300)
+    assert ours.verdict == original.verdict
+    assert [c.verdict for c in ours.checks] == [c.verdict for c in original.checks]
+
+
+# ------------------------------------------------------------------ encoding admits the sender
+CHOOSY = Path(__file__).parent / "data" / "choosy.toml"
+TUTORIAL = Path(__file__).resolve().parent.parent / "examples" / "own_cca"
+FILES = {"choosy": CHOOSY, "delay-target": TUTORIAL / "delay_target.toml"}
+
+
+def language_ccas() -> list[tuple[str, LanguageCCA]]:
+    return [(c.name, c) for c in CCAS.values() if isinstance(c, LanguageCCA)] + \
+        [(key, load_file(path)) for key, path in FILES.items()]
+
+
+@pytest.mark.parametrize("key", [name for name, _ in language_ccas()])
+def test_the_derived_encoding_admits_every_run_of_the_derived_sender(key: str, tmp_path: Path) -> None:
+    cca = dict(language_ccas())[key]
+    for seed in range(12):
+        rng = random.Random(seed)
+        cfg = PathConfig(T=8, R=rng.choice([1, 2]), D=rng.choice([0, 1]), buffer=rng.choice([None, F(1), F(2)]),
+                         dupacks=rng.choice([F(0), F(1)]), eta=rng.choice([F(0), F(1, 10)]))
+        given = {p.name: rng.choice([True, False]) for p in cca.params if p.kind == "bool"}
+        params = cca_params(cca, **given)
+        start = lambda s: cca.concrete(s, lambda what, n: rng.randrange(n))  # noqa: E731
+        run = simulate(cfg, start, params, rng, {"cwnd": cfg.alpha * rng.randint(1, 20)}, paced=cca.paced(params))
+        table = {"file": str(cca.source)} if key in FILES else {"name": cca.name}
+        admits({**table, **{k: v for k, v in params.items()}}, run, fix_state=tuple(s.name for s in cca.state))
+
+
+def test_choices_are_taken_recorded_and_checked() -> None:
+    """A solved trace records each open choice; the check re-evaluates the rule with it and
+    refuses a value the choice does not allow."""
+    q = parse_query({"network": {"T": 8, "R": 1, "D": 1, "buffer": 1}, "cca": {"file": str(CHOOSY)},
+                     "query": {"find": "any(cwnd_choice1[0][t] > cwnd[0][t-1] for t in range(R + 1, T))"}})
+    result = solve(q, timeout=120)
+    assert result.answer == "sat" and result.validated, result.violations
+    values = flow_values(result.trace, 0, q.flows[0].params)
+    assert q.flows[0].cca.check(values) == []
+    t = next(t for t in range(2, q.network.T) if values.state["cwnd_choice1"][t] > values.cwnd[t - 1])
+    values.state["cwnd_choice1"][t] += F(1, 7)
+    assert any(f"step {t}: cwnd_choice1" in p for p in q.flows[0].cca.check(values))
+
+
+# ------------------------------------------------------------------ a user's own file
+CCA_FILE = """
+name = "halver"
+summary = "one MSS more per step with ACKs, half on any detected loss"
+
+[state.cwnd]
+start = "alpha"
+initial = "cwnd >= alpha"
+rule = "max(alpha, cwnd / 2) if newly_lost > 0 else (cwnd + alpha if newly_acked > 0 else cwnd)"
+"""
+QUERY_FILE = """
+[network]
+T = 10
+R = 1
+D = 1
+buffer = 1
+
+[cca]
+file = "halver.toml"
+
+[query]
+find = "any(L[t] > L[t-1] for t in range(1, T))"
+expect = "sat"
+"""
+PROOF_FILE = """
+expect = "proved"
+[network]
+T = 8
+R = 1
+D = 1
+buffer = 1
+
+[cca]
+file = "halver.toml"
+
+[[lemma]]
+name = "no loss at a window within the buffer"
+show = "not any(L[t] > L[t-1] and cwnd[0][t-1] <= buffer / 2 and A_f[0][t-1] - S_f[0][t-2] - Ld_f[0][t-1] <= cwnd[0][t-1] for t in range(2, T))"
+"""
+
+
+def users_folder(tmp_path: Path) -> Path:
+    (tmp_path / "halver.toml").write_text(CCA_FILE)
+    (tmp_path / "q.toml").write_text(QUERY_FILE)
+    (tmp_path / "p.toml").write_text(PROOF_FILE)
+    return tmp_path
+
+
+def test_a_users_cca_file_gives_a_validated_counterexample_that_replays(tmp_path: Path) -> None:
+    folder = users_folder(tmp_path)
+    code, out, err = run_cli("query", str(folder / "q.toml"), "--json", str(folder / "r.json"))
+    assert code == 0 and "validated: yes" in out and "cca[0]: halver" in out, (out, err)
+    code, out, err = run_cli("replay", str(folder / "r.json"))
+    assert code in (0, 1) and "concrete halver" in out, (out, err)
+    code, out, err = run_cli("list")
+    assert "rules (CCA language)" in out and "rules-aimd" in out
+
+
+def test_a_users_cca_file_can_be_the_subject_of_a_proof(tmp_path: Path) -> None:
+    folder = users_folder(tmp_path)
+    report = check_proof(load_proof(str(folder / "p.toml")), timeout=120)
+    assert report.verdict in ("proved", "refuted"), report.verdict
+    code, out, err = run_cli("prove", str(folder / "p.toml"))
+    assert code in (0, 1) and "Traceback" not in err
+
+
+def test_the_tutorial_works_as_written(tmp_path: Path) -> None:
+    """docs/your-own-cca.md: the query finds a validated trace and plots it, the replay runs
+    the derived sender, the lemma is proved."""
+    code, out, err = run_cli("query", str(TUTORIAL / "underuse.toml"), "--plot", str(tmp_path / "u.png"), "--replay")
+    assert "sat: counterexample found" in out and "validated: yes" in out and "concrete delay-target" in out, err
+    assert (tmp_path / "u.png").stat().st_size > 0 and code in (0, 1)
+    code, out, err = run_cli("prove", str(TUTORIAL / "floor.toml"))
+    assert code == 0 and "proved: 1/1 checks proved" in out, (out, err)
+
+
+# ------------------------------------------------------------------ refusals
+@pytest.mark.parametrize("rule, message", [
+    ("cwnd + C", "`C` is not something a sender observes"),
+    ("cwnd if queue > 0 else alpha", "`queue` is not something a sender observes"),
+    ("cwnd + S_f[0][0]", "`S_f` is not something a sender observes"),
+    ("t * alpha", "`t` is not something a sender observes"),
+    ("cwnd * cwnd", "non-linear"),
+    ("cwnd * newly_acked", "non-linear"),
+    ("cwnd + mystery", "unknown name `mystery`"),
+    ("cwnd +", "syntax error"),
+    ("choose(cwnd)", "choose takes two or more values"),
+])
+def test_a_rule_a_sender_cannot_run_is_refused_in_one_line(rule: str, message: str, tmp_path: Path) -> None:
+    folder = users_folder(tmp_path)
+    (folder / "halver.toml").write_text(f'name = "x"\n[state.cwnd]\nrule = "{rule}"\n')
+    code, out, err = run_cli("query", str(folder / "q.toml"))
+    assert code == 2 and message in err and "state.cwnd.rule" in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("text, message", [
+    ('name = "x"\n', "sends nothing"),
+    ('name = "x"\ncolour = 1\n[state.cwnd]\nrule = "cwnd"\n', "unknown key 'colour'"),
+    ('name = "x"\n[state.cwnd]\nrule = "cwnd"\nspeed = 2\n', "unknown key 'speed'"),
+    ('name = "x"\n[state.cwnd]\nrule = "cwnd"\n[state.acked]\nrule = "acked"\n', "cannot name a state variable"),
+    ('name = "x"\n[params]\nC = 1\n[state.cwnd]\nrule = "cwnd"\n', "has the name of"),
+    ('name = "x"\n[state.cwnd]\nrule = "cwnd"\naxis = "queue"\n', "axis is one of"),
+    ('name = [\n', "not valid TOML"),
+])
+def test_a_malformed_cca_file_is_refused_in_one_line(text: str, message: str, tmp_path: Path) -> None:
+    folder = users_folder(tmp_path)
+    (folder / "halver.toml").write_text(text)
+    code, out, err = run_cli("query", str(folder / "q.toml"))
+    assert code == 2 and message in err and "Traceback" not in err, err

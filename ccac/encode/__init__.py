@@ -2,7 +2,8 @@
 registry and timeline (:mod:`~ccac.encode.encoding`), the network and per-flow path parameters
 (:mod:`~ccac.encode.network`), monotone byte-curve frontiers (:mod:`~ccac.encode.frontier`),
 periodic (steady-state) traces (:mod:`~ccac.encode.periodic`), the compiled expression language
-of queries and proofs (:mod:`~ccac.encode.expr`) and a solved run's values (:mod:`~ccac.encode.trace`).
+of queries and proofs (:mod:`~ccac.encode.expr`), the CCA language's definitions
+(:mod:`~ccac.encode.rules`) and a solved run's values (:mod:`~ccac.encode.trace`).
 
 May import: :mod:`ccac.core`.
 """

@@ -33,8 +33,8 @@ import z3
 
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.core.errors import CcacError
-from ccac.encode.rules import (OBSERVATIONS, SENDS, Definition, choice_allows, condition, constants, number,
-                               parse_definition)
+from ccac.encode.rules import (JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, choice_allows, condition, constants,
+                               min_c_update, number, parse_definition)
 from ccac.senders.interface import ConcreteSender, SenderStart
 
 #: bundled CCA files
@@ -54,10 +54,11 @@ class LanguageCCA(CCA):
         choices = [StateVar(c.series, f"the value {s.name}'s rule took for its open choice {c.kind}"
                             f"({', '.join(c.args)})", s.unit, axis=s.axis)
                    for s in definition.state for c in s.choices]
-        ranged = [StateVar(o, OBSERVATIONS[o].description, "steps" if o == "delay" else "bytes",
+        ranged = [StateVar(o, OBSERVATIONS[o].description, "steps" if o.startswith("delay") else "bytes",
                            axis="L" if o == "loss_point" else None)
                   for o in definition.ranged()]
-        self.state = tuple(own + choices + ranged)
+        beliefs = [StateVar(b, OBSERVATIONS[b].description, "bytes/step", plotted=True) for b in definition.beliefs()]
+        self.state = tuple(own + choices + ranged + beliefs)
 
     @property
     def source(self) -> str:
@@ -70,7 +71,7 @@ class LanguageCCA(CCA):
         return d.rate_when is None or bool(condition(d.rate_when, dict(params), f"{d.source}: send.rate_when"))
 
     def lookback(self, params: dict[str, Any], R: int) -> int:
-        return max(R + 1, self.definition.first_rule_step(R))
+        return max(R + 1, self.definition.first_rule_step(R, params))
 
     # ------------------------------------------------------------------ observations
     def _observed(self, ctx: FlowContext, t: int, ranged: dict[str, list[Any]]) -> dict[str, Any]:
@@ -91,7 +92,7 @@ class LanguageCCA(CCA):
     def _observed_exact(f: FlowValues, t: int) -> dict[str, Any]:
         R = f.R
         out: dict[str, Any] = {"timeout": f.timeout[t], "lost": f.Ld[t]}
-        for ranged in ("loss_point", "delay"):
+        for ranged in ("loss_point", "delay", "delay_steps", "min_c"):
             if ranged in f.state:
                 out[ranged] = f.state[ranged][t]
         if t >= R:
@@ -122,7 +123,8 @@ class LanguageCCA(CCA):
                 series[s.name] = ctx.series(s.name, axis=s.axis)
         choices = {c.series: ctx.series(c.series, axis=s.axis) for s in d.state for c in s.choices}
         ranged = {o: ctx.series(o, axis="L" if o == "loss_point" else None) for o in d.ranged()}
-        first = d.first_rule_step(ctx.R)
+        beliefs = {b: ctx.series(b) for b in d.beliefs()}
+        first = d.first_rule_step(ctx.R, p)
         fixed = constants(d.params, dict(p), ctx.C, ctx.R, ctx.alpha)
         for t in range(ctx.T):
             if "loss_point" in ranged:
@@ -130,7 +132,11 @@ class LanguageCCA(CCA):
                 ctx.add(point <= ctx.L[t], *([point >= ctx.L[t - 1]] if t >= 1 else []))
             if "delay" in ranged:
                 ctx.add(*self._delay_reading(ctx, t, ranged["delay"][t]))
-            seen = self._observed(ctx, t, ranged)
+            if "delay_steps" in ranged:
+                ctx.add(*self._delay_steps(ctx, t, ranged["delay_steps"][t]))
+            if "min_c" in beliefs:
+                ctx.add(*self._min_c(ctx, t, first, beliefs["min_c"]))
+            seen = self._observed(ctx, t, {**ranged, **beliefs})
             now = {name: series[name][t] for name in series}
             if t < first:
                 for s in d.state:
@@ -147,7 +153,33 @@ class LanguageCCA(CCA):
                         ctx.add(z3.Or(*(v == a for a in args)) if c.kind == "choose" else z3.And(args[0] <= v, v <= args[1]))
                     ctx.add(*equal_by_cases(series[s.name][t], number(s.rule, values, where)))
             self._encode_send(ctx, t, {**fixed, **seen, **now}, paced)
-        return {k: v for k, v in {**series, **choices, **ranged}.items() if k not in SENDS}
+        return {k: v for k, v in {**series, **choices, **ranged, **beliefs}.items() if k not in SENDS}
+
+    @staticmethod
+    def _min_c(ctx: FlowContext, t: int, first: int, min_c: list[Any]) -> list[Any]:
+        """The belief min_c (:func:`ccac.encode.rules.min_c_update`): before the sender has
+        ``memory`` steps of ACK readings in the trace it is history (any value >= 0); after, the
+        largest of its previous value and the last windows' ACK rates over (window + jitter),
+        as at least each of them and equal to one."""
+        if t < first:
+            return [min_c[t] >= 0]
+        memory, jitter = int(ctx.params[MEMORY]), ctx.params[JITTER]
+        acked = [ctx.S[t - ctx.R - k] for k in range(memory, -1, -1)]
+        candidates: list[Any] = []
+        min_c_update(min_c[t - 1], acked, jitter, lambda xs: candidates.extend(xs))
+        return [*(min_c[t] >= c for c in candidates), z3.Or(*(min_c[t] == c for c in candidates))]
+
+    @staticmethod
+    def _delay_steps(ctx: FlowContext, t: int, steps: Any) -> list[Any]:
+        """The whole steps the newest ACKed byte waited: the number of k = 1..s (s = t - R) for
+        which it had been admitted by s - k (the readings are monotone in k), exact when some k
+        bounds it; when none does (admitted by step 0) any whole number from s up."""
+        s = t - ctx.R
+        if s < 1:
+            return [steps >= 0]
+        waited = [z3.Not(ctx.v.served_past(s, k)) for k in range(1, s + 1)]
+        count = z3.Sum(*(z3.If(w, 1, 0) for w in waited))
+        return [z3.If(z3.And(*waited), steps >= s, steps == count), steps == z3.ToInt(steps)]
 
     @staticmethod
     def _delay_reading(ctx: FlowContext, t: int, delay: Any) -> list[Any]:
@@ -178,7 +210,7 @@ class LanguageCCA(CCA):
         paced = f.rate is not None
         series: dict[str, list[Any]] = {s.name: (f.cwnd if s.name == "cwnd" else f.rate if s.name == "rate"
                                                  else f.state[s.name]) for s in d.state}
-        first = d.first_rule_step(f.R)
+        first = d.first_rule_step(f.R, f.params)
         fixed = constants(d.params, dict(f.params), f.C, f.R, f.alpha)
         for t in range(f.T):
             seen = self._observed_exact(f, t)
@@ -192,6 +224,20 @@ class LanguageCCA(CCA):
                 lo, hi = f.delay_range(t - f.R) if t - f.R >= 1 else (0, None)
                 if delay < lo or (hi is not None and delay > hi):
                     problems.append(f"step {t}: delay {delay} outside the model's reading [{lo}, {hi}]")
+            if "delay_steps" in f.state:
+                steps = f.state["delay_steps"][t]
+                lo, hi = f.delay_range(t - f.R) if t - f.R >= 1 else (0, None)
+                if steps.denominator != 1 or steps < lo or (hi is not None and steps != lo):
+                    problems.append(f"step {t}: delay_steps {steps} is not the model's whole-step reading {lo}")
+            if "min_c" in f.state:
+                belief = f.state["min_c"]
+                if t < first and belief[t] < 0:
+                    problems.append(f"step {t}: min_c {belief[t]} is negative")
+                if t >= first:
+                    acked = [f.S[t - f.R - k] for k in range(int(f.params[MEMORY]), -1, -1)]
+                    expected = min_c_update(belief[t - 1], acked, f.params[JITTER], max)
+                    if belief[t] != expected:
+                        problems.append(f"step {t}: min_c is {belief[t]}, its update gives {expected}")
             if t < first:
                 for s in d.state:
                     if s.initial is not None and not condition(s.initial, {**fixed, **seen, **now}, s.name):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable
 
-from ccac.encode.rules import Definition, constants, number
+from ccac.encode.rules import JITTER, MEMORY, Definition, constants, min_c_update, number
 from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
 
 Choose = Callable[[str, int], int]
@@ -35,6 +35,8 @@ class LanguageSender(ConcreteSender):
         self.taken: dict[str, Fraction] = {c.series: Fraction(0) for s in definition.state for c in s.choices}
         self.previous_acked: Fraction | None = start.acked[-1] if start.acked else None
         self.previous_lost: Fraction = Fraction(start.value("Ld_f", 0))
+        self.readings: list[Fraction] = list(start.acked)   # ACK readings, oldest first
+        self.min_c: Fraction = Fraction(start.value("min_c", 0))
 
     def _observations(self, fb: Feedback) -> dict[str, Any]:
         out: dict[str, Any] = {"acked": fb.acked, "lost": fb.lost, "timeout": fb.timeout, "sent": fb.sent,
@@ -42,6 +44,10 @@ class LanguageSender(ConcreteSender):
         if self.previous_acked is not None:
             out["newly_acked"] = fb.acked - self.previous_acked
         out["newly_lost"] = fb.lost - self.previous_lost
+        if "min_c" in self.d.observed:
+            out["min_c"] = self.min_c
+        if "delay_steps" in self.d.observed:   # the model's whole-step reading of the newest sample
+            out["delay_steps"] = Fraction(fb.delay[0])
         if "delay" in self.d.observed:   # the newest sample's queueing delay (box included)
             out["delay"] = fb.rtt - fb.R if fb.rtt is not None else Fraction(fb.delay[0])
         if "loss_point" in self.d.observed:
@@ -49,6 +55,11 @@ class LanguageSender(ConcreteSender):
         return out
 
     def decide(self, fb: Feedback) -> Decision:
+        self.readings.append(fb.acked)
+        first = self.d.first_rule_step(fb.R, self.start.params)
+        if "min_c" in self.d.observed and fb.t >= first:
+            memory = int(self.start.params[MEMORY])
+            self.min_c = min_c_update(self.min_c, self.readings[-memory - 1:], self.start.params[JITTER], max)
         seen = self._observations(fb)
         if self.values is None:
             self.values = {}
@@ -57,7 +68,7 @@ class LanguageSender(ConcreteSender):
                 if given is None and s.start is not None:
                     given = number(s.start, {**self.constants, **seen, **self.values}, f"{s.name}.start")
                 self.values[s.name] = Fraction(given if given is not None else 0)
-        if fb.t >= self.d.first_rule_step(fb.R) and all(o in seen for o in self.d.observed):
+        if fb.t >= first and all(o in seen for o in self.d.observed):
             before = dict(self.values)
             context = {**self.constants, **seen, **before}
             for s in self.d.state:
@@ -86,7 +97,7 @@ class LanguageSender(ConcreteSender):
     def state(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: v for k, v in (self.values or {}).items() if k not in ("cwnd", "rate")}
         out.update(self.taken)
-        for ranged in ("loss_point", "delay"):
+        for ranged in ("loss_point", "delay", "delay_steps", "min_c"):
             if ranged in self.d.observed:
                 out[ranged] = self.seen.get(ranged)
         return out

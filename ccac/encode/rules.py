@@ -70,9 +70,11 @@ class Observation:
     per_R: bool = False
     kind: str = "real"
     ranged: bool = False
+    belief: bool = False   # a running bound the sender keeps (a series of the trace)
 
-    def first_step(self, R: int) -> int:
-        return self.lag + (R if self.per_R else 0)
+    def first_step(self, R: int, params: dict[str, Any]) -> int:
+        memory = int(params[MEMORY]) if self.belief else 0
+        return self.lag + memory + (R if self.per_R else 0)
 
 
 OBSERVATIONS: dict[str, Observation] = {
@@ -86,11 +88,21 @@ OBSERVATIONS: dict[str, Observation] = {
                             lag=1, per_R=True),
     "delay": Observation("the queueing delay of the newest ACKed byte, in steps (its RTT is R + delay; "
                          "the model knows it between two whole numbers)", lag=0, per_R=True, ranged=True),
+    "delay_steps": Observation("the whole number of steps the newest ACKed byte waited in the queue (it was "
+                               "admitted delay_steps steps before it was served: the integer part of `delay`; "
+                               "CCmatic's qdel bucket)", per_R=True, ranged=True),
+    "min_c": Observation("belief: the largest link rate the ACKs prove, the running maximum over windows of k = 1 "
+                         "to `memory` steps of bytes ACKed in the window over (k + jitter) (CCmatic's min_c; a "
+                         "lower bound on the link rate whenever `jitter` is at least the path's)",
+                         per_R=True, belief=True),
     "loss_point": Observation("where the bytes sent in this step stand in the flow's loss order: a "
                               "loss detected beyond it was sent after this step (RFC 6582's recover "
                               "point; the model knows it between L_f[t-1] and L_f[t])", lag=0, ranged=True),
 }
 CONSTANTS = {"alpha": "the MSS (bytes)", "R": "the flow's minimum RTT (steps)"}
+#: the parameters a CCA that reads a belief declares: the jitter bound it assumes, in steps,
+#: and how many steps of ACK readings it keeps
+JITTER, MEMORY = "jitter", "memory"
 #: names of the model no sender observes, and why
 REFUSED = {
     "C": "the link rate is the path's, not the sender's",
@@ -151,13 +163,16 @@ class Definition:
     def state_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.state)
 
-    def first_rule_step(self, R: int) -> int:
+    def first_rule_step(self, R: int, params: dict[str, Any]) -> int:
         """Rules apply from this step on (earlier steps are history: any state its ``initial``
         allows); at least 1, since a rule reads the state of the step before."""
-        return max([1] + [OBSERVATIONS[o].first_step(R) for o in self.observed])
+        return max([1] + [OBSERVATIONS[o].first_step(R, params) for o in self.observed])
 
     def ranged(self) -> list[str]:
         return [o for o in sorted(self.observed) if OBSERVATIONS[o].ranged]
+
+    def beliefs(self) -> list[str]:
+        return [o for o in sorted(self.observed) if OBSERVATIONS[o].belief]
 
 
 def parse_definition(data: dict[str, Any], source: str) -> Definition:
@@ -228,6 +243,14 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
     dupacks = data.get("dupacks")
     if dupacks is not None:
         dupacks = Param("dupacks", None, "", minimum=Fraction(0)).parse(dupacks, source)
+    needs = {JITTER, MEMORY} - param_names
+    if any(OBSERVATIONS[o].belief for o in observed) and needs:
+        raise CcacError(f"a belief (min_c) needs the parameters {JITTER} (the jitter bound the sender assumes, "
+                        f"steps) and {MEMORY} (steps of ACK readings it keeps); missing: {', '.join(sorted(needs))}",
+                        f"{source}: params")
+    if MEMORY in param_names and not any(p.name == MEMORY and p.minimum is not None and p.minimum >= 1
+                                         for p in params):
+        raise CcacError(f"{MEMORY} needs minimum = 1 (a whole number of steps)", f"{source}: params.{MEMORY}")
     definition = Definition(name, summary.strip().splitlines()[0] if summary.strip() else "", params,
                             tuple(rules), window, rate, rate_when, dupacks, source, frozenset(observed))
     _check_linear(definition)
@@ -362,6 +385,15 @@ def number(source: str, values: dict[str, Any], where: str) -> Any:
 
 def condition(source: str, values: dict[str, Any], where: str) -> Any:
     return compile_condition(source, symbols(values), where)
+
+
+def min_c_update(previous: Any, acked: list[Any], jitter: Any, largest: Any) -> Any:
+    """The belief min_c after a step: ``previous`` or, if larger, the ACKed bytes of any of the
+    last windows over (window + jitter); ``acked`` holds the readings, oldest first, the
+    newest last (one more than the windows); ``largest`` is max (numbers or solver terms)."""
+    newest = acked[-1]
+    k_max = len(acked) - 1
+    return largest([previous] + [(newest - acked[-1 - k]) / (k + jitter) for k in range(1, k_max + 1)])
 
 
 def choice_allows(choice: Choice, value: Fraction, values: dict[str, Any], where: str) -> bool:

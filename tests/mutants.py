@@ -247,12 +247,18 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("lang_between_open", LANGUAGE, "between(lo, hi) leaves out hi",
            "z3.And(args[0] <= v, v <= args[1])",
            "z3.And(args[0] <= v, v < args[1])"),
+    Mutant("lang_min_c_short", LANGUAGE, "the belief min_c leaves out the longest window",
+           "acked = [ctx.S[t - ctx.R - k] for k in range(memory, -1, -1)]",
+           "acked = [ctx.S[t - ctx.R - k] for k in range(memory - 1, -1, -1)]"),
+    Mutant("lang_delay_steps_plus", LANGUAGE, "the whole-step delay reads one step more",
+           "steps >= s, steps == count)",
+           "steps >= s, steps == count + 1)"),
     Mutant("lang_choose_first_only", LANGUAGE, "choose(...) keeps only its first value",
            "z3.Or(*(v == a for a in args))",
            "v == args[0]"),
     Mutant("lang_rules_late", LANGUAGE, "the rules apply one step later than their observations allow",
-           "first = d.first_rule_step(ctx.R)",
-           "first = d.first_rule_step(ctx.R) + 1"),
+           "first = d.first_rule_step(ctx.R, p)",
+           "first = d.first_rule_step(ctx.R, p) + 1"),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

@@ -173,6 +173,15 @@ def test_a_users_cca_file_gives_a_validated_counterexample_that_replays(tmp_path
     assert "rules (CCA language)" in out and "rules-aimd" in out
 
 
+def test_a_cca_file_runs_beside_a_library_cca_in_flow_tables(tmp_path: Path) -> None:
+    folder = users_folder(tmp_path)
+    (folder / "two.toml").write_text('[network]\nT = 7\nR = 1\n[[flow]]\nname = "aimd"\n'
+                                     '[[flow]]\nfile = "halver.toml"\nD = 1\n[query]\n'
+                                     'find = "S_f[1][T-1] - S_f[1][0] < 0.2 * (S_f[0][T-1] - S_f[0][0])"\n')
+    code, out, err = run_cli("query", str(folder / "two.toml"))
+    assert code == 0 and "cca[1]: halver" in out and "validated: yes" in out, (out, err)
+
+
 def test_a_users_cca_file_can_be_the_subject_of_a_proof(tmp_path: Path) -> None:
     folder = users_folder(tmp_path)
     report = check_proof(load_proof(str(folder / "p.toml")), timeout=120)

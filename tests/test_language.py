@@ -66,6 +66,14 @@ def test_rules_const_answers_every_const_query_as_const(name: str) -> None:
     same_answer(name, ["cca.pacing=true"], "const")
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "true"])
+def test_rules_const_refuses_the_parameters_const_refuses(value: str) -> None:
+    answers = [run_cli("query", "const_service_at_capacity", "--set", f"cca.name={name}", "--set", f"cca.cwnd={value}")
+               for name in ("const", "rules-const")]
+    assert [code for code, _, _ in answers] == [2, 2]
+    assert answers[0][2].split("cca.cwnd:")[1] == answers[1][2].split("cca.cwnd:")[1]
+
+
 @pytest.mark.parametrize("proof", ["aimd_loss_threshold", "aimd_loss_threshold_thesis",
                                    pytest.param("aimd_steady_state", marks=pytest.mark.slow)])
 def test_rules_aimd_gives_the_aimd_proofs_verdicts(proof: str) -> None:

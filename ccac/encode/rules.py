@@ -120,7 +120,7 @@ CHOICE_FUNCTIONS = ("choose", "between")
 FILE_KEYS = ("name", "summary", "description", "params", "state", "send", "dupacks")
 STATE_KEYS = ("description", "unit", "initial", "start", "rule", "axis")
 AXES = {"acked": "S", "lost": "L", "sent": "A"}
-PARAM_KEYS = ("default", "description", "unit", "minimum", "maximum", "kind")
+PARAM_KEYS = ("default", "description", "unit", "minimum", "maximum", "exclusive_minimum", "kind")
 
 
 @dataclass(frozen=True)
@@ -300,7 +300,11 @@ def _param(name: str, spec: Any, where: str) -> Param:
     if kind not in ("number", "bool"):
         raise CcacError("kind is number or bool", where)
     bound = {k: Param(k, None, "").parse(spec[k], where) for k in ("minimum", "maximum") if k in spec}
-    param = Param(name, default, str(spec.get("description", "")), str(spec.get("unit", "")), kind, **bound)
+    exclusive = spec.get("exclusive_minimum", False)
+    if not isinstance(exclusive, bool):
+        raise CcacError("exclusive_minimum is true or false", where)
+    param = Param(name, default, str(spec.get("description", "")), str(spec.get("unit", "")), kind, **bound,
+                  exclusive_minimum=exclusive)
     if default is None:
         raise CcacError("a parameter needs a default", where)
     param.parse(default, where.rsplit(".", 1)[0])

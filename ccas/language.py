@@ -26,6 +26,7 @@ satisfies them.
 from __future__ import annotations
 
 import tomllib
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,8 +34,8 @@ import z3
 
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.core.errors import CcacError
-from ccac.encode.rules import (JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, choice_allows, condition, constants,
-                               min_c_update, number, parse_definition)
+from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, choice_allows, constants,
+                               min_c_update, parse_definition)
 from ccac.senders.interface import ConcreteSender, SenderStart
 
 #: bundled CCA files
@@ -55,6 +56,7 @@ class LanguageCCA(CCA):
                             f"({', '.join(c.args)})", s.unit, axis=s.axis)
                    for s in definition.state for c in s.choices]
         ranged = [StateVar(o, OBSERVATIONS[o].description, "steps" if o.startswith("delay") else "bytes",
+                           kind="bool" if OBSERVATIONS[o].kind == "bool" else "real",
                            axis="L" if o == "loss_point" else None)
                   for o in definition.ranged()]
         beliefs = [StateVar(b, OBSERVATIONS[b].description, "bytes/step", plotted=True) for b in definition.beliefs()]
@@ -68,7 +70,7 @@ class LanguageCCA(CCA):
         d = self.definition
         if d.rate is None:
             return False
-        return d.rate_when is None or bool(condition(d.rate_when, dict(params), f"{d.source}: send.rate_when"))
+        return d.rate_when is None or bool(d.condition(d.rate_when, dict(params), f"{d.source}: send.rate_when"))
 
     def lookback(self, params: dict[str, Any], R: int) -> int:
         return max(R + 1, self.definition.first_rule_step(R, params))
@@ -92,7 +94,7 @@ class LanguageCCA(CCA):
     def _observed_exact(f: FlowValues, t: int) -> dict[str, Any]:
         R = f.R
         out: dict[str, Any] = {"timeout": f.timeout[t], "lost": f.Ld[t]}
-        for ranged in ("loss_point", "delay", "delay_steps", "min_c"):
+        for ranged in ("loss_point", "delay", "delay_steps", "delay_known", "min_c"):
             if ranged in f.state:
                 out[ranged] = f.state[ranged][t]
         if t >= R:
@@ -122,7 +124,8 @@ class LanguageCCA(CCA):
             else:
                 series[s.name] = ctx.series(s.name, axis=s.axis)
         choices = {c.series: ctx.series(c.series, axis=s.axis) for s in d.state for c in s.choices}
-        ranged = {o: ctx.series(o, axis="L" if o == "loss_point" else None) for o in d.ranged()}
+        ranged = {o: ctx.series(o, "bool" if OBSERVATIONS[o].kind == "bool" else "real",
+                                axis="L" if o == "loss_point" else None) for o in d.ranged()}
         beliefs = {b: ctx.series(b) for b in d.beliefs()}
         first = d.first_rule_step(ctx.R, p)
         fixed = constants(d.params, dict(p), ctx.C, ctx.R, ctx.alpha)
@@ -132,26 +135,38 @@ class LanguageCCA(CCA):
                 ctx.add(point <= ctx.L[t], *([point >= ctx.L[t - 1]] if t >= 1 else []))
             if "delay" in ranged:
                 ctx.add(*self._delay_reading(ctx, t, ranged["delay"][t]))
-            if "delay_steps" in ranged:
-                ctx.add(*self._delay_steps(ctx, t, ranged["delay_steps"][t]))
+
+            # the reading at trace steps only: a periodic query's wrapped steps are a later period's,
+            # where the reading sees further back than the wrapped timeline shows
+            if {"delay_steps", "delay_known"} & set(ranged) and t >= max(ctx.R, ctx.enc.timeline.history):
+                steps, known = self._delay_bracket(ctx, t)
+                ctx.add(*([ranged["delay_steps"][t] == steps] if "delay_steps" in ranged else []),
+                        *([ranged["delay_known"][t] == known] if "delay_known" in ranged else []))
             if "min_c" in beliefs:
                 ctx.add(*self._min_c(ctx, t, first, beliefs["min_c"]))
             seen = self._observed(ctx, t, {**ranged, **beliefs})
             now = {name: series[name][t] for name in series}
             if t < first:
-                for s in d.state:
+                # before the rules apply; in a periodic query's wrapped history these are a later
+                # period's steps, where the rules hold instead of the initial condition
+                for s in d.state if t >= ctx.enc.timeline.history else ():
                     if s.initial is not None:
-                        ctx.add(condition(s.initial, {**fixed, **seen, **now}, f"{d.source}: state.{s.name}.initial"))
+                        ctx.add(d.condition(s.initial, {**fixed, **seen, **now}, f"{d.source}: state.{s.name}.initial"))
             else:
                 before = {name: series[name][t - 1] for name in series}
                 values = {**fixed, **seen, **before, **{k: v[t] for k, v in choices.items()}}
                 for s in d.state:
                     where = f"{d.source}: state.{s.name}.rule"
                     for c in s.choices:
-                        args = [number(a, values, where) for a in c.args]
+                        args = [d.number(a, values, where) for a in c.args]
                         v = choices[c.series][t]
                         ctx.add(z3.Or(*(v == a for a in args)) if c.kind == "choose" else z3.And(args[0] <= v, v <= args[1]))
-                    ctx.add(*equal_by_cases(series[s.name][t], number(s.rule, values, where)))
+                    # the reading's largest value: this step's (t - R) at a trace step; at a
+                    # periodic query's wrapped step it is the trace step's it stands for
+                    timeline = ctx.enc.timeline
+                    shown = t if t >= timeline.history else timeline.wrap(t)[0] + timeline.history
+                    top = shown - ctx.R
+                    ctx.add(*equal_by_cases(series[s.name][t], self._rule_value(s.name, s.rule, values, top, where)))
             self._encode_send(ctx, t, {**fixed, **seen, **now}, paced)
         return {k: v for k, v in {**series, **choices, **ranged, **beliefs}.items() if k not in SENDS}
 
@@ -170,16 +185,15 @@ class LanguageCCA(CCA):
         return [*(min_c[t] >= c for c in candidates), z3.Or(*(min_c[t] == c for c in candidates))]
 
     @staticmethod
-    def _delay_steps(ctx: FlowContext, t: int, steps: Any) -> list[Any]:
-        """The whole steps the newest ACKed byte waited: the number of k = 1..s (s = t - R) for
-        which it had been admitted by s - k (the readings are monotone in k), exact when some k
-        bounds it; when none does (admitted by step 0) any whole number from s up."""
+    def _delay_bracket(ctx: FlowContext, t: int) -> tuple[Any, Any]:
+        """(delay_steps, delay_known) at step t: the number of k = 1..s (s = t - R) for which the
+        newest ACKed byte had been admitted by s - k (the readings are monotone in k), and
+        whether some k bounds it (it was admitted after some step of the trace)."""
         s = t - ctx.R
         if s < 1:
-            return [steps >= 0]
+            return z3.IntVal(0), z3.BoolVal(False)
         waited = [z3.Not(ctx.v.served_past(s, k)) for k in range(1, s + 1)]
-        count = z3.Sum(*(z3.If(w, 1, 0) for w in waited))
-        return [z3.If(z3.And(*waited), steps >= s, steps == count), steps == z3.ToInt(steps)]
+        return z3.Sum(*(z3.If(w, 1, 0) for w in waited)), z3.Not(z3.And(*waited))
 
     @staticmethod
     def _delay_reading(ctx: FlowContext, t: int, delay: Any) -> list[Any]:
@@ -195,12 +209,27 @@ class LanguageCCA(CCA):
             out += [z3.Implies(z3.Not(past), delay >= k), z3.Implies(past, delay <= k)]
         return out
 
+    def _rule_value(self, state: str, rule: str, values: dict[str, Any], top: int, where: str) -> Any:
+        """The rule's value as a term; a rule split over a finite observation (whole steps of
+        delay: 0 .. top at service step top = t - R) is compiled once per value and the cases
+        joined on the observation's term."""
+        d = self.definition
+        if state not in d.split:
+            return d.number(rule, values, where)
+        (finite,) = [o for o in FINITE if o in d.observed]
+        term = values[finite]
+        cases = [d.number(rule, {**values, finite: k}, where) for k in range(max(top, 0) + 1)]
+        value = cases[-1]
+        for k in range(len(cases) - 2, -1, -1):
+            value = z3.If(term == k, cases[k], value)
+        return value
+
     def _encode_send(self, ctx: FlowContext, t: int, values: dict[str, Any], paced: bool) -> None:
         d = self.definition
         if d.window is not None and "cwnd" not in d.state_names:
-            ctx.add(ctx.cwnd[t] == number(d.window, values, f"{d.source}: send.window"))
+            ctx.add(ctx.cwnd[t] == d.number(d.window, values, f"{d.source}: send.window"))
         if paced and "rate" not in d.state_names:
-            ctx.add(ctx.rate[t] == number(d.rate, values, f"{d.source}: send.rate"))
+            ctx.add(ctx.rate[t] == d.number(d.rate, values, f"{d.source}: send.rate"))
         if d.window is None and t >= ctx.R:   # rate only: the pacing rate limits the sender
             ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - ctx.R] - ctx.Ld[t])
 
@@ -224,11 +253,8 @@ class LanguageCCA(CCA):
                 lo, hi = f.delay_range(t - f.R) if t - f.R >= 1 else (0, None)
                 if delay < lo or (hi is not None and delay > hi):
                     problems.append(f"step {t}: delay {delay} outside the model's reading [{lo}, {hi}]")
-            if "delay_steps" in f.state:
-                steps = f.state["delay_steps"][t]
-                lo, hi = f.delay_range(t - f.R) if t - f.R >= 1 else (0, None)
-                if steps.denominator != 1 or steps < lo or (hi is not None and steps != lo):
-                    problems.append(f"step {t}: delay_steps {steps} is not the model's whole-step reading {lo}")
+            if t >= f.R and ("delay_steps" in f.state or "delay_known" in f.state):
+                problems += self._check_bracket(f, t)
             if "min_c" in f.state:
                 belief = f.state["min_c"]
                 if t < first and belief[t] < 0:
@@ -240,7 +266,7 @@ class LanguageCCA(CCA):
                         problems.append(f"step {t}: min_c is {belief[t]}, its update gives {expected}")
             if t < first:
                 for s in d.state:
-                    if s.initial is not None and not condition(s.initial, {**fixed, **seen, **now}, s.name):
+                    if s.initial is not None and not d.condition(s.initial, {**fixed, **seen, **now}, s.name):
                         problems.append(f"step {t}: {s.name} = {now[s.name]} breaks its initial condition `{s.initial}`")
             else:
                 before = {name: series[name][t - 1] for name in series}
@@ -248,21 +274,36 @@ class LanguageCCA(CCA):
                                                              for s in d.state for c in s.choices}}
                 for s in d.state:
                     for c in s.choices:
-                        if not choice_allows(c, f.state[c.series][t], values, s.name):
+                        if not choice_allows(d, c, f.state[c.series][t], values, s.name):
                             problems.append(f"step {t}: {c.series} = {f.state[c.series][t]} is not a value "
                                             f"{c.kind}({', '.join(c.args)}) allows")
-                    expected = number(s.rule, values, s.name)
+                    expected = d.number(s.rule, values, s.name)
                     if now[s.name] != expected:
                         problems.append(f"step {t}: rule {s.name} gives {expected}, the trace has {now[s.name]}")
             values = {**fixed, **seen, **now}
-            if d.window is not None and "cwnd" not in d.state_names and f.cwnd[t] != number(d.window, values, "window"):
+            if d.window is not None and "cwnd" not in d.state_names and f.cwnd[t] != d.number(d.window, values, "window"):
                 problems.append(f"step {t}: window {f.cwnd[t]} is not [send] window `{d.window}`")
-            if paced and "rate" not in d.state_names and f.rate[t] != number(d.rate, values, "rate"):
+            if paced and "rate" not in d.state_names and f.rate[t] != d.number(d.rate, values, "rate"):
                 problems.append(f"step {t}: rate {f.rate[t]} is not [send] rate `{d.rate}`")
             if d.window is None and t >= f.R and f.rate is not None and \
                     f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - f.R] - f.Ld[t]:
                 problems.append(f"step {t}: a rate-only CCA's window must be its bytes in flight plus its rate")
         return problems
+
+    @staticmethod
+    def _check_bracket(f: FlowValues, t: int) -> list[str]:
+        """The recorded whole-step reading against the curves: exact when they bound the delay;
+        when they do not (the byte was admitted before step 0), any reading from their lower end
+        up, bounded or not, is one some past gives (a periodic trace's encoding reads the
+        previous period there)."""
+        lo, hi = f.delay_range(t - f.R)
+        steps = f.state.get("delay_steps", [lo] * f.T)[t]
+        known = f.state.get("delay_known", [hi is not None] * f.T)[t]
+        if hi is not None and (steps != lo or not known):
+            return [f"step {t}: delay reading ({steps}, known {known}) but the curves give {lo} steps, bounded"]
+        if hi is None and (Fraction(steps).denominator != 1 or steps < lo):
+            return [f"step {t}: delay reading {steps} steps, below the curves' {lo} or not whole"]
+        return []
 
     def concrete(self, start: SenderStart, choose: Callable[[str, int], int] | None = None) -> ConcreteSender:
         from ccac.senders.language import LanguageSender

@@ -18,7 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable
 
-from ccac.encode.rules import JITTER, MEMORY, Definition, constants, min_c_update, number
+from ccac.encode.rules import JITTER, MEMORY, Definition, constants, min_c_update
 from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
 
 Choose = Callable[[str, int], int]
@@ -46,8 +46,8 @@ class LanguageSender(ConcreteSender):
         out["newly_lost"] = fb.lost - self.previous_lost
         if "min_c" in self.d.observed:
             out["min_c"] = self.min_c
-        if "delay_steps" in self.d.observed:   # the model's whole-step reading of the newest sample
-            out["delay_steps"] = Fraction(fb.delay[0])
+        # the model's whole-step reading of the newest sample
+        out["delay_steps"], out["delay_known"] = Fraction(fb.delay[0]), fb.delay[1] is not None
         if "delay" in self.d.observed:   # the newest sample's queueing delay (box included)
             out["delay"] = fb.rtt - fb.R if fb.rtt is not None else Fraction(fb.delay[0])
         if "loss_point" in self.d.observed:
@@ -66,23 +66,23 @@ class LanguageSender(ConcreteSender):
             for s in self.d.state:
                 given = self.start.value(s.name, None)
                 if given is None and s.start is not None:
-                    given = number(s.start, {**self.constants, **seen, **self.values}, f"{s.name}.start")
+                    given = self.d.number(s.start, {**self.constants, **seen, **self.values}, f"{s.name}.start")
                 self.values[s.name] = Fraction(given if given is not None else 0)
         if fb.t >= first and all(o in seen for o in self.d.observed):
             before = dict(self.values)
             context = {**self.constants, **seen, **before}
             for s in self.d.state:
                 for i, c in enumerate(s.choices):
-                    args = [Fraction(number(a, context, s.name)) for a in c.args]
+                    args = [Fraction(self.d.number(a, context, s.name)) for a in c.args]
                     options = args if c.kind == "choose" else [args[0], (args[0] + args[1]) / 2, args[1]]
                     context[c.series] = self.taken[c.series] = options[self.choose(f"{s.name} choice {i}", len(options))]
-            self.values = {s.name: Fraction(number(s.rule, context, s.name)) for s in self.d.state}
+            self.values = {s.name: Fraction(self.d.number(s.rule, context, s.name)) for s in self.d.state}
         self.seen = seen
         self.previous_acked, self.previous_lost = fb.acked, fb.lost
         now = {**self.constants, **seen, **self.values}
-        rate = Fraction(number(self.d.rate, now, "rate")) if self.paced else None
+        rate = Fraction(self.d.number(self.d.rate, now, "rate")) if self.paced else None
         if self.d.window is not None:
-            cwnd = Fraction(number(self.d.window, now, "window"))
+            cwnd = Fraction(self.d.number(self.d.window, now, "window"))
         else:
             cwnd = fb.inflight + (rate or Fraction(0))
         return Decision(cwnd, rate)
@@ -97,7 +97,7 @@ class LanguageSender(ConcreteSender):
     def state(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: v for k, v in (self.values or {}).items() if k not in ("cwnd", "rate")}
         out.update(self.taken)
-        for ranged in ("loss_point", "delay", "delay_steps", "min_c"):
+        for ranged in ("loss_point", "delay", "delay_steps", "delay_known", "min_c"):
             if ranged in self.d.observed:
                 out[ranged] = self.seen.get(ranged)
         return out

@@ -28,11 +28,13 @@ from ccac.problems.query import bundled_queries, load_query, parse_query
 from ccac.solving.validate import flow_values
 from ccac.solving.solve import solve
 
-COUNTERPARTS = {"aimd": "rules-aimd", "const": "rules-const"}
+COUNTERPARTS = {"aimd": "rules-aimd", "const": "rules-const", "expdelay": "rules-expdelay"}
 
 
 def library_of(cca: str) -> list[Any]:
-    names = sorted(n for n in bundled_queries() if {f.cca.name for f in load_query(n).flows} == {cca})
+    """The library queries of ``cca`` that name it in [cca] (``--set cca.name`` swaps it)."""
+    names = sorted(n for n in bundled_queries() if {f.cca.name for f in load_query(n).flows} == {cca}
+                   and "flow" not in load_query(n).raw)
     return [pytest.param(n, marks=pytest.mark.slow) if load_query(n).slow else n for n in names]
 
 
@@ -58,6 +60,31 @@ def test_rules_aimd_answers_every_aimd_query_as_aimd(name: str) -> None:
 ])
 def test_rules_aimd_answers_variants_as_aimd(name: str, overrides: list[str]) -> None:
     same_answer(name, overrides, "aimd")
+
+
+@pytest.mark.parametrize("name", library_of("expdelay"))
+def test_rules_expdelay_answers_every_expdelay_query_as_expdelay(name: str) -> None:
+    same_answer(name, [], "expdelay")
+
+
+@pytest.mark.parametrize("overrides", [["params.util=0.95"], ["cca.cap=true"], ["network.D=0"],
+                                       ["cca.a=0.25", "params.util=0.9"]])
+def test_rules_expdelay_answers_variants_as_expdelay(overrides: list[str]) -> None:
+    same_answer("expdelay_ideal_efficiency", overrides, "expdelay")
+
+
+def test_rules_expdelay_reads_an_unbounded_delay_at_its_lower_end() -> None:
+    """Algorithm 1 on a reading the curves do not bound above (the byte was admitted before the
+    trace, at least t - R steps ago): an increase needs mu below the target at that lower end,
+    the largest target the delay allows (rules-expdelay splits its rule over the reading's whole
+    steps, the lower end included)."""
+    target_at_lower_end = "C / 8 * 2 ** (5 - (t - R))"   # mu_min s^((qmax - q) / jitter), defaults
+    find = ("any(not delay_known[0][t] and delay_steps[0][t] == t - R and mu[0][t] > mu[0][t-1] "
+            f"and mu[0][t-1] >= {target_at_lower_end} for t in range(R + 1, T))")
+    q = parse_query({"network": {"T": 6, "R": 1, "D": 1}, "cca": {"name": "rules-expdelay"}, "query": {"find": find}})
+    assert solve(q, timeout=120).answer == "unsat"
+    assert solve(parse_query({**q.raw, "query": {"find": find.replace("mu[0][t] > mu[0][t-1]", "mu[0][t] < mu[0][t-1]")}}),
+                 timeout=120).answer == "sat"
 
 
 @pytest.mark.parametrize("name", library_of("const"))

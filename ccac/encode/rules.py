@@ -23,13 +23,20 @@ one is declared. ``[send]`` may instead give either as an expression of the *new
 (``window = "..."``, ``rate = "..."``), and ``rate_when`` makes pacing depend on a parameter.
 
 A parameter whose ``unit`` is ``"BDP"`` is given in bandwidth-delay products and read by the
-rules in bytes (times C * R): the sender is configured with its path's BDP, it does not observe
-it. Parameters are numbers or booleans.
+rules in bytes (times C * R), one whose unit is ``"C"`` in units of the link rate (read in
+bytes per step): the sender is configured with such numbers, it does not observe them.
+Parameters are numbers or booleans. ``[definitions]`` names expressions, expanded where used.
 
 Open choices, for randomised algorithms and details a paper leaves open: ``choose(a, b, ...)``
 is one of the values, ``between(lo, hi)`` any value from lo to hi. The encoding leaves each to
 the solver; the concrete sender takes it from one deterministic hook; a trace records it, as
 the series ``<state>_choice<k>``, so the check re-evaluates the rule with the value taken.
+
+``delay_steps`` and ``delay_known`` are the model's whole-step reading of the delay, as Copa's,
+ETC's and Algorithm 1's encodings read it: a rule over them states an algorithm that acts on the
+reading. A sender with exact samples knows more; that every move its exact delay makes is one
+the reading allows is the file's argument to make (for Algorithm 1: its target falls with the
+delay, so the reading's ends bound it).
 
 Only what a sender can know: names of the model a sender cannot observe (the link rate, the
 queue, the true loss and service curves, other flows, the jitter bound, absolute time) are
@@ -46,7 +53,7 @@ built from it (encoding and check) is :mod:`ccac.ccas.language`, its sender
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -88,9 +95,12 @@ OBSERVATIONS: dict[str, Observation] = {
                             lag=1, per_R=True),
     "delay": Observation("the queueing delay of the newest ACKed byte, in steps (its RTT is R + delay; "
                          "the model knows it between two whole numbers)", lag=0, per_R=True, ranged=True),
-    "delay_steps": Observation("the whole number of steps the newest ACKed byte waited in the queue (it was "
-                               "admitted delay_steps steps before it was served: the integer part of `delay`; "
-                               "CCmatic's qdel bucket)", per_R=True, ranged=True),
+    "delay_steps": Observation("the model's reading of the newest ACKed byte's queueing delay in whole steps: "
+                               "it was admitted at least this many steps before it was served and, when "
+                               "delay_known, fewer than one more (CCmatic's qdel bucket; Algorithm 1's q_lo)",
+                               per_R=True, ranged=True),
+    "delay_known": Observation("whether that reading bounds the delay from above (it does not while the byte "
+                               "was admitted before anything the trace shows)", per_R=True, kind="bool", ranged=True),
     "min_c": Observation("belief: the largest link rate the ACKs prove, the running maximum over windows of k = 1 "
                          "to `memory` steps of bytes ACKed in the window over (k + jitter) (CCmatic's min_c; a "
                          "lower bound on the link rate whenever `jitter` is at least the path's)",
@@ -116,8 +126,11 @@ REFUSED = {
        for name in ("A", "S", "L", "W", "Ld", "A_f", "S_f", "L_f", "Ld_f", "Lnc", "Lnc_f", "So_f")},
 }
 SENDS = ("cwnd", "rate")
+#: observations with a finite set of values at each step (0 .. t - R): a rule that uses one where
+#: the solver cannot (a power of it, a product) is split into one case per value
+FINITE = ("delay_steps",)
 CHOICE_FUNCTIONS = ("choose", "between")
-FILE_KEYS = ("name", "summary", "description", "params", "state", "send", "dupacks")
+FILE_KEYS = ("name", "summary", "description", "params", "definitions", "state", "send", "dupacks")
 STATE_KEYS = ("description", "unit", "initial", "start", "rule", "axis")
 AXES = {"acked": "S", "lost": "L", "sent": "A"}
 PARAM_KEYS = ("default", "description", "unit", "minimum", "maximum", "exclusive_minimum", "kind")
@@ -158,6 +171,15 @@ class Definition:
     dupacks: Fraction | None
     source: str
     observed: frozenset[str] = field(default_factory=frozenset)   # observations the rules read
+    definitions: dict[str, str] = field(default_factory=dict)      # named expressions, expanded where used
+    split: frozenset[str] = frozenset()   # states whose rules are split over a finite observation
+
+    def number(self, source: str, values: dict[str, Any], where: str) -> Any:
+        """``source`` (a rule, an argument, a send expression) compiled with ``values``."""
+        return compile_number(source, symbols(values, self.definitions), where)
+
+    def condition(self, source: str, values: dict[str, Any], where: str) -> Any:
+        return compile_condition(source, symbols(values, self.definitions), where)
 
     @property
     def state_names(self) -> tuple[str, ...]:
@@ -198,11 +220,21 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
         raise CcacError("the CCA sends nothing: declare a state cwnd or rate, or give [send] window or rate",
                         source)
     param_names = {p.name for p in params}
+    definitions = _table(data, "definitions", source)
+    for key, text_ in definitions.items():
+        if not key.isidentifier() or not isinstance(text_, str):
+            raise CcacError("a definition is NAME = \"expression\"", f"{source}: definitions.{key}")
     clash = sorted(param_names & (set(states) | set(OBSERVATIONS) | set(CONSTANTS) | set(REFUSED)))
     if clash:
         raise CcacError(f"parameter {clash[0]!r} has the name of a state variable or an observation",
                         f"{source}: params")
+    clash = sorted(set(definitions) & (set(states) | param_names | set(OBSERVATIONS) | set(CONSTANTS) | set(REFUSED)))
+    if clash:
+        raise CcacError(f"definition {clash[0]!r} has the name of a parameter, state or observation", f"{source}: definitions")
+    named = set(definitions)
     rules, observed = [], set()
+    for key, text_ in definitions.items():
+        observed |= _check_names(text_, set(states) | named, param_names, f"{source}: definitions.{key}")
     for k, table in states.items():
         where = f"{source}: state.{k}"
         if not k.isidentifier() or k in OBSERVATIONS or k in CONSTANTS or k in REFUSED:
@@ -217,14 +249,14 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
             raise CcacError("needs a rule: an expression giving the new value", where)
         text, choices = _extract_choices(rule, k, f"{where}.rule")
         for arg in (a for c in choices for a in c.args):
-            observed |= _check_names(arg, set(states), param_names, f"{where}.rule")
-        observed |= _check_names(text, set(states) | {c.series for c in choices}, param_names, f"{where}.rule")
+            observed |= _check_names(arg, set(states) | named, param_names, f"{where}.rule")
+        observed |= _check_names(text, set(states) | named | {c.series for c in choices}, param_names, f"{where}.rule")
         initial, start = table.get("initial"), table.get("start")
         for key, text_ in (("initial", initial), ("start", start)):
             if text_ is not None:
                 if not isinstance(text_, str):
                     raise CcacError(f"{key} must be an expression string", f"{where}.{key}")
-                _check_names(text_, set(states), param_names, f"{where}.{key}")
+                _check_names(text_, set(states) | named, param_names, f"{where}.{key}")
         axis = table.get("axis")
         if axis is not None and axis not in AXES:
             raise CcacError(f"axis is one of {', '.join(AXES)} (the curve the value is a position on)",
@@ -235,7 +267,7 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
         if text_ is not None:
             if not isinstance(text_, str):
                 raise CcacError(f"{key} must be an expression string", f"{source}: send.{key}")
-            _check_names(text_, set(states), param_names, f"{source}: send.{key}")
+            _check_names(text_, set(states) | named, param_names, f"{source}: send.{key}")
     rate_when = send.get("rate_when")
     if rate_when is not None and (not isinstance(rate_when, str) or
                                   not _names(rate_when, f"{source}: send.rate_when") <= param_names | {"True", "False"}):
@@ -252,32 +284,42 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
                                          for p in params):
         raise CcacError(f"{MEMORY} needs minimum = 1 (a whole number of steps)", f"{source}: params.{MEMORY}")
     definition = Definition(name, summary.strip().splitlines()[0] if summary.strip() else "", params,
-                            tuple(rules), window, rate, rate_when, dupacks, source, frozenset(observed))
-    _check_linear(definition)
-    return definition
+                            tuple(rules), window, rate, rate_when, dupacks, source, frozenset(observed),
+                            dict(definitions))
+    return replace(definition, split=_check_linear(definition))
 
 
-def _check_linear(d: Definition) -> None:
+def _check_linear(d: Definition) -> frozenset[str]:
     """Compile every expression once over unknowns (parameters at 1): a product or quotient of
-    two quantities the solver chooses is refused here, naming the rule, not at query time."""
+    two quantities the solver chooses is refused here, naming the rule, not at query time. A
+    rule that is linear only once a finite observation (:data:`FINITE`) is a number is split
+    over its values; returns those rules' states."""
     unknowns: dict[str, Any] = {n: z3.Bool(n) if o.kind == "bool" else z3.Real(n) for n, o in OBSERVATIONS.items()}
     unknowns.update({s.name: z3.Real(s.name) for s in d.state})
     unknowns.update({c.series: z3.Real(c.series) for s in d.state for c in s.choices})
     values = {**{p.name: (True if p.kind == "bool" else Fraction(1)) for p in d.params},
               "alpha": z3.Real("alpha"), "R": 1, **unknowns}
+    split = set()
     for s in d.state:
         where = f"{d.source}: state.{s.name}"
-        number(s.rule, values, f"{where}.rule")
+        try:
+            d.number(s.rule, values, f"{where}.rule")
+        except CcacError:
+            if not set(FINITE) & d.observed:
+                raise
+            d.number(s.rule, {**values, **{o: 0 for o in FINITE}}, f"{where}.rule")   # the split's cases
+            split.add(s.name)
         for c in s.choices:
             for a in c.args:
-                number(a, values, f"{where}.rule")
+                d.number(a, values, f"{where}.rule")
         if s.initial is not None:
-            condition(s.initial, values, f"{where}.initial")
+            d.condition(s.initial, values, f"{where}.initial")
         if s.start is not None:
-            number(s.start, values, f"{where}.start")
+            d.number(s.start, values, f"{where}.start")
     for key, text in (("window", d.window), ("rate", d.rate)):
         if text is not None:
-            number(text, values, f"{d.source}: send.{key}")
+            d.number(text, values, f"{d.source}: send.{key}")
+    return frozenset(split)
 
 
 def _table(data: dict[str, Any], key: str, source: str) -> dict[str, Any]:
@@ -372,23 +414,18 @@ def _extract_choices(rule: str, state: str, where: str) -> tuple[str, tuple[Choi
 def constants(params: tuple[Param, ...], values: dict[str, Any], C: Any, R: int, alpha: Any) -> dict[str, Any]:
     """What every rule may read besides state and observations: the parameters (BDP ones in
     bytes), the MSS ``alpha`` and the minimum RTT ``R``."""
-    scaled = {p.name: values[p.name] * C * R for p in params if p.unit == "BDP" and values.get(p.name) is not None}
+    scale = {"BDP": C * R, "C": C}
+    scaled = {p.name: values[p.name] * scale[p.unit] for p in params
+              if p.unit in scale and values.get(p.name) is not None}
     return {**values, **scaled, "alpha": alpha, "R": R}
 
 
-def symbols(values: dict[str, Any]) -> Symbols:
-    """Names bound to values (numbers, or solver terms when encoding)."""
+def symbols(values: dict[str, Any], definitions: dict[str, str] | None = None) -> Symbols:
+    """Names bound to values (numbers, or solver terms when encoding), and the definitions."""
     out = Symbols()
     out.constants.update(values)
+    out.definitions.update(definitions or {})
     return out
-
-
-def number(source: str, values: dict[str, Any], where: str) -> Any:
-    return compile_number(source, symbols(values), where)
-
-
-def condition(source: str, values: dict[str, Any], where: str) -> Any:
-    return compile_condition(source, symbols(values), where)
 
 
 def min_c_update(previous: Any, acked: list[Any], jitter: Any, largest: Any) -> Any:
@@ -400,7 +437,7 @@ def min_c_update(previous: Any, acked: list[Any], jitter: Any, largest: Any) -> 
     return largest([previous] + [(newest - acked[-1 - k]) / (k + jitter) for k in range(1, k_max + 1)])
 
 
-def choice_allows(choice: Choice, value: Fraction, values: dict[str, Any], where: str) -> bool:
+def choice_allows(d: Definition, choice: Choice, value: Fraction, values: dict[str, Any], where: str) -> bool:
     """Whether ``value`` is one the choice may take, the arguments evaluated exactly."""
-    args = [Fraction(number(a, values, where)) for a in choice.args]
+    args = [Fraction(d.number(a, values, where)) for a in choice.args]
     return value in args if choice.kind == "choose" else args[0] <= value <= args[1]

@@ -73,6 +73,24 @@ def test_rules_expdelay_answers_variants_as_expdelay(overrides: list[str]) -> No
     same_answer("expdelay_ideal_efficiency", overrides, "expdelay")
 
 
+@pytest.mark.parametrize("s", [2, 6])
+def test_rules_expdelay_answers_the_two_flow_query_as_expdelay(s: int) -> None:
+    """expdelay_two_flow_sfair names its CCA in [[flow]] tables and reads the hand-written
+    encoding's bracket (q_hi < T: the reading is bounded); the same query for rules-expdelay
+    says delay_known."""
+    import copy
+    import tomllib
+
+    data = tomllib.loads((Path(__file__).resolve().parent.parent / "queries" / "expdelay_two_flow_sfair.toml").read_text())
+    data["params"]["s"] = s
+    ours = copy.deepcopy(data)
+    for flow in ours["flow"]:
+        flow["name"] = "rules-expdelay"
+    ours["query"]["assume"] = [a.replace("q_hi[n][t] < T", "delay_known[n][t]") for a in ours["query"]["assume"]]
+    original, derived = solve(parse_query(data), timeout=300), solve(parse_query(ours), timeout=300)
+    assert derived.answer == original.answer and (derived.answer != "sat" or derived.validated)
+
+
 def test_rules_expdelay_reads_an_unbounded_delay_at_its_lower_end() -> None:
     """Algorithm 1 on a reading the curves do not bound above (the byte was admitted before the
     trace, at least t - R steps ago): an increase needs mu below the target at that lower end,

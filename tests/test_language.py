@@ -168,6 +168,30 @@ def test_choices_are_taken_recorded_and_checked() -> None:
     assert any(f"step {t}: cwnd_choice1" in p for p in q.flows[0].cca.check(values))
 
 
+def test_the_check_catches_corrupted_rules_and_readings() -> None:
+    """The derived check re-runs every rule on a solved trace: a window the rule does not give,
+    a whole-step delay the curves do not give and a belief its update does not give are each
+    reported at their step."""
+    aimd = load_query("aimd_premature_loss", ["cca.name=rules-aimd"])
+    result = solve(aimd, timeout=120)
+    values = flow_values(result.trace, 0, aimd.flows[0].params)
+    cca = aimd.flows[0].cca
+    assert cca.check(values) == []
+    values.cwnd[5] += F(1, 3)
+    assert any(p.startswith("step 5: rule cwnd") or p.startswith("step 6: rule") for p in cca.check(values))
+    qdel = load_query("cc_qdel_queue")
+    result = solve(qdel, timeout=120)
+    values = flow_values(result.trace, 0, qdel.flows[0].params)
+    cca = qdel.flows[0].cca
+    assert cca.check(values) == []
+    t = next(t for t in range(3, qdel.network.T) if values.delay_range(t - values.R)[1] is not None)
+    values.state["delay_steps"][t] += 1
+    assert any(p.startswith(f"step {t}: delay reading") for p in cca.check(values))
+    values = flow_values(result.trace, 0, qdel.flows[0].params)
+    values.state["min_c"][4] += F(1, 5)
+    assert any(p.startswith("step 4: min_c") or p.startswith("step 5: min_c") for p in cca.check(values))
+
+
 # ------------------------------------------------------------------ a user's own file
 CCA_FILE = """
 name = "halver"

@@ -280,9 +280,9 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
         raise CcacError(f"a belief (min_c) needs the parameters {JITTER} (the jitter bound the sender assumes, "
                         f"steps) and {MEMORY} (steps of ACK readings it keeps); missing: {', '.join(sorted(needs))}",
                         f"{source}: params")
-    if MEMORY in param_names and not any(p.name == MEMORY and p.minimum is not None and p.minimum >= 1
-                                         for p in params):
-        raise CcacError(f"{MEMORY} needs minimum = 1 (a whole number of steps)", f"{source}: params.{MEMORY}")
+    if MEMORY in param_names and not any(p.name == MEMORY and p.kind == "int" and p.minimum is not None
+                                         and p.minimum >= 1 for p in params):
+        raise CcacError(f"{MEMORY} is a whole number of steps: kind = \"int\", minimum = 1", f"{source}: params.{MEMORY}")
     definition = Definition(name, summary.strip().splitlines()[0] if summary.strip() else "", params,
                             tuple(rules), window, rate, rate_when, dupacks, source, frozenset(observed),
                             dict(definitions))
@@ -339,8 +339,8 @@ def _param(name: str, spec: Any, where: str) -> Param:
         raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(PARAM_KEYS)})", where)
     default = spec.get("default")
     kind = spec.get("kind", "bool" if isinstance(default, bool) else "number")
-    if kind not in ("number", "bool"):
-        raise CcacError("kind is number or bool", where)
+    if kind not in ("number", "int", "bool"):
+        raise CcacError("kind is number, int or bool", where)
     bound = {k: Param(k, None, "").parse(spec[k], where) for k in ("minimum", "maximum") if k in spec}
     exclusive = spec.get("exclusive_minimum", False)
     if not isinstance(exclusive, bool):

@@ -24,6 +24,7 @@ from fluid_path import PathConfig, admits, simulate
 from ccac.analysis.proof import check_proof, load_proof
 from ccac.ccas import CCAS
 from ccac.ccas.language import LanguageCCA, load_file
+from ccac.core.errors import CcacError
 from ccac.problems.query import bundled_queries, load_query, parse_query
 from ccac.solving.validate import flow_values
 from ccac.solving.solve import solve
@@ -275,6 +276,17 @@ def test_the_tutorial_works_as_written(tmp_path: Path) -> None:
     assert (tmp_path / "u.png").stat().st_size > 0 and code in (0, 1)
     code, out, err = run_cli("prove", str(TUTORIAL / "floor.toml"))
     assert code == 0 and "proved: 1/1 checks proved" in out, (out, err)
+
+
+def test_beliefs_are_named_definitions_for_a_cca_that_declares_its_jitter() -> None:
+    from ccac.encode.rules import parse_definition
+
+    base = {"name": "x", "params": {"jitter": 1}, "state": {"cwnd": {"rule": "cwnd + alpha"}}}
+    assert parse_definition(base, "x").observed == frozenset()   # an unused belief reads nothing
+    uses = {**base, "state": {"cwnd": {"rule": "cwnd / 2 if min_qdel > 0 else cwnd + alpha"}}}
+    assert parse_definition(uses, "x").observed == {"delay_steps"}
+    with pytest.raises(CcacError, match="unknown name `min_qdel`"):
+        parse_definition({**uses, "params": {}}, "x")
 
 
 # ------------------------------------------------------------------ refusals

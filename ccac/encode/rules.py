@@ -113,6 +113,12 @@ CONSTANTS = {"alpha": "the MSS (bytes)", "R": "the flow's minimum RTT (steps)"}
 #: the parameters a CCA that reads a belief declares: the jitter bound it assumes, in steps,
 #: and how many steps of ACK readings it keeps
 JITTER, MEMORY = "jitter", "memory"
+#: beliefs that are named expressions over observations (CCmatic's, for a sender that assumes
+#: jitter of up to `jitter` steps): available to a CCA that declares `jitter` and does not
+#: define the name itself
+BELIEF_DEFINITIONS = {
+    "min_qdel": "max(0, delay_steps - jitter)",   # the least queueing delay the reading allows
+}
 #: names of the model no sender observes, and why
 REFUSED = {
     "C": "the link rate is the path's, not the sender's",
@@ -231,10 +237,14 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
     clash = sorted(set(definitions) & (set(states) | param_names | set(OBSERVATIONS) | set(CONSTANTS) | set(REFUSED)))
     if clash:
         raise CcacError(f"definition {clash[0]!r} has the name of a parameter, state or observation", f"{source}: definitions")
+    if JITTER in param_names:
+        definitions = {**{k: v for k, v in BELIEF_DEFINITIONS.items() if k not in states and k not in param_names},
+                       **definitions}
     named = set(definitions)
     rules, observed = [], set()
-    for key, text_ in definitions.items():
-        observed |= _check_names(text_, set(states) | named, param_names, f"{source}: definitions.{key}")
+    reads = {key: _check_names(text_, set(states) | named, param_names, f"{source}: definitions.{key}")
+             for key, text_ in definitions.items()}
+    texts: list[str] = []   # everything the CCA evaluates: the definitions it uses count, the others not
     for k, table in states.items():
         where = f"{source}: state.{k}"
         if not k.isidentifier() or k in OBSERVATIONS or k in CONSTANTS or k in REFUSED:
@@ -248,6 +258,8 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
         if not isinstance(rule, str) or not rule.strip():
             raise CcacError("needs a rule: an expression giving the new value", where)
         text, choices = _extract_choices(rule, k, f"{where}.rule")
+        texts += [text, *(a for c in choices for a in c.args),
+                  *(t_ for t_ in (table.get("initial"), table.get("start")) if isinstance(t_, str))]
         for arg in (a for c in choices for a in c.args):
             observed |= _check_names(arg, set(states) | named, param_names, f"{where}.rule")
         observed |= _check_names(text, set(states) | named | {c.series for c in choices}, param_names, f"{where}.rule")
@@ -268,6 +280,13 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
             if not isinstance(text_, str):
                 raise CcacError(f"{key} must be an expression string", f"{source}: send.{key}")
             _check_names(text_, set(states) | named, param_names, f"{source}: send.{key}")
+    texts += [t_ for t_ in (send.get("window"), send.get("rate")) if isinstance(t_, str)]
+    used: set[str] = set()
+    frontier = set().union(*(_names(t_, source) for t_ in texts)) & named if texts else set()
+    while frontier:
+        used |= frontier
+        frontier = set().union(*(_names(definitions[d], source) for d in frontier)) & named - used
+    observed |= set().union(*(reads[d] for d in used)) if used else set()
     rate_when = send.get("rate_when")
     if rate_when is not None and (not isinstance(rate_when, str) or
                                   not _names(rate_when, f"{source}: send.rate_when") <= param_names | {"True", "False"}):

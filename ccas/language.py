@@ -35,7 +35,7 @@ import z3
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.core.errors import CcacError
 from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, choice_allows, constants,
-                               min_c_update, parse_definition)
+                               max_c_update, min_c_update, parse_definition)
 from ccac.senders.interface import ConcreteSender, SenderStart
 
 #: bundled CCA files
@@ -94,7 +94,7 @@ class LanguageCCA(CCA):
     def _observed_exact(f: FlowValues, t: int) -> dict[str, Any]:
         R = f.R
         out: dict[str, Any] = {"timeout": f.timeout[t], "lost": f.Ld[t]}
-        for ranged in ("loss_point", "delay", "delay_steps", "delay_known", "min_c"):
+        for ranged in ("loss_point", "delay", "delay_steps", "delay_known", "min_c", "max_c"):
             if ranged in f.state:
                 out[ranged] = f.state[ranged][t]
         if t >= R:
@@ -144,6 +144,8 @@ class LanguageCCA(CCA):
                         *([ranged["delay_known"][t] == known] if "delay_known" in ranged else []))
             if "min_c" in beliefs:
                 ctx.add(*self._min_c(ctx, t, first, beliefs["min_c"]))
+            if "max_c" in beliefs:
+                ctx.add(*self._max_c(ctx, t, first, beliefs["max_c"], ranged["delay_steps"]))
             seen = self._observed(ctx, t, {**ranged, **beliefs})
             now = {name: series[name][t] for name in series}
             if t < first:
@@ -183,6 +185,23 @@ class LanguageCCA(CCA):
         candidates: list[Any] = []
         min_c_update(min_c[t - 1], acked, jitter, lambda xs: candidates.extend(xs))
         return [*(min_c[t] >= c for c in candidates), z3.Or(*(min_c[t] == c for c in candidates))]
+
+    @staticmethod
+    def _max_c(ctx: FlowContext, t: int, first: int, max_c: list[Any], delay_steps: list[Any]) -> list[Any]:
+        """The belief max_c (:func:`ccac.encode.rules.max_c_update`): history (any value >= 0)
+        until the sender has seen ``memory`` steps of its own; after, at most its previous value
+        and every candidate whose window was used throughout, and equal to one of them."""
+        if t < first:
+            return [max_c[t] >= 0]
+        memory, jitter, R = int(ctx.params[MEMORY]), ctx.params[JITTER], ctx.R
+        s = t - R
+        acked = [ctx.S[s - k] for k in range(memory, -1, -1)]
+        used = [z3.Or(z3.And(delay_steps[u + 1 + R] > jitter, ctx.A[u + 1] > ctx.A[u]), ctx.Ld[u + 1] > ctx.Ld[u])
+                for u in range(s - memory, s)]
+        previous, candidates = max_c_update(max_c[t - 1], acked, used, jitter, lambda p, c: (p, c),
+                                            lambda flags, value: (z3.And(*flags), value))
+        return [max_c[t] <= previous, *(z3.Implies(c, max_c[t] <= v) for c, v in candidates),
+                z3.Or(max_c[t] == previous, *(z3.And(c, max_c[t] == v) for c, v in candidates))]
 
     @staticmethod
     def _delay_bracket(ctx: FlowContext, t: int) -> tuple[Any, Any]:
@@ -264,6 +283,8 @@ class LanguageCCA(CCA):
                     expected = min_c_update(belief[t - 1], acked, f.params[JITTER], max)
                     if belief[t] != expected:
                         problems.append(f"step {t}: min_c is {belief[t]}, its update gives {expected}")
+            if "max_c" in f.state:
+                problems += self._check_max_c(f, t, first)
             if t < first:
                 for s in d.state:
                     if s.initial is not None and not d.condition(s.initial, {**fixed, **seen, **now}, s.name):
@@ -289,6 +310,22 @@ class LanguageCCA(CCA):
                     f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - f.R] - f.Ld[t]:
                 problems.append(f"step {t}: a rate-only CCA's window must be its bytes in flight plus its rate")
         return problems
+
+    @staticmethod
+    def _check_max_c(f: FlowValues, t: int, first: int) -> list[str]:
+        belief = f.state["max_c"]
+        if t < first:
+            return [f"step {t}: max_c {belief[t]} is negative"] if belief[t] < 0 else []
+        memory, jitter, R = int(f.params[MEMORY]), f.params[JITTER], f.R
+        s = t - R
+        acked = [f.S[s - k] for k in range(memory, -1, -1)]
+        delay = f.state["delay_steps"]
+        used = [(delay[u + 1 + R] > jitter and f.A[u + 1] > f.A[u]) or f.Ld[u + 1] > f.Ld[u]
+                for u in range(s - memory, s)]
+        expected = max_c_update(belief[t - 1], acked, used, jitter,
+                                lambda p, c: min([p] + [v for v in c if v is not None]),
+                                lambda flags, value: value if all(flags) else None)
+        return [] if belief[t] == expected else [f"step {t}: max_c is {belief[t]}, its update gives {expected}"]
 
     @staticmethod
     def _check_bracket(f: FlowValues, t: int) -> list[str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable
 
-from ccac.encode.rules import JITTER, MEMORY, Definition, constants, min_c_update
+from ccac.encode.rules import JITTER, MEMORY, Definition, constants, max_c_update, min_c_update
 from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
 
 Choose = Callable[[str, int], int]
@@ -37,6 +37,10 @@ class LanguageSender(ConcreteSender):
         self.previous_lost: Fraction = Fraction(start.value("Ld_f", 0))
         self.readings: list[Fraction] = list(start.acked)   # ACK readings, oldest first
         self.min_c: Fraction = Fraction(start.value("min_c", 0))
+        self.max_c: Fraction = Fraction(start.value("max_c", 0))
+        # what the sender saw at each step since it started, by step: ACK reading, whole-step
+        # delay reading, bytes detected lost (max_c's windows read them)
+        self.seen_at: dict[int, tuple[Fraction, Fraction, Fraction]] = {}
 
     def _observations(self, fb: Feedback) -> dict[str, Any]:
         out: dict[str, Any] = {"acked": fb.acked, "lost": fb.lost, "timeout": fb.timeout, "sent": fb.sent,
@@ -46,6 +50,8 @@ class LanguageSender(ConcreteSender):
         out["newly_lost"] = fb.lost - self.previous_lost
         if "min_c" in self.d.observed:
             out["min_c"] = self.min_c
+        if "max_c" in self.d.observed:
+            out["max_c"] = self.max_c
         # the model's whole-step reading of the newest sample
         out["delay_steps"], out["delay_known"] = Fraction(fb.delay[0]), fb.delay[1] is not None
         if "delay" in self.d.observed:   # the newest sample's queueing delay (box included)
@@ -60,6 +66,9 @@ class LanguageSender(ConcreteSender):
         if "min_c" in self.d.observed and fb.t >= first:
             memory = int(self.start.params[MEMORY])
             self.min_c = min_c_update(self.min_c, self.readings[-memory - 1:], self.start.params[JITTER], max)
+        self.seen_at[fb.t] = (fb.acked, Fraction(fb.delay[0]), fb.lost)
+        if "max_c" in self.d.observed and fb.t >= first:
+            self.max_c = self._max_c(fb)
         seen = self._observations(fb)
         if self.values is None:
             self.values = {}
@@ -87,6 +96,19 @@ class LanguageSender(ConcreteSender):
             cwnd = fb.inflight + (rate or Fraction(0))
         return Decision(cwnd, rate)
 
+    def _max_c(self, fb: Feedback) -> Fraction:
+        """max_c's update (:func:`ccac.encode.rules.max_c_update`) from what the sender saw:
+        the ACK reading of service step u arrived at step u + R, the delay reading of service
+        step u + 1 at step u + 1 + R; the bytes it sent by u are its record's."""
+        memory, jitter, R = int(self.start.params[MEMORY]), self.start.params[JITTER], fb.R
+        s = fb.t - R
+        acked = [self.seen_at[s - k + R][0] for k in range(memory, -1, -1)]
+        sent = fb.outcome.sent
+        used = [(self.seen_at[u + 1 + R][1] > jitter and sent[u + 1] > sent[u])
+                or self.seen_at[u + 1][2] > self.seen_at[u][2] for u in range(s - memory, s)]
+        return max_c_update(self.max_c, acked, used, jitter, lambda p, c: min([p] + [v for v in c if v is not None]),
+                            lambda flags, value: value if all(flags) else None)
+
     def adopt(self, decision: Decision) -> None:
         if self.values is not None:
             if "cwnd" in self.values:
@@ -97,7 +119,7 @@ class LanguageSender(ConcreteSender):
     def state(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: v for k, v in (self.values or {}).items() if k not in ("cwnd", "rate")}
         out.update(self.taken)
-        for ranged in ("loss_point", "delay", "delay_steps", "delay_known", "min_c"):
+        for ranged in ("loss_point", "delay", "delay_steps", "delay_known", "min_c", "max_c"):
             if ranged in self.d.observed:
                 out[ranged] = self.seen.get(ranged)
         return out

@@ -31,7 +31,10 @@ def run_with(mutant: Mutant) -> subprocess.CompletedProcess[str]:
 #: mutants the conformance tests do not kill yet (measured: ``pytest -m slow tests/test_mutation.py``),
 #: each a freedom of the encoding no test run exercises. Marked strict xfail: a test that starts
 #: killing one turns the run red until it is taken off this list.
-SURVIVORS: dict[str, str] = {}
+SURVIVORS: dict[str, str] = {
+    "lang_max_c_any_window": "no run of the belief's test CCA has a window whose first step alone was unused "
+                             "while that window's candidate would be the smallest",
+}
 
 
 @pytest.mark.slow

@@ -78,10 +78,11 @@ class Observation:
     kind: str = "real"
     ranged: bool = False
     belief: bool = False   # a running bound the sender keeps (a series of the trace)
+    rtts: int = 0          # more min RTTs of history its first reading needs
 
     def first_step(self, R: int, params: dict[str, Any]) -> int:
         memory = int(params[MEMORY]) if self.belief else 0
-        return self.lag + memory + (R if self.per_R else 0)
+        return self.lag + memory + (R if self.per_R else 0) + self.rtts * R
 
 
 OBSERVATIONS: dict[str, Observation] = {
@@ -105,6 +106,10 @@ OBSERVATIONS: dict[str, Observation] = {
                          "to `memory` steps of bytes ACKed in the window over (k + jitter) (CCmatic's min_c; a "
                          "lower bound on the link rate whenever `jitter` is at least the path's)",
                          per_R=True, belief=True),
+    "max_c": Observation("belief: the smallest link rate the ACKs allow, the running minimum over windows of k "
+                         "(jitter < k <= memory) steps the sender saw fully used (every step's delay reading above "
+                         "jitter while it sent, or a loss detected) of bytes ACKed over (k - jitter) (CCmatic's "
+                         "max_c)", lag=1, per_R=True, belief=True, rtts=1),
     "loss_point": Observation("where the bytes sent in this step stand in the flow's loss order: a "
                               "loss detected beyond it was sent after this step (RFC 6582's recover "
                               "point; the model knows it between L_f[t-1] and L_f[t])", lag=0, ranged=True),
@@ -294,9 +299,11 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
     dupacks = data.get("dupacks")
     if dupacks is not None:
         dupacks = Param("dupacks", None, "", minimum=Fraction(0)).parse(dupacks, source)
+    if "max_c" in observed:
+        observed.add("delay_steps")   # its windows read the delay readings of earlier steps
     needs = {JITTER, MEMORY} - param_names
     if any(OBSERVATIONS[o].belief for o in observed) and needs:
-        raise CcacError(f"a belief (min_c) needs the parameters {JITTER} (the jitter bound the sender assumes, "
+        raise CcacError(f"a belief (min_c, max_c) needs the parameters {JITTER} (the jitter bound the sender assumes, "
                         f"steps) and {MEMORY} (steps of ACK readings it keeps); missing: {', '.join(sorted(needs))}",
                         f"{source}: params")
     if MEMORY in param_names and not any(p.name == MEMORY and p.kind == "int" and p.minimum is not None
@@ -454,6 +461,19 @@ def min_c_update(previous: Any, acked: list[Any], jitter: Any, largest: Any) -> 
     newest = acked[-1]
     k_max = len(acked) - 1
     return largest([previous] + [(newest - acked[-1 - k]) / (k + jitter) for k in range(1, k_max + 1)])
+
+
+def max_c_update(previous: Any, acked: list[Any], used: list[Any], jitter: Any, smallest: Any,
+                 when: Any) -> Any:
+    """The belief max_c after a step: ``previous`` or, if smaller, the ACKed bytes of a window
+    of k steps over (k - jitter) for every k > jitter whose steps were all used. ``acked``:
+    the readings, oldest first (one more than the windows); ``used[i]``: whether the step
+    between ``acked[i]`` and ``acked[i + 1]`` was used (numbers or solver terms; ``when``
+    (condition, value) makes a candidate conditional, ``smallest`` takes the minimum)."""
+    newest, k_max = acked[-1], len(acked) - 1
+    candidates = [when(used[-k:], (newest - acked[-1 - k]) / (k - jitter))
+                  for k in range(1, k_max + 1) if k > jitter]
+    return smallest(previous, candidates)
 
 
 def choice_allows(d: Definition, choice: Choice, value: Fraction, values: dict[str, Any], where: str) -> bool:

@@ -8,9 +8,16 @@ of the step before, 1 for the state of the step before) the state is history: an
 ``initial`` condition allows, as a trace starts "from any state". From that step on each state
 variable equals its rule, the rule compiled with the previous state, the step's observations and
 the parameters bound to solver terms; there is no approximation for piecewise-linear rules (the
-expression compiler refuses products of two unknowns). Each open choice is a solver series
-constrained to its values (``choose``) or its interval (``between``), and a ranged observation
-(``loss_point``) a series within the model's range: a move is allowed when some value allows it.
+expression compiler refuses products of two unknowns). A rule that needs a power of the
+whole-step delay reading is compiled once per whole value the reading can take at that step
+(0 .. t - R) and the cases joined on the reading: exact, since the reading is one of them. Each
+open choice is a solver series constrained to its values (``choose``) or its interval
+(``between``). The recorded observations are series too: ``loss_point`` anywhere in
+[L_f[t-1], L_f[t]] and ``delay`` anywhere in the model's delay range, closed at both ends (the
+true value lies in the half-open range; closing it only adds values), so a move is allowed when
+some value allows it; ``delay_steps``/``delay_known`` equal the curves' whole-step reading at
+trace steps; the beliefs follow their updates exactly from the step the sender has seen enough
+readings, any value >= 0 before.
 A rate-only CCA (no window) sets the model's window to its bytes in flight plus the step's rate,
 so that the pacing rate is what limits it, as ETC's encoding does.
 
@@ -35,7 +42,8 @@ import z3
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.core.errors import CcacError
 from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, choice_allows, constants,
-                               max_c_update, min_c_update, parse_definition)
+                               exact_and, exact_or, max_c_after, max_c_candidates, min_c_after, min_c_candidates,
+                               parse_definition, used_steps)
 from ccac.senders.interface import ConcreteSender, SenderStart
 
 #: bundled CCA files
@@ -55,12 +63,10 @@ class LanguageCCA(CCA):
         choices = [StateVar(c.series, f"the value {s.name}'s rule took for its open choice {c.kind}"
                             f"({', '.join(c.args)})", s.unit, axis=s.axis)
                    for s in definition.state for c in s.choices]
-        ranged = [StateVar(o, OBSERVATIONS[o].description, "steps" if o.startswith("delay") else "bytes",
-                           kind="bool" if OBSERVATIONS[o].kind == "bool" else "real",
-                           axis="L" if o == "loss_point" else None)
-                  for o in definition.ranged()]
-        beliefs = [StateVar(b, OBSERVATIONS[b].description, "bytes/step", plotted=True) for b in definition.beliefs()]
-        self.state = tuple(own + choices + ranged + beliefs)
+        recorded = [StateVar(o, OBSERVATIONS[o].description, OBSERVATIONS[o].unit, OBSERVATIONS[o].kind,
+                             plotted=OBSERVATIONS[o].belief, axis=OBSERVATIONS[o].axis)
+                    for o in definition.recorded()]
+        self.state = tuple(own + choices + recorded)
 
     @property
     def source(self) -> str:
@@ -76,9 +82,11 @@ class LanguageCCA(CCA):
         return max(R + 1, self.definition.first_rule_step(R, params))
 
     # ------------------------------------------------------------------ observations
-    def _observed(self, ctx: FlowContext, t: int, ranged: dict[str, list[Any]]) -> dict[str, Any]:
-        R, S, Ld, A = ctx.R, ctx.S, ctx.Ld, ctx.A
-        out: dict[str, Any] = {"timeout": ctx.timeout[t], "lost": Ld[t], **{o: ranged[o][t] for o in ranged}}
+    @staticmethod
+    def _observed(S: Any, Ld: Any, A: Any, timeout: Any, R: int, t: int, recorded: dict[str, Any]) -> dict[str, Any]:
+        """What the sender observes at step t, from the flow's curves (solver terms when
+        encoding, numbers when checking) and the values the trace records at t."""
+        out: dict[str, Any] = {"timeout": timeout[t], "lost": Ld[t], **recorded}
         if t >= R:
             out["acked"] = S[t - R]
         if t >= R + 1:
@@ -88,24 +96,6 @@ class LanguageCCA(CCA):
             out["sent"] = A[t - 1]
             if t >= R:
                 out["inflight"] = A[t - 1] - S[t - R] - Ld[t]
-        return out
-
-    @staticmethod
-    def _observed_exact(f: FlowValues, t: int) -> dict[str, Any]:
-        R = f.R
-        out: dict[str, Any] = {"timeout": f.timeout[t], "lost": f.Ld[t]}
-        for ranged in ("loss_point", "delay", "delay_steps", "delay_known", "min_c", "max_c"):
-            if ranged in f.state:
-                out[ranged] = f.state[ranged][t]
-        if t >= R:
-            out["acked"] = f.S[t - R]
-        if t >= R + 1:
-            out["newly_acked"] = f.S[t - R] - f.S[t - R - 1]
-        if t >= 1:
-            out["newly_lost"] = f.Ld[t] - f.Ld[t - 1]
-            out["sent"] = f.A[t - 1]
-            if t >= R:
-                out["inflight"] = f.A[t - 1] - f.S[t - R] - f.Ld[t]
         return out
 
     # ------------------------------------------------------------------ encoding
@@ -124,29 +114,27 @@ class LanguageCCA(CCA):
             else:
                 series[s.name] = ctx.series(s.name, axis=s.axis)
         choices = {c.series: ctx.series(c.series, axis=s.axis) for s in d.state for c in s.choices}
-        ranged = {o: ctx.series(o, "bool" if OBSERVATIONS[o].kind == "bool" else "real",
-                                axis="L" if o == "loss_point" else None) for o in d.ranged()}
-        beliefs = {b: ctx.series(b) for b in d.beliefs()}
+        recorded = {o: ctx.series(o, OBSERVATIONS[o].kind, axis=OBSERVATIONS[o].axis) for o in d.recorded()}
         first = d.first_rule_step(ctx.R, p)
         fixed = constants(d.params, dict(p), ctx.C, ctx.R, ctx.alpha)
         for t in range(ctx.T):
-            if "loss_point" in ranged:
-                point = ranged["loss_point"][t]
+            if "loss_point" in recorded:
+                point = recorded["loss_point"][t]
                 ctx.add(point <= ctx.L[t], *([point >= ctx.L[t - 1]] if t >= 1 else []))
-            if "delay" in ranged:
-                ctx.add(*self._delay_reading(ctx, t, ranged["delay"][t]))
+            if "delay" in recorded:
+                ctx.add(*self._delay_reading(ctx, t, recorded["delay"][t]))
 
             # the reading at trace steps only: a periodic query's wrapped steps are a later period's,
             # where the reading sees further back than the wrapped timeline shows
-            if {"delay_steps", "delay_known"} & set(ranged) and t >= max(ctx.R, ctx.enc.timeline.history):
+            if {"delay_steps", "delay_known"} & set(recorded) and t >= max(ctx.R, ctx.enc.timeline.history):
                 steps, known = self._delay_bracket(ctx, t)
-                ctx.add(*([ranged["delay_steps"][t] == steps] if "delay_steps" in ranged else []),
-                        *([ranged["delay_known"][t] == known] if "delay_known" in ranged else []))
-            if "min_c" in beliefs:
-                ctx.add(*self._min_c(ctx, t, first, beliefs["min_c"]))
-            if "max_c" in beliefs:
-                ctx.add(*self._max_c(ctx, t, first, beliefs["max_c"], ranged["delay_steps"]))
-            seen = self._observed(ctx, t, {**ranged, **beliefs})
+                ctx.add(*([recorded["delay_steps"][t] == steps] if "delay_steps" in recorded else []),
+                        *([recorded["delay_known"][t] == known] if "delay_known" in recorded else []))
+            if "min_c" in recorded:
+                ctx.add(*self._min_c(ctx, t, first, recorded["min_c"]))
+            if "max_c" in recorded:
+                ctx.add(*self._max_c(ctx, t, first, recorded["max_c"], recorded["delay_steps"]))
+            seen = self._observed(ctx.S, ctx.Ld, ctx.A, ctx.timeout, ctx.R, t, {o: v[t] for o, v in recorded.items()})
             now = {name: series[name][t] for name in series}
             if t < first:
                 # before the rules apply; in a periodic query's wrapped history these are a later
@@ -157,38 +145,35 @@ class LanguageCCA(CCA):
             else:
                 before = {name: series[name][t - 1] for name in series}
                 values = {**fixed, **seen, **before, **{k: v[t] for k, v in choices.items()}}
+                # the whole-step reading's largest value: this step's (t - R) at a trace step; at
+                # a periodic query's wrapped step it is that of the trace step it stands for
+                timeline = ctx.enc.timeline
+                top = (t if t >= timeline.history else timeline.wrap(t)[0] + timeline.history) - ctx.R
                 for s in d.state:
                     where = f"{d.source}: state.{s.name}.rule"
                     for c in s.choices:
                         args = [d.number(a, values, where) for a in c.args]
                         v = choices[c.series][t]
                         ctx.add(z3.Or(*(v == a for a in args)) if c.kind == "choose" else z3.And(args[0] <= v, v <= args[1]))
-                    # the reading's largest value: this step's (t - R) at a trace step; at a
-                    # periodic query's wrapped step it is the trace step's it stands for
-                    timeline = ctx.enc.timeline
-                    shown = t if t >= timeline.history else timeline.wrap(t)[0] + timeline.history
-                    top = shown - ctx.R
                     ctx.add(*equal_by_cases(series[s.name][t], self._rule_value(s.name, s.rule, values, top, where)))
             self._encode_send(ctx, t, {**fixed, **seen, **now}, paced)
-        return {k: v for k, v in {**series, **choices, **ranged, **beliefs}.items() if k not in SENDS}
+        return {k: v for k, v in {**series, **choices, **recorded}.items() if k not in SENDS}
 
     @staticmethod
     def _min_c(ctx: FlowContext, t: int, first: int, min_c: list[Any]) -> list[Any]:
-        """The belief min_c (:func:`ccac.encode.rules.min_c_update`): before the sender has
+        """The belief min_c (:func:`ccac.encode.rules.min_c_candidates`): before the sender has
         ``memory`` steps of ACK readings in the trace it is history (any value >= 0); after, the
         largest of its previous value and the last windows' ACK rates over (window + jitter),
         as at least each of them and equal to one."""
         if t < first:
             return [min_c[t] >= 0]
-        memory, jitter = int(ctx.params[MEMORY]), ctx.params[JITTER]
-        acked = [ctx.S[t - ctx.R - k] for k in range(memory, -1, -1)]
-        candidates: list[Any] = []
-        min_c_update(min_c[t - 1], acked, jitter, lambda xs: candidates.extend(xs))
+        acked = [ctx.S[t - ctx.R - k] for k in range(int(ctx.params[MEMORY]), -1, -1)]
+        candidates = [min_c[t - 1], *min_c_candidates(acked, ctx.params[JITTER])]
         return [*(min_c[t] >= c for c in candidates), z3.Or(*(min_c[t] == c for c in candidates))]
 
     @staticmethod
     def _max_c(ctx: FlowContext, t: int, first: int, max_c: list[Any], delay_steps: list[Any]) -> list[Any]:
-        """The belief max_c (:func:`ccac.encode.rules.max_c_update`): history (any value >= 0)
+        """The belief max_c (:func:`ccac.encode.rules.max_c_candidates`): history (any value >= 0)
         until the sender has seen ``memory`` steps of its own; after, at most its previous value
         and every candidate whose window was used throughout, and equal to one of them."""
         if t < first:
@@ -196,12 +181,10 @@ class LanguageCCA(CCA):
         memory, jitter, R = int(ctx.params[MEMORY]), ctx.params[JITTER], ctx.R
         s = t - R
         acked = [ctx.S[s - k] for k in range(memory, -1, -1)]
-        used = [z3.Or(z3.And(delay_steps[u + 1 + R] > jitter, ctx.A[u + 1] > ctx.A[u]), ctx.Ld[u + 1] > ctx.Ld[u])
-                for u in range(s - memory, s)]
-        previous, candidates = max_c_update(max_c[t - 1], acked, used, jitter, lambda p, c: (p, c),
-                                            lambda flags, value: (z3.And(*flags), value))
-        return [max_c[t] <= previous, *(z3.Implies(c, max_c[t] <= v) for c, v in candidates),
-                z3.Or(max_c[t] == previous, *(z3.And(c, max_c[t] == v) for c, v in candidates))]
+        used = used_steps(delay_steps, ctx.A, ctx.Ld, s, memory, R, jitter, z3.And, z3.Or)
+        candidates = [(z3.And(*steps), value) for steps, value in max_c_candidates(acked, used, jitter)]
+        return [max_c[t] <= max_c[t - 1], *(z3.Implies(c, max_c[t] <= v) for c, v in candidates),
+                z3.Or(max_c[t] == max_c[t - 1], *(z3.And(c, max_c[t] == v) for c, v in candidates))]
 
     @staticmethod
     def _delay_bracket(ctx: FlowContext, t: int) -> tuple[Any, Any]:
@@ -261,7 +244,7 @@ class LanguageCCA(CCA):
         first = d.first_rule_step(f.R, f.params)
         fixed = constants(d.params, dict(f.params), f.C, f.R, f.alpha)
         for t in range(f.T):
-            seen = self._observed_exact(f, t)
+            seen = self._observed(f.S, f.Ld, f.A, f.timeout, f.R, t, {o: f.state[o][t] for o in d.recorded()})
             now = {name: series[name][t] for name in series}
             if "loss_point" in f.state:
                 point = f.state["loss_point"][t]
@@ -275,14 +258,7 @@ class LanguageCCA(CCA):
             if t >= f.R and ("delay_steps" in f.state or "delay_known" in f.state):
                 problems += self._check_bracket(f, t)
             if "min_c" in f.state:
-                belief = f.state["min_c"]
-                if t < first and belief[t] < 0:
-                    problems.append(f"step {t}: min_c {belief[t]} is negative")
-                if t >= first:
-                    acked = [f.S[t - f.R - k] for k in range(int(f.params[MEMORY]), -1, -1)]
-                    expected = min_c_update(belief[t - 1], acked, f.params[JITTER], max)
-                    if belief[t] != expected:
-                        problems.append(f"step {t}: min_c is {belief[t]}, its update gives {expected}")
+                problems += self._check_min_c(f, t, first)
             if "max_c" in f.state:
                 problems += self._check_max_c(f, t, first)
             if t < first:
@@ -312,6 +288,15 @@ class LanguageCCA(CCA):
         return problems
 
     @staticmethod
+    def _check_min_c(f: FlowValues, t: int, first: int) -> list[str]:
+        belief = f.state["min_c"]
+        if t < first:
+            return [f"step {t}: min_c {belief[t]} is negative"] if belief[t] < 0 else []
+        acked = [f.S[t - f.R - k] for k in range(int(f.params[MEMORY]), -1, -1)]
+        expected = min_c_after(belief[t - 1], acked, f.params[JITTER])
+        return [] if belief[t] == expected else [f"step {t}: min_c is {belief[t]}, its update gives {expected}"]
+
+    @staticmethod
     def _check_max_c(f: FlowValues, t: int, first: int) -> list[str]:
         belief = f.state["max_c"]
         if t < first:
@@ -319,12 +304,8 @@ class LanguageCCA(CCA):
         memory, jitter, R = int(f.params[MEMORY]), f.params[JITTER], f.R
         s = t - R
         acked = [f.S[s - k] for k in range(memory, -1, -1)]
-        delay = f.state["delay_steps"]
-        used = [(delay[u + 1 + R] > jitter and f.A[u + 1] > f.A[u]) or f.Ld[u + 1] > f.Ld[u]
-                for u in range(s - memory, s)]
-        expected = max_c_update(belief[t - 1], acked, used, jitter,
-                                lambda p, c: min([p] + [v for v in c if v is not None]),
-                                lambda flags, value: value if all(flags) else None)
+        used = used_steps(f.state["delay_steps"], f.A, f.Ld, s, memory, R, jitter, exact_and, exact_or)
+        expected = max_c_after(belief[t - 1], acked, used, jitter)
         return [] if belief[t] == expected else [f"step {t}: max_c is {belief[t]}, its update gives {expected}"]
 
     @staticmethod
@@ -334,8 +315,8 @@ class LanguageCCA(CCA):
         up, bounded or not, is one some past gives (a periodic trace's encoding reads the
         previous period there)."""
         lo, hi = f.delay_range(t - f.R)
-        steps = f.state.get("delay_steps", [lo] * f.T)[t]
-        known = f.state.get("delay_known", [hi is not None] * f.T)[t]
+        steps = f.state["delay_steps"][t] if "delay_steps" in f.state else lo
+        known = f.state["delay_known"][t] if "delay_known" in f.state else hi is not None
         if hi is not None and (steps != lo or not known):
             return [f"step {t}: delay reading ({steps}, known {known}) but the curves give {lo} steps, bounded"]
         if hi is None and (Fraction(steps).denominator != 1 or steps < lo):

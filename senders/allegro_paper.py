@@ -159,12 +159,11 @@ import decimal
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
-from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart, exact
+from ccac.senders.interface import Choose, ConcreteSender, Decision, Feedback, SenderStart, exact
 
 F = Fraction
-Choose = Callable[[str, int], int]
 
 #: The ``choose`` points: name -> number of alternatives (see the module docstring).
 CHOICES: dict[str, int] = {

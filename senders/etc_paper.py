@@ -173,12 +173,11 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
-from ccac.senders.interface import AckedPacket, ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
+from ccac.senders.interface import AckedPacket, Choose, ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
 
 F = Fraction
-Choose = Callable[[str, int], int]
 
 CHOICES: dict[str, int] = {
     "rtt_est": 3, "rtt_before": 2, "rtt_min": 2, "drtt": 2, "rp_filter": 4, "rp_correct": 3,

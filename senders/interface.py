@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,12 @@ class SenderStart:
         """``values[name]`` if the run had it, else ``default``."""
         found = self.values.get(name)
         return default if found is None else found
+
+
+Choose = Callable[[str, int], int]
+"""``choose(what, n)``: the index (0 .. n - 1) a sender takes at an open choice named ``what``
+(one its algorithm leaves to chance, to the path or to a reading of its paper); the tests draw it
+at random, a replay takes alternative 0."""
 
 
 def exact(value: Any) -> Fraction:

@@ -16,12 +16,11 @@ one, else its ``start`` expression evaluated on the first step's observations, e
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
-from ccac.encode.rules import JITTER, MEMORY, Definition, constants, max_c_update, min_c_update
-from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
+from ccac.encode.rules import JITTER, MEMORY, Definition, constants, exact_and, exact_or, max_c_after, min_c_after, used_steps
+from ccac.senders.interface import Choose, ConcreteSender, Decision, Feedback, SenderStart
 
-Choose = Callable[[str, int], int]
 
 
 class LanguageSender(ConcreteSender):
@@ -65,7 +64,7 @@ class LanguageSender(ConcreteSender):
         first = self.d.first_rule_step(fb.R, self.start.params)
         if "min_c" in self.d.observed and fb.t >= first:
             memory = int(self.start.params[MEMORY])
-            self.min_c = min_c_update(self.min_c, self.readings[-memory - 1:], self.start.params[JITTER], max)
+            self.min_c = min_c_after(self.min_c, self.readings[-memory - 1:], self.start.params[JITTER])
         self.seen_at[fb.t] = (fb.acked, Fraction(fb.delay[0]), fb.lost)
         if "max_c" in self.d.observed and fb.t >= first:
             self.max_c = self._max_c(fb)
@@ -97,17 +96,16 @@ class LanguageSender(ConcreteSender):
         return Decision(cwnd, rate)
 
     def _max_c(self, fb: Feedback) -> Fraction:
-        """max_c's update (:func:`ccac.encode.rules.max_c_update`) from what the sender saw:
-        the ACK reading of service step u arrived at step u + R, the delay reading of service
-        step u + 1 at step u + 1 + R; the bytes it sent by u are its record's."""
+        """max_c's update (:func:`ccac.encode.rules.max_c_after`) from what the sender saw: the
+        ACK reading of service step u arrived at step u + R, its delay reading at step u + R;
+        the bytes it sent by u are its record's."""
         memory, jitter, R = int(self.start.params[MEMORY]), self.start.params[JITTER], fb.R
         s = fb.t - R
         acked = [self.seen_at[s - k + R][0] for k in range(memory, -1, -1)]
-        sent = fb.outcome.sent
-        used = [(self.seen_at[u + 1 + R][1] > jitter and sent[u + 1] > sent[u])
-                or self.seen_at[u + 1][2] > self.seen_at[u][2] for u in range(s - memory, s)]
-        return max_c_update(self.max_c, acked, used, jitter, lambda p, c: min([p] + [v for v in c if v is not None]),
-                            lambda flags, value: value if all(flags) else None)
+        delay_at = {t: seen[1] for t, seen in self.seen_at.items()}
+        lost_at = {t: seen[2] for t, seen in self.seen_at.items()}
+        used = used_steps(delay_at, fb.outcome.sent, lost_at, s, memory, R, jitter, exact_and, exact_or)
+        return max_c_after(self.max_c, acked, used, jitter)
 
     def adopt(self, decision: Decision) -> None:
         if self.values is not None:
@@ -119,7 +117,5 @@ class LanguageSender(ConcreteSender):
     def state(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: v for k, v in (self.values or {}).items() if k not in ("cwnd", "rate")}
         out.update(self.taken)
-        for ranged in ("loss_point", "delay", "delay_steps", "delay_known", "min_c", "max_c"):
-            if ranged in self.d.observed:
-                out[ranged] = self.seen.get(ranged)
+        out.update({o: self.seen.get(o) for o in self.d.recorded()})
         return out

@@ -60,17 +60,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Callable
 
-from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart
+from ccac.senders.interface import Choose, ConcreteSender, Decision, Feedback, SenderStart
 
 DIGITS = 50
 
-Choose = Callable[[str, int], int]
-"""``choose(what, n)`` picks one of ``n`` alternatives (an index) of a choice the algorithm
-leaves to chance or to the path: ``"probe order"`` (0: r(1+eps) first), ``"trending"`` (0: not
-trending, 1: the gradient counts as 0, 2: gradient and deviation count as 0), ``"MI timeout"``
-(0: fire, 1: keep waiting)."""
+# PCC's choice points (:data:`~ccac.senders.interface.Choose`): ``"probe order"`` (0: r(1+eps)
+# first), ``"trending"`` (0: not trending, 1: the gradient counts as 0, 2: gradient and deviation
+# count as 0), ``"MI timeout"`` (0: fire, 1: keep waiting).
 
 
 def first_alternative(what: str, n: int) -> int:

@@ -273,12 +273,11 @@ import decimal
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
-from ccac.senders.interface import ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
+from ccac.senders.interface import Choose, ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
 
 F = Fraction
-Choose = Callable[[str, int], int]
 
 TREND_K = 6            # P 5: "k = 6 in our experiments"
 G1, G2 = F(2), F(4)    # P 5: "we conservatively select G1 = 2 and G2 = 4"

@@ -55,7 +55,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import z3
 
@@ -79,6 +79,8 @@ class Observation:
     ranged: bool = False
     belief: bool = False   # a running bound the sender keeps (a series of the trace)
     rtts: int = 0          # more min RTTs of history its first reading needs
+    unit: str = "bytes"
+    axis: str | None = None  # the byte curve a recorded value is a position on (see StateVar)
 
     def first_step(self, R: int, params: dict[str, Any]) -> int:
         memory = int(params[MEMORY]) if self.belief else 0
@@ -95,24 +97,25 @@ OBSERVATIONS: dict[str, Observation] = {
     "inflight": Observation("bytes sent and neither ACKed nor detected lost (A_f[t-1] - S_f[t-R] - Ld_f[t])",
                             lag=1, per_R=True),
     "delay": Observation("the queueing delay of the newest ACKed byte, in steps (its RTT is R + delay; "
-                         "the model knows it between two whole numbers)", lag=0, per_R=True, ranged=True),
+                         "the model knows it between two whole numbers)", lag=0, per_R=True, ranged=True, unit="steps"),
     "delay_steps": Observation("the model's reading of the newest ACKed byte's queueing delay in whole steps: "
                                "it was admitted at least this many steps before it was served and, when "
                                "delay_known, fewer than one more (CCmatic's qdel bucket; Algorithm 1's q_lo)",
-                               per_R=True, ranged=True),
+                               per_R=True, ranged=True, unit="steps"),
     "delay_known": Observation("whether that reading bounds the delay from above (it does not while the byte "
-                               "was admitted before anything the trace shows)", per_R=True, kind="bool", ranged=True),
+                               "was admitted before anything the trace shows)", per_R=True, kind="bool", ranged=True,
+                               unit=""),
     "min_c": Observation("belief: the largest link rate the ACKs prove, the running maximum over windows of k = 1 "
                          "to `memory` steps of bytes ACKed in the window over (k + jitter) (CCmatic's min_c; a "
                          "lower bound on the link rate whenever `jitter` is at least the path's)",
-                         per_R=True, belief=True),
+                         per_R=True, belief=True, unit="bytes/step"),
     "max_c": Observation("belief: the smallest link rate the ACKs allow, the running minimum over windows of k "
                          "(jitter < k <= memory) steps the sender saw fully used (every step's delay reading above "
                          "jitter while it sent, or a loss detected) of bytes ACKed over (k - jitter) (CCmatic's "
-                         "max_c)", lag=1, per_R=True, belief=True, rtts=1),
+                         "max_c)", lag=1, per_R=True, belief=True, rtts=1, unit="bytes/step"),
     "loss_point": Observation("where the bytes sent in this step stand in the flow's loss order: a "
                               "loss detected beyond it was sent after this step (RFC 6582's recover "
-                              "point; the model knows it between L_f[t-1] and L_f[t])", lag=0, ranged=True),
+                              "point; the model knows it between L_f[t-1] and L_f[t])", lag=0, ranged=True, axis="L"),
 }
 CONSTANTS = {"alpha": "the MSS (bytes)", "R": "the flow's minimum RTT (steps)"}
 #: the parameters a CCA that reads a belief declares: the jitter bound it assumes, in steps,
@@ -206,6 +209,10 @@ class Definition:
 
     def beliefs(self) -> list[str]:
         return [o for o in sorted(self.observed) if OBSERVATIONS[o].belief]
+
+    def recorded(self) -> list[str]:
+        """The observations a trace records (ranges' readings and beliefs), by name."""
+        return self.ranged() + self.beliefs()
 
 
 def parse_definition(data: dict[str, Any], source: str) -> Definition:
@@ -454,26 +461,48 @@ def symbols(values: dict[str, Any], definitions: dict[str, str] | None = None) -
     return out
 
 
-def min_c_update(previous: Any, acked: list[Any], jitter: Any, largest: Any) -> Any:
-    """The belief min_c after a step: ``previous`` or, if larger, the ACKed bytes of any of the
-    last windows over (window + jitter); ``acked`` holds the readings, oldest first, the
-    newest last (one more than the windows); ``largest`` is max (numbers or solver terms)."""
+def min_c_candidates(acked: list[Any], jitter: Any) -> list[Any]:
+    """What min_c rises to at least: the ACKed bytes of each of the last windows over (window +
+    jitter). ``acked``: the readings, oldest first, the newest last (one more than the
+    windows); numbers or solver terms."""
     newest = acked[-1]
-    k_max = len(acked) - 1
-    return largest([previous] + [(newest - acked[-1 - k]) / (k + jitter) for k in range(1, k_max + 1)])
+    return [(newest - acked[-1 - k]) / (k + jitter) for k in range(1, len(acked))]
 
 
-def max_c_update(previous: Any, acked: list[Any], used: list[Any], jitter: Any, smallest: Any,
-                 when: Any) -> Any:
-    """The belief max_c after a step: ``previous`` or, if smaller, the ACKed bytes of a window
-    of k steps over (k - jitter) for every k > jitter whose steps were all used. ``acked``:
-    the readings, oldest first (one more than the windows); ``used[i]``: whether the step
-    between ``acked[i]`` and ``acked[i + 1]`` was used (numbers or solver terms; ``when``
-    (condition, value) makes a candidate conditional, ``smallest`` takes the minimum)."""
-    newest, k_max = acked[-1], len(acked) - 1
-    candidates = [when(used[-k:], (newest - acked[-1 - k]) / (k - jitter))
-                  for k in range(1, k_max + 1) if k > jitter]
-    return smallest(previous, candidates)
+def max_c_candidates(acked: list[Any], used: list[Any], jitter: Any) -> list[tuple[list[Any], Any]]:
+    """What max_c falls to at most, each with the steps that must all have been used: the ACKed
+    bytes of a window of k > jitter steps over (k - jitter). ``used[i]``: whether the step
+    between ``acked[i]`` and ``acked[i + 1]`` was used."""
+    newest = acked[-1]
+    return [(used[-k:], (newest - acked[-1 - k]) / (k - jitter)) for k in range(1, len(acked)) if k > jitter]
+
+
+def used_steps(delay_steps: Any, A: Any, Ld: Any, s: int, memory: int, R: int, jitter: Any,
+               both: Callable[[Any, Any], Any], either: Callable[[Any, Any], Any]) -> list[Any]:
+    """For the service steps u = s - memory .. s - 1 (the interval (u, u + 1]): whether the
+    sender saw it used, its delay reading (which arrives at step u + 1 + R) above ``jitter``
+    while it sent, or a loss detected in it. ``delay_steps``, ``A`` and ``Ld`` index by step;
+    ``both``/``either`` are and/or for numbers or for solver terms."""
+    return [either(both(delay_steps[u + 1 + R] > jitter, A[u + 1] > A[u]), Ld[u + 1] > Ld[u])
+            for u in range(s - memory, s)]
+
+
+def min_c_after(previous: Fraction, acked: list[Fraction], jitter: Fraction) -> Fraction:
+    """The belief min_c after a step, exactly (the check's and the sender's)."""
+    return max([previous] + min_c_candidates(acked, jitter))
+
+
+def max_c_after(previous: Fraction, acked: list[Fraction], used: list[bool], jitter: Fraction) -> Fraction:
+    """The belief max_c after a step, exactly (the check's and the sender's)."""
+    return min([previous] + [value for steps, value in max_c_candidates(acked, used, jitter) if all(steps)])
+
+
+def exact_and(a: bool, b: bool) -> bool:
+    return a and b
+
+
+def exact_or(a: bool, b: bool) -> bool:
+    return a or b
 
 
 def choice_allows(d: Definition, choice: Choice, value: Fraction, values: dict[str, Any], where: str) -> bool:

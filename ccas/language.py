@@ -41,9 +41,10 @@ import z3
 
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.core.errors import CcacError
-from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, choice_allows, constants,
-                               exact_and, exact_or, max_c_after, max_c_candidates, min_c_after, min_c_candidates,
-                               parse_definition, used_steps)
+from ccac.encode.encoding import maximum, minimum
+from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, bq_after, choice_allows,
+                               constants, exact_and, exact_not, exact_or, lambda_after, lambda_candidates, max_c_after,
+                               max_c_candidates, min_c_after, min_c_candidates, parse_definition, used_steps)
 from ccac.senders.interface import ConcreteSender, SenderStart
 
 #: bundled CCA files
@@ -134,6 +135,10 @@ class LanguageCCA(CCA):
                 ctx.add(*self._min_c(ctx, t, first, recorded["min_c"]))
             if "max_c" in recorded:
                 ctx.add(*self._max_c(ctx, t, first, recorded["max_c"], recorded["delay_steps"]))
+            if "min_c_lambda" in recorded:
+                ctx.add(*self._min_c_lambda(ctx, t, first, recorded["min_c_lambda"]))
+            if "bq_belief" in recorded:
+                ctx.add(*self._bq_belief(ctx, t, first, recorded["bq_belief"], recorded["min_c_lambda"]))
             seen = self._observed(ctx.S, ctx.Ld, ctx.A, ctx.timeout, ctx.R, t, {o: v[t] for o, v in recorded.items()})
             now = {name: series[name][t] for name in series}
             if t < first:
@@ -185,6 +190,28 @@ class LanguageCCA(CCA):
         candidates = [(z3.And(*steps), value) for steps, value in max_c_candidates(acked, used, jitter)]
         return [max_c[t] <= max_c[t - 1], *(z3.Implies(c, max_c[t] <= v) for c, v in candidates),
                 z3.Or(max_c[t] == max_c[t - 1], *(z3.And(c, max_c[t] == v) for c, v in candidates))]
+
+    @staticmethod
+    def _min_c_lambda(ctx: FlowContext, t: int, first: int, belief: list[Any]) -> list[Any]:
+        """The belief min_c_lambda (:func:`ccac.encode.rules.lambda_candidates`): history (any
+        value >= 0) until the sender has seen its windows and the sending before them; after, at
+        least its previous value and every valid candidate, and equal to one of them."""
+        if t < first:
+            return [belief[t] >= 0]
+        candidates = lambda_candidates(ctx.S, ctx.A, ctx.L, ctx.Ld, t - ctx.R, t, int(ctx.params[MEMORY]),
+                                       int(ctx.params[JITTER]), z3.And, z3.Or, z3.Not)
+        return [belief[t] >= belief[t - 1], *(z3.Implies(c, belief[t] >= v) for c, v in candidates),
+                z3.Or(belief[t] == belief[t - 1], *(z3.And(c, belief[t] == v) for c, v in candidates))]
+
+    @staticmethod
+    def _bq_belief(ctx: FlowContext, t: int, first: int, belief: list[Any], lam: list[Any]) -> list[Any]:
+        """The belief bq_belief (:func:`ccac.encode.rules.bq_after`): history (any value >= 0)
+        before min_c_lambda's first reading; after, exactly its update."""
+        if t < first:
+            return [belief[t] >= 0]
+        inflight = ctx.A[t - 1] - ctx.S[t - ctx.R] - ctx.Ld[t]
+        return equal_by_cases(belief[t], bq_after(belief[t - 1], inflight, ctx.A[t - 1] - ctx.A[t - 2], lam[t],
+                                                         minimum, maximum))
 
     @staticmethod
     def _delay_bracket(ctx: FlowContext, t: int) -> tuple[Any, Any]:
@@ -261,6 +288,10 @@ class LanguageCCA(CCA):
                 problems += self._check_min_c(f, t, first)
             if "max_c" in f.state:
                 problems += self._check_max_c(f, t, first)
+            if "min_c_lambda" in f.state:
+                problems += self._check_min_c_lambda(f, t, first)
+            if "bq_belief" in f.state:
+                problems += self._check_bq_belief(f, t, first)
             if t < first:
                 for s in d.state:
                     if s.initial is not None and not d.condition(s.initial, {**fixed, **seen, **now}, s.name):
@@ -307,6 +338,25 @@ class LanguageCCA(CCA):
         used = used_steps(f.state["delay_steps"], f.A, f.Ld, s, memory, R, jitter, exact_and, exact_or)
         expected = max_c_after(belief[t - 1], acked, used, jitter)
         return [] if belief[t] == expected else [f"step {t}: max_c is {belief[t]}, its update gives {expected}"]
+
+    @staticmethod
+    def _check_min_c_lambda(f: FlowValues, t: int, first: int) -> list[str]:
+        belief = f.state["min_c_lambda"]
+        if t < first:
+            return [f"step {t}: min_c_lambda {belief[t]} is negative"] if belief[t] < 0 else []
+        candidates = lambda_candidates(f.S, f.A, f.L, f.Ld, t - f.R, t, int(f.params[MEMORY]), int(f.params[JITTER]),
+                                       exact_and, exact_or, exact_not)
+        expected = lambda_after(belief[t - 1], candidates)
+        return [] if belief[t] == expected else [f"step {t}: min_c_lambda is {belief[t]}, its update gives {expected}"]
+
+    @staticmethod
+    def _check_bq_belief(f: FlowValues, t: int, first: int) -> list[str]:
+        belief = f.state["bq_belief"]
+        if t < first:
+            return [f"step {t}: bq_belief {belief[t]} is negative"] if belief[t] < 0 else []
+        inflight = f.A[t - 1] - f.S[t - f.R] - f.Ld[t]
+        expected = bq_after(belief[t - 1], inflight, f.A[t - 1] - f.A[t - 2], f.state["min_c_lambda"][t])
+        return [] if belief[t] == expected else [f"step {t}: bq_belief is {belief[t]}, its update gives {expected}"]
 
     @staticmethod
     def _check_bracket(f: FlowValues, t: int) -> list[str]:

@@ -18,7 +18,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ccac.encode.rules import JITTER, MEMORY, Definition, constants, exact_and, exact_or, max_c_after, min_c_after, used_steps
+from ccac.encode.rules import (JITTER, MEMORY, Definition, bq_after, constants, exact_and, exact_not, exact_or,
+                               lambda_after, lambda_candidates, max_c_after, min_c_after, used_steps)
 from ccac.senders.interface import Choose, ConcreteSender, Decision, Feedback, SenderStart
 
 
@@ -37,6 +38,8 @@ class LanguageSender(ConcreteSender):
         self.readings: list[Fraction] = list(start.acked)   # ACK readings, oldest first
         self.min_c: Fraction = Fraction(start.value("min_c", 0))
         self.max_c: Fraction = Fraction(start.value("max_c", 0))
+        self.min_c_lambda: Fraction = Fraction(start.value("min_c_lambda", 0))
+        self.bq_belief: Fraction = Fraction(start.value("bq_belief", 0))
         # what the sender saw at each step since it started, by step: ACK reading, whole-step
         # delay reading, bytes detected lost (max_c's windows read them)
         self.seen_at: dict[int, tuple[Fraction, Fraction, Fraction]] = {}
@@ -51,6 +54,10 @@ class LanguageSender(ConcreteSender):
             out["min_c"] = self.min_c
         if "max_c" in self.d.observed:
             out["max_c"] = self.max_c
+        if "min_c_lambda" in self.d.observed:
+            out["min_c_lambda"] = self.min_c_lambda
+        if "bq_belief" in self.d.observed:
+            out["bq_belief"] = self.bq_belief
         # the model's whole-step reading of the newest sample
         out["delay_steps"], out["delay_known"] = Fraction(fb.delay[0]), fb.delay[1] is not None
         if "delay" in self.d.observed:   # the newest sample's queueing delay (box included)
@@ -68,6 +75,8 @@ class LanguageSender(ConcreteSender):
         self.seen_at[fb.t] = (fb.acked, Fraction(fb.delay[0]), fb.lost)
         if "max_c" in self.d.observed and fb.t >= first:
             self.max_c = self._max_c(fb)
+        if "min_c_lambda" in self.d.observed and fb.t >= first:
+            self._probe_beliefs(fb)
         seen = self._observations(fb)
         if self.values is None:
             self.values = {}
@@ -106,6 +115,20 @@ class LanguageSender(ConcreteSender):
         lost_at = {t: seen[2] for t, seen in self.seen_at.items()}
         used = used_steps(delay_at, fb.outcome.sent, lost_at, s, memory, R, jitter, exact_and, exact_or)
         return max_c_after(self.max_c, acked, used, jitter)
+
+    def _probe_beliefs(self, fb: Feedback) -> None:
+        """min_c_lambda's and bq_belief's updates (:func:`ccac.encode.rules.lambda_candidates`,
+        :func:`~ccac.encode.rules.bq_after`) from what the sender saw: the ACK reading of
+        service step u arrived at step u + R; the bytes it sent and lost by each step are its
+        record's."""
+        R, sent, lost = fb.R, fb.outcome.sent, fb.outcome.lost
+        acked = {t - R: seen[0] for t, seen in self.seen_at.items()}
+        lost_at = {t: seen[2] for t, seen in self.seen_at.items()}
+        candidates = lambda_candidates(acked, sent, lost, lost_at, fb.t - R, fb.t, int(self.start.params[MEMORY]),
+                                       int(self.start.params[JITTER]), exact_and, exact_or, exact_not)
+        self.min_c_lambda = lambda_after(self.min_c_lambda, candidates)
+        if "bq_belief" in self.d.observed:
+            self.bq_belief = bq_after(self.bq_belief, fb.inflight, sent[fb.t - 1] - sent[fb.t - 2], self.min_c_lambda)
 
     def adopt(self, decision: Decision) -> None:
         if self.values is not None:

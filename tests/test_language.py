@@ -144,7 +144,8 @@ def language_ccas() -> list[tuple[str, LanguageCCA]]:
 @pytest.mark.parametrize("key", [name for name, _ in language_ccas()])
 def test_the_derived_encoding_admits_every_run_of_the_derived_sender(key: str, tmp_path: Path) -> None:
     cca = dict(language_ccas())[key]
-    beliefs = key == "believer"   # max_c's windows need two RTTs and `memory` steps of readings first
+    # the beliefs need `memory` steps of readings (max_c two RTTs more, min_c_lambda jitter + 1 more) first
+    beliefs = key in ("believer", "cc_probe_slow")
     for seed in range(30 if beliefs else 12):
         rng = random.Random(seed)
         cfg = PathConfig(T=14 if beliefs else 8, R=1 if beliefs else rng.choice([1, 2]), D=rng.choice([0, 1]),
@@ -174,8 +175,8 @@ def test_choices_are_taken_recorded_and_checked() -> None:
 
 def test_the_check_catches_corrupted_rules_and_readings() -> None:
     """The derived check re-runs every rule on a solved trace: a window the rule does not give,
-    a whole-step delay the curves do not give and a belief its update does not give are each
-    reported at their step."""
+    a whole-step delay the curves do not give and a belief its update does not give (min_c,
+    min_c_lambda, bq_belief) are each reported at their step."""
     aimd = load_query("aimd_premature_loss", ["cca.name=rules-aimd"])
     result = solve(aimd, timeout=120)
     values = flow_values(result.trace, 0, aimd.flows[0].params)
@@ -194,6 +195,15 @@ def test_the_check_catches_corrupted_rules_and_readings() -> None:
     values = flow_values(result.trace, 0, qdel.flows[0].params)
     values.state["min_c"][4] += F(1, 5)
     assert any(p.startswith("step 4: min_c") or p.startswith("step 5: min_c") for p in cca.check(values))
+    probe = load_query("cc_probe_slow_small_buffer")
+    result = solve(probe, timeout=120)
+    cca = probe.flows[0].cca
+    values = flow_values(result.trace, 0, probe.flows[0].params)
+    assert cca.check(values) == []
+    for belief in ("min_c_lambda", "bq_belief"):
+        values.state[belief][8] += F(1, 5)
+        assert any(p.startswith(f"step 8: {belief} is") for p in cca.check(values)), belief
+        values.state[belief][8] -= F(1, 5)
 
 
 # ------------------------------------------------------------------ a user's own file
@@ -327,6 +337,9 @@ def refusal(tmp_path: Path, cca_file: str, message: str) -> str:
     ('name = "x"\n[params]\nC = 1\n[state.cwnd]\nrule = "cwnd"\n', "has the name of"),
     ('name = "x"\n[state.cwnd]\nrule = "cwnd"\naxis = "queue"\n', "axis is one of"),
     ('name = [\n', "not valid TOML"),
+    ('name = "x"\n[params]\njitter = 1\nmemory = { default = 2, kind = "int", minimum = 1 }\n'
+     '[state.rate]\nrule = "min_c_lambda"\n', "min_c_lambda counts jitter in whole steps"),
+    ('name = "x"\n[params]\njitter = 1\n[state.rate]\nrule = "bq_belief"\n', "missing: memory"),
 ])
 def test_a_malformed_cca_file_is_refused_in_one_line(text: str, message: str, tmp_path: Path) -> None:
     refusal(tmp_path, text, message)

@@ -81,10 +81,12 @@ class Observation:
     rtts: int = 0          # more min RTTs of history its first reading needs
     unit: str = "bytes"
     axis: str | None = None  # the byte curve a recorded value is a position on (see StateVar)
+    jitter_lag: bool = False  # its first reading also needs `jitter` + 1 older steps of sending
 
     def first_step(self, R: int, params: dict[str, Any]) -> int:
         memory = int(params[MEMORY]) if self.belief else 0
-        return self.lag + memory + (R if self.per_R else 0) + self.rtts * R
+        extra = int(params[JITTER]) + 1 if self.jitter_lag else 0
+        return self.lag + memory + extra + (R if self.per_R else 0) + self.rtts * R
 
 
 OBSERVATIONS: dict[str, Observation] = {
@@ -113,6 +115,16 @@ OBSERVATIONS: dict[str, Observation] = {
                          "(jitter < k <= memory) steps the sender saw fully used (every step's delay reading above "
                          "jitter while it sent, or a loss detected) of bytes ACKed over (k - jitter) (CCmatic's "
                          "max_c)", lag=1, per_R=True, belief=True, rtts=1, unit="bytes/step"),
+    "min_c_lambda": Observation("belief: the least link rate the sender's own unsignalled sending proves, the "
+                                "running maximum, over its last `memory` steps et whose bytes are all ACKed or "
+                                "detected lost with no congestion signal since (a first ACK of a step delayed "
+                                "beyond jitter + 1 steps, or a detected loss), of the bytes sent in step et over "
+                                "(jitter + 2) (CCmatic's min_c_lambda, one-step probes)",
+                                per_R=True, belief=True, jitter_lag=True, unit="bytes/step"),
+    "bq_belief": Observation("belief: the bytes the sender believes queued at the bottleneck, at most its bytes "
+                             "in flight, otherwise the previous belief plus the bytes sent in the last step less "
+                             "one step of min_c_lambda, never below 0 (CCmatic's bq_belief2)",
+                             per_R=True, belief=True, jitter_lag=True, unit="bytes"),
     "loss_point": Observation("where the bytes sent in this step stand in the flow's loss order: a "
                               "loss detected beyond it was sent after this step (RFC 6582's recover "
                               "point; the model knows it between L_f[t-1] and L_f[t])", lag=0, ranged=True, axis="L"),
@@ -308,14 +320,18 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
         dupacks = Param("dupacks", None, "", minimum=Fraction(0)).parse(dupacks, source)
     if "max_c" in observed:
         observed.add("delay_steps")   # its windows read the delay readings of earlier steps
+    if "bq_belief" in observed:
+        observed.add("min_c_lambda")  # it drains by min_c_lambda
     needs = {JITTER, MEMORY} - param_names
     if any(OBSERVATIONS[o].belief for o in observed) and needs:
-        raise CcacError(f"a belief (min_c, max_c) needs the parameters {JITTER} (the jitter bound the sender assumes, "
+        raise CcacError(f"a belief ({', '.join(b for b, o in OBSERVATIONS.items() if o.belief)}) needs the parameters {JITTER} (the jitter bound the sender assumes, "
                         f"steps) and {MEMORY} (steps of ACK readings it keeps); missing: {', '.join(sorted(needs))}",
                         f"{source}: params")
     if MEMORY in param_names and not any(p.name == MEMORY and p.kind == "int" and p.minimum is not None
                                          and p.minimum >= 1 for p in params):
         raise CcacError(f"{MEMORY} is a whole number of steps: kind = \"int\", minimum = 1", f"{source}: params.{MEMORY}")
+    if "min_c_lambda" in observed and not any(p.name == JITTER and p.kind == "int" for p in params):
+        raise CcacError(f"min_c_lambda counts {JITTER} in whole steps: kind = \"int\"", f"{source}: params.{JITTER}")
     definition = Definition(name, summary.strip().splitlines()[0] if summary.strip() else "", params,
                             tuple(rules), window, rate, rate_when, dupacks, source, frozenset(observed),
                             dict(definitions))
@@ -487,6 +503,49 @@ def used_steps(delay_steps: Any, A: Any, Ld: Any, s: int, memory: int, R: int, j
             for u in range(s - memory, s)]
 
 
+def lambda_candidates(acked: Any, A: Any, L: Any, Ld: Any, s: int, t: int, memory: int, jitter: int,
+                      both: Callable[[Any, Any], Any], either: Callable[[Any, Any], Any],
+                      negate: Callable[[Any], Any]) -> list[tuple[Any, Any]]:
+    """What min_c_lambda rises to at least at sender step t (service step s = t - R): for each
+    of the last ``memory`` sending steps et = s - memory + 1 .. s, the bytes sent in it over
+    (jitter + 2), when every byte sent by et is ACKed (``acked[s]`` reaches the bytes admitted by
+    et) or detected lost (``Ld[t]`` reaches those lost by et), and no step k from et - 1 to
+    s - 1 carried a congestion signal (:func:`congestion_signal`). ``acked`` indexes by service
+    step (what the ACK readings report), ``A`` and ``L`` by sending step, ``Ld`` by sender step;
+    numbers or solver terms, with ``both``/``either``/``negate`` the matching connectives."""
+    signal = {k: congestion_signal(acked, A, L, Ld, k, jitter, both, either) for k in range(s - memory, s)}
+    out = []
+    for et in range(s - memory + 1, s + 1):
+        valid = both(A[et] - L[et] <= acked[s], L[et] <= Ld[t])
+        for k in range(et - 1, s):
+            valid = both(valid, negate(signal[k]))
+        out.append((valid, (A[et] - A[et - 1]) / (jitter + 2)))
+    return out
+
+
+def congestion_signal(acked: Any, A: Any, L: Any, Ld: Any, k: int, jitter: int,
+                      both: Callable[[Any, Any], Any], either: Callable[[Any, Any], Any]) -> Any:
+    """Whether the interval (k, k + 1] of service carried a congestion signal, as CCmatic's
+    min_c_lambda reads one: the sender sent in it, something was ACKed in it, and the first
+    byte ACKed in it had been sent at or before step k - jitter - 1 (its delay exceeds jitter
+    + 1 steps: ``acked[k]`` is below the bytes admitted by then); or a loss was detected in it."""
+    delayed = acked[k] < A[k - jitter - 1] - L[k - jitter - 1]
+    return either(both(both(delayed, A[k + 1] > A[k]), acked[k + 1] > acked[k]), Ld[k + 1] > Ld[k])
+
+
+def lambda_after(previous: Fraction, candidates: list[tuple[bool, Fraction]]) -> Fraction:
+    """The belief min_c_lambda after a step, exactly (the check's and the sender's)."""
+    return max([previous] + [value for valid, value in candidates if valid])
+
+
+def bq_after(previous: Any, inflight: Any, newly_sent: Any, min_c_lambda: Any,
+             lower: Callable[[Any, Any], Any] = min, upper: Callable[[Any, Any], Any] = max) -> Any:
+    """The belief bq_belief after a step: the previous belief grown by the bytes sent in the last
+    step and drained by one step of min_c_lambda, at least 0 and at most the bytes in flight
+    (numbers, or solver terms with ``lower``/``upper`` the solver's min and max)."""
+    return lower(inflight, upper(0, previous + newly_sent - min_c_lambda))
+
+
 def min_c_after(previous: Fraction, acked: list[Fraction], jitter: Fraction) -> Fraction:
     """The belief min_c after a step, exactly (the check's and the sender's)."""
     return max([previous] + min_c_candidates(acked, jitter))
@@ -503,6 +562,10 @@ def exact_and(a: bool, b: bool) -> bool:
 
 def exact_or(a: bool, b: bool) -> bool:
     return a or b
+
+
+def exact_not(a: bool) -> bool:
+    return not a
 
 
 def choice_allows(d: Definition, choice: Choice, value: Fraction, values: dict[str, Any], where: str) -> bool:

@@ -199,7 +199,7 @@ class LanguageCCA(CCA):
         if t < first:
             return [belief[t] >= 0]
         candidates = lambda_candidates(ctx.S, ctx.A, ctx.L, ctx.Ld, t - ctx.R, t, int(ctx.params[MEMORY]),
-                                       int(ctx.params[JITTER]), z3.And, z3.Or, z3.Not)
+                                       int(ctx.params[JITTER]), z3.And, z3.Not)
         return [belief[t] >= belief[t - 1], *(z3.Implies(c, belief[t] >= v) for c, v in candidates),
                 z3.Or(belief[t] == belief[t - 1], *(z3.And(c, belief[t] == v) for c, v in candidates))]
 
@@ -345,7 +345,7 @@ class LanguageCCA(CCA):
         if t < first:
             return [f"step {t}: min_c_lambda {belief[t]} is negative"] if belief[t] < 0 else []
         candidates = lambda_candidates(f.S, f.A, f.L, f.Ld, t - f.R, t, int(f.params[MEMORY]), int(f.params[JITTER]),
-                                       exact_and, exact_or, exact_not)
+                                       exact_and, exact_not)
         expected = lambda_after(belief[t - 1], candidates)
         return [] if belief[t] == expected else [f"step {t}: min_c_lambda is {belief[t]}, its update gives {expected}"]
 

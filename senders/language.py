@@ -125,7 +125,7 @@ class LanguageSender(ConcreteSender):
         acked = {t - R: seen[0] for t, seen in self.seen_at.items()}
         lost_at = {t: seen[2] for t, seen in self.seen_at.items()}
         candidates = lambda_candidates(acked, sent, lost, lost_at, fb.t - R, fb.t, int(self.start.params[MEMORY]),
-                                       int(self.start.params[JITTER]), exact_and, exact_or, exact_not)
+                                       int(self.start.params[JITTER]), exact_and, exact_not)
         self.min_c_lambda = lambda_after(self.min_c_lambda, candidates)
         if "bq_belief" in self.d.observed:
             self.bq_belief = bq_after(self.bq_belief, fb.inflight, sent[fb.t - 1] - sent[fb.t - 2], self.min_c_lambda)

@@ -504,33 +504,37 @@ def used_steps(delay_steps: Any, A: Any, Ld: Any, s: int, memory: int, R: int, j
 
 
 def lambda_candidates(acked: Any, A: Any, L: Any, Ld: Any, s: int, t: int, memory: int, jitter: int,
-                      both: Callable[[Any, Any], Any], either: Callable[[Any, Any], Any],
-                      negate: Callable[[Any], Any]) -> list[tuple[Any, Any]]:
+                      both: Callable[[Any, Any], Any], negate: Callable[[Any], Any]) -> list[tuple[Any, Any]]:
     """What min_c_lambda rises to at least at sender step t (service step s = t - R): for each
     of the last ``memory`` sending steps et = s - memory + 1 .. s, the bytes sent in it over
     (jitter + 2), when every byte sent by et is ACKed (``acked[s]`` reaches the bytes admitted by
-    et) or detected lost (``Ld[t]`` reaches those lost by et), and no step k from et - 1 to
-    s - 1 carried a congestion signal (:func:`congestion_signal`). ``acked`` indexes by service
-    step (what the ACK readings report), ``A`` and ``L`` by sending step, ``Ld`` by sender step;
-    numbers or solver terms, with ``both``/``either``/``negate`` the matching connectives."""
-    signal = {k: congestion_signal(acked, A, L, Ld, k, jitter, both, either) for k in range(s - memory, s)}
+    et) or detected lost (``Ld[t]`` reaches those lost by et), no loss was detected from sender
+    step et - 1 to t, and no ACK from service step et - 1 to s came late (:func:`late_first_ack`).
+    ``acked`` indexes by service step (what the ACK readings report), ``A`` and ``L`` by sending
+    step, ``Ld`` by sender step; numbers or solver terms, with ``both``/``negate`` the matching
+    connectives.
+
+    CCmatic reads the losses by an oracle at the same index as the ACKs (its Ld(k) is L(k - R));
+    here they are the sender's detections, read up to now: a detection after s of a loss from
+    the window signals it, as the oracle would have (reading them only up to s, as the ACKs,
+    would let a window count whose own losses are detected at t)."""
+    late = {k: late_first_ack(acked, A, L, k, jitter, both) for k in range(s - memory, s)}
     out = []
     for et in range(s - memory + 1, s + 1):
-        valid = both(A[et] - L[et] <= acked[s], L[et] <= Ld[t])
+        valid = both(both(A[et] - L[et] <= acked[s], L[et] <= Ld[t]), Ld[t] <= Ld[et - 1])
         for k in range(et - 1, s):
-            valid = both(valid, negate(signal[k]))
+            valid = both(valid, negate(late[k]))
         out.append((valid, (A[et] - A[et - 1]) / (jitter + 2)))
     return out
 
 
-def congestion_signal(acked: Any, A: Any, L: Any, Ld: Any, k: int, jitter: int,
-                      both: Callable[[Any, Any], Any], either: Callable[[Any, Any], Any]) -> Any:
-    """Whether the interval (k, k + 1] of service carried a congestion signal, as CCmatic's
-    min_c_lambda reads one: the sender sent in it, something was ACKed in it, and the first
-    byte ACKed in it had been sent at or before step k - jitter - 1 (its delay exceeds jitter
-    + 1 steps: ``acked[k]`` is below the bytes admitted by then); or a loss was detected in it."""
+def late_first_ack(acked: Any, A: Any, L: Any, k: int, jitter: int, both: Callable[[Any, Any], Any]) -> Any:
+    """Whether the interval (k, k + 1] of service carried CCmatic's delay signal for
+    min_c_lambda: the sender sent in it, something was ACKed in it, and the first byte ACKed in
+    it had been sent at or before step k - jitter - 1 (its delay exceeds jitter + 1 steps:
+    ``acked[k]`` is below the bytes admitted by then)."""
     delayed = acked[k] < A[k - jitter - 1] - L[k - jitter - 1]
-    return either(both(both(delayed, A[k + 1] > A[k]), acked[k + 1] > acked[k]), Ld[k + 1] > Ld[k])
+    return both(both(delayed, A[k + 1] > A[k]), acked[k + 1] > acked[k])
 
 
 def lambda_after(previous: Fraction, candidates: list[tuple[bool, Fraction]]) -> Fraction:

@@ -131,10 +131,12 @@ class LanguageCCA(CCA):
                 steps, known = self._delay_bracket(ctx, t)
                 ctx.add(*([recorded["delay_steps"][t] == steps] if "delay_steps" in recorded else []),
                         *([recorded["delay_known"][t] == known] if "delay_known" in recorded else []))
+            if "qdel_steps" in recorded:
+                ctx.add(*self._qdel_sample(ctx, t, recorded["qdel_steps"], recorded["delay_steps"]))
             if "min_c" in recorded:
                 ctx.add(*self._min_c(ctx, t, first, recorded["min_c"]))
             if "max_c" in recorded:
-                ctx.add(*self._max_c(ctx, t, first, recorded["max_c"], recorded["delay_steps"]))
+                ctx.add(*self._max_c(ctx, t, first, recorded["max_c"], recorded["qdel_steps"]))
             if "min_c_lambda" in recorded:
                 ctx.add(*self._min_c_lambda(ctx, t, first, recorded["min_c_lambda"]))
             if "bq_belief" in recorded:
@@ -177,7 +179,7 @@ class LanguageCCA(CCA):
         return [*(min_c[t] >= c for c in candidates), z3.Or(*(min_c[t] == c for c in candidates))]
 
     @staticmethod
-    def _max_c(ctx: FlowContext, t: int, first: int, max_c: list[Any], delay_steps: list[Any]) -> list[Any]:
+    def _max_c(ctx: FlowContext, t: int, first: int, max_c: list[Any], qdel_steps: list[Any]) -> list[Any]:
         """The belief max_c (:func:`ccac.encode.rules.max_c_candidates`): history (any value >= 0)
         until the sender has seen ``memory`` steps of its own; after, at most its previous value
         and every candidate whose window was used throughout, and equal to one of them."""
@@ -186,10 +188,22 @@ class LanguageCCA(CCA):
         memory, jitter, R = int(ctx.params[MEMORY]), ctx.params[JITTER], ctx.R
         s = t - R
         acked = [ctx.S[s - k] for k in range(memory, -1, -1)]
-        used = used_steps(delay_steps, ctx.A, ctx.Ld, s, memory, R, jitter, z3.And, z3.Or)
+        used = used_steps(qdel_steps, ctx.A, ctx.Ld, s, memory, R, jitter, z3.And, z3.Or)
         candidates = [(z3.And(*steps), value) for steps, value in max_c_candidates(acked, used, jitter)]
         return [max_c[t] <= max_c[t - 1], *(z3.Implies(c, max_c[t] <= v) for c, v in candidates),
                 z3.Or(max_c[t] == max_c[t - 1], *(z3.And(c, max_c[t] == v) for c, v in candidates))]
+
+    @staticmethod
+    def _qdel_sample(ctx: FlowContext, t: int, sample: list[Any], delay_steps: list[Any]) -> list[Any]:
+        """The newest RTT sample's whole-step delay (:data:`~ccac.encode.rules.OBSERVATIONS`
+        ``qdel_steps``): the step's reading when its ACK reading grew, else the previous sample.
+        Where the reading or the step before is not on the trace (the first R + 1 steps, a
+        periodic query's wrapped steps), a sample from the unknown past: any value >= 0."""
+        s = t - ctx.R
+        if s < 1 or t - 1 < max(ctx.R, ctx.enc.timeline.history):
+            return [sample[t] >= 0]
+        moved = ctx.S[s] > ctx.S[s - 1]
+        return [z3.Implies(moved, sample[t] == delay_steps[t]), z3.Implies(z3.Not(moved), sample[t] == sample[t - 1])]
 
     @staticmethod
     def _min_c_lambda(ctx: FlowContext, t: int, first: int, belief: list[Any]) -> list[Any]:
@@ -284,6 +298,8 @@ class LanguageCCA(CCA):
                     problems.append(f"step {t}: delay {delay} outside the model's reading [{lo}, {hi}]")
             if t >= f.R and ("delay_steps" in f.state or "delay_known" in f.state):
                 problems += self._check_bracket(f, t)
+            if "qdel_steps" in f.state:
+                problems += self._check_qdel_sample(f, t)
             if "min_c" in f.state:
                 problems += self._check_min_c(f, t, first)
             if "max_c" in f.state:
@@ -335,9 +351,17 @@ class LanguageCCA(CCA):
         memory, jitter, R = int(f.params[MEMORY]), f.params[JITTER], f.R
         s = t - R
         acked = [f.S[s - k] for k in range(memory, -1, -1)]
-        used = used_steps(f.state["delay_steps"], f.A, f.Ld, s, memory, R, jitter, exact_and, exact_or)
+        used = used_steps(f.state["qdel_steps"], f.A, f.Ld, s, memory, R, jitter, exact_and, exact_or)
         expected = max_c_after(belief[t - 1], acked, used, jitter)
         return [] if belief[t] == expected else [f"step {t}: max_c is {belief[t]}, its update gives {expected}"]
+
+    @staticmethod
+    def _check_qdel_sample(f: FlowValues, t: int) -> list[str]:
+        sample, s = f.state["qdel_steps"], t - f.R
+        if s < 1 or t - 1 < f.R:
+            return [f"step {t}: qdel_steps {sample[t]} is negative"] if sample[t] < 0 else []
+        expected = f.state["delay_steps"][t] if f.S[s] > f.S[s - 1] else sample[t - 1]
+        return [] if sample[t] == expected else [f"step {t}: qdel_steps is {sample[t]}, the newest sample gives {expected}"]
 
     @staticmethod
     def _check_min_c_lambda(f: FlowValues, t: int, first: int) -> list[str]:

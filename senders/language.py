@@ -40,8 +40,9 @@ class LanguageSender(ConcreteSender):
         self.max_c: Fraction = Fraction(start.value("max_c", 0))
         self.min_c_lambda: Fraction = Fraction(start.value("min_c_lambda", 0))
         self.bq_belief: Fraction = Fraction(start.value("bq_belief", 0))
+        self.qdel_steps: Fraction = Fraction(start.value("qdel_steps", 0))   # the newest sample's whole-step delay
         # what the sender saw at each step since it started, by step: ACK reading, whole-step
-        # delay reading, bytes detected lost (max_c's windows read them)
+        # delay sample, bytes detected lost (max_c's windows read them)
         self.seen_at: dict[int, tuple[Fraction, Fraction, Fraction]] = {}
 
     def _observations(self, fb: Feedback) -> dict[str, Any]:
@@ -58,8 +59,10 @@ class LanguageSender(ConcreteSender):
             out["min_c_lambda"] = self.min_c_lambda
         if "bq_belief" in self.d.observed:
             out["bq_belief"] = self.bq_belief
-        # the model's whole-step reading of the newest sample
+        # the model's whole-step reading of the newest ACKed byte, and of the newest sample (the
+        # reading of the last step whose ACKs grew)
         out["delay_steps"], out["delay_known"] = Fraction(fb.delay[0]), fb.delay[1] is not None
+        out["qdel_steps"] = self.qdel_steps
         if "delay" in self.d.observed:   # the newest sample's queueing delay (box included)
             out["delay"] = fb.rtt - fb.R if fb.rtt is not None else Fraction(fb.delay[0])
         if "loss_point" in self.d.observed:
@@ -67,12 +70,14 @@ class LanguageSender(ConcreteSender):
         return out
 
     def decide(self, fb: Feedback) -> Decision:
+        if self.previous_acked is None or fb.acked > self.previous_acked:
+            self.qdel_steps = Fraction(fb.delay[0])
         self.readings.append(fb.acked)
         first = self.d.first_rule_step(fb.R, self.start.params)
         if "min_c" in self.d.observed and fb.t >= first:
             memory = int(self.start.params[MEMORY])
             self.min_c = min_c_after(self.min_c, self.readings[-memory - 1:], self.start.params[JITTER])
-        self.seen_at[fb.t] = (fb.acked, Fraction(fb.delay[0]), fb.lost)
+        self.seen_at[fb.t] = (fb.acked, self.qdel_steps, fb.lost)
         if "max_c" in self.d.observed and fb.t >= first:
             self.max_c = self._max_c(fb)
         if "min_c_lambda" in self.d.observed and fb.t >= first:
@@ -106,7 +111,7 @@ class LanguageSender(ConcreteSender):
 
     def _max_c(self, fb: Feedback) -> Fraction:
         """max_c's update (:func:`ccac.encode.rules.max_c_after`) from what the sender saw: the
-        ACK reading of service step u arrived at step u + R, its delay reading at step u + R;
+        ACK reading of service step u arrived at step u + R, with the delay sample of that step;
         the bytes it sent by u are its record's."""
         memory, jitter, R = int(self.start.params[MEMORY]), self.start.params[JITTER], fb.R
         s = fb.t - R

@@ -49,7 +49,7 @@ CONFORMANCE = {
     RTT: ("tests/test_pcc.py", "tests/test_vivace.py", "tests/test_proteus.py"),
     ETC: ("tests/test_etc.py",),
     ALLEGRO: ("tests/test_allegro.py",),
-    LANGUAGE: ("tests/test_language.py",),
+    LANGUAGE: ("tests/test_language.py", "tests/test_ccmatic.py"),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -271,6 +271,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("lang_bq_counts_detected", LANGUAGE, "bq_belief's cap counts bytes detected lost as in flight",
            "inflight = ctx.A[t - 1] - ctx.S[t - ctx.R] - ctx.Ld[t]\n        return equal_by_cases",
            "inflight = ctx.A[t - 1] - ctx.S[t - ctx.R]\n        return equal_by_cases"),
+    Mutant("lang_qdel_age", LANGUAGE, "the newest delay sample is the newest ACKed byte's age, not carried while no ACK arrives",
+           "z3.Implies(z3.Not(moved), sample[t] == sample[t - 1])]",
+           "z3.Implies(z3.Not(moved), sample[t] == delay_steps[t])]"),
     Mutant("lang_choose_first_only", LANGUAGE, "choose(...) keeps only its first value",
            "z3.Or(*(v == a for a in args))",
            "v == args[0]"),

@@ -297,7 +297,7 @@ def test_beliefs_are_named_definitions_for_a_cca_that_declares_its_jitter() -> N
     base = {"name": "x", "params": {"jitter": 1}, "state": {"cwnd": {"rule": "cwnd + alpha"}}}
     assert parse_definition(base, "x").observed == frozenset()   # an unused belief reads nothing
     uses = {**base, "state": {"cwnd": {"rule": "cwnd / 2 if min_qdel > 0 else cwnd + alpha"}}}
-    assert parse_definition(uses, "x").observed == {"delay_steps"}
+    assert parse_definition(uses, "x").observed == {"qdel_steps", "delay_steps"}
     with pytest.raises(CcacError, match="unknown name `min_qdel`"):
         parse_definition({**uses, "params": {}}, "x")
 

@@ -107,6 +107,9 @@ OBSERVATIONS: dict[str, Observation] = {
     "delay_known": Observation("whether that reading bounds the delay from above (it does not while the byte "
                                "was admitted before anything the trace shows)", per_R=True, kind="bool", ranged=True,
                                unit=""),
+    "qdel_steps": Observation("the whole-step queueing delay of the newest RTT sample: delay_steps at the last "
+                              "step whose ACK reading grew, carried while no new bytes are ACKed (CCmatic's qdel, "
+                              "as the published CCAC code reads delay)", per_R=True, ranged=True, unit="steps"),
     "min_c": Observation("belief: the largest link rate the ACKs prove, the running maximum over windows of k = 1 "
                          "to `memory` steps of bytes ACKed in the window over (k + jitter) (CCmatic's min_c; a "
                          "lower bound on the link rate whenever `jitter` is at least the path's)",
@@ -137,7 +140,7 @@ JITTER, MEMORY = "jitter", "memory"
 #: jitter of up to `jitter` steps): available to a CCA that declares `jitter` and does not
 #: define the name itself
 BELIEF_DEFINITIONS = {
-    "min_qdel": "max(0, delay_steps - jitter)",   # the least queueing delay the reading allows
+    "min_qdel": "max(0, qdel_steps - jitter)",   # the least queueing delay the newest sample allows
 }
 #: names of the model no sender observes, and why
 REFUSED = {
@@ -319,7 +322,9 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
     if dupacks is not None:
         dupacks = Param("dupacks", None, "", minimum=Fraction(0)).parse(dupacks, source)
     if "max_c" in observed:
-        observed.add("delay_steps")   # its windows read the delay readings of earlier steps
+        observed.add("qdel_steps")    # its windows read the delay samples of earlier steps
+    if "qdel_steps" in observed:
+        observed.add("delay_steps")   # the sample is the reading of the last step with new ACKs
     if "bq_belief" in observed:
         observed.add("min_c_lambda")  # it drains by min_c_lambda
     needs = {JITTER, MEMORY} - param_names
@@ -493,13 +498,13 @@ def max_c_candidates(acked: list[Any], used: list[Any], jitter: Any) -> list[tup
     return [(used[-k:], (newest - acked[-1 - k]) / (k - jitter)) for k in range(1, len(acked)) if k > jitter]
 
 
-def used_steps(delay_steps: Any, A: Any, Ld: Any, s: int, memory: int, R: int, jitter: Any,
+def used_steps(qdel_steps: Any, A: Any, Ld: Any, s: int, memory: int, R: int, jitter: Any,
                both: Callable[[Any, Any], Any], either: Callable[[Any, Any], Any]) -> list[Any]:
     """For the service steps u = s - memory .. s - 1 (the interval (u, u + 1]): whether the
-    sender saw it used, its delay reading (which arrives at step u + 1 + R) above ``jitter``
-    while it sent, or a loss detected in it. ``delay_steps``, ``A`` and ``Ld`` index by step;
+    sender saw it used, its delay sample (which arrives at step u + 1 + R) above ``jitter``
+    while it sent, or a loss detected in it. ``qdel_steps``, ``A`` and ``Ld`` index by step;
     ``both``/``either`` are and/or for numbers or for solver terms."""
-    return [either(both(delay_steps[u + 1 + R] > jitter, A[u + 1] > A[u]), Ld[u + 1] > Ld[u])
+    return [either(both(qdel_steps[u + 1 + R] > jitter, A[u + 1] > A[u]), Ld[u + 1] > Ld[u])
             for u in range(s - memory, s)]
 
 

@@ -198,10 +198,10 @@ class LanguageCCA(CCA):
         """The newest RTT sample's whole-step delay (:data:`~ccac.encode.rules.OBSERVATIONS`
         ``qdel_steps``): the step's reading when its ACK reading grew, else the previous sample.
         Where the reading or the step before is not on the trace (the first R + 1 steps, a
-        periodic query's wrapped steps), a sample from the unknown past: any value >= 0."""
+        periodic query's wrapped steps), a sample from the unknown past: any whole value >= 0."""
         s = t - ctx.R
         if s < 1 or t - 1 < max(ctx.R, ctx.enc.timeline.history):
-            return [sample[t] >= 0]
+            return [sample[t] >= 0, z3.IsInt(sample[t])]
         moved = ctx.S[s] > ctx.S[s - 1]
         return [z3.Implies(moved, sample[t] == delay_steps[t]), z3.Implies(z3.Not(moved), sample[t] == sample[t - 1])]
 
@@ -359,7 +359,8 @@ class LanguageCCA(CCA):
     def _check_qdel_sample(f: FlowValues, t: int) -> list[str]:
         sample, s = f.state["qdel_steps"], t - f.R
         if s < 1 or t - 1 < f.R:
-            return [f"step {t}: qdel_steps {sample[t]} is negative"] if sample[t] < 0 else []
+            return [f"step {t}: qdel_steps {sample[t]} is not a whole number >= 0"] \
+                if sample[t] < 0 or Fraction(sample[t]).denominator != 1 else []
         expected = f.state["delay_steps"][t] if f.S[s] > f.S[s - 1] else sample[t - 1]
         return [] if sample[t] == expected else [f"step {t}: qdel_steps is {sample[t]}, the newest sample gives {expected}"]
 

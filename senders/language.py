@@ -135,6 +135,15 @@ class LanguageSender(ConcreteSender):
         if "bq_belief" in self.d.observed:
             self.bq_belief = bq_after(self.bq_belief, fb.inflight, sent[fb.t - 1] - sent[fb.t - 2], self.min_c_lambda)
 
+    def resume(self, values: dict[str, Any]) -> None:
+        """Take over a run's state: its state variables and beliefs as ``values`` gives them (a
+        history the sender did not choose, as a model trace's first steps are)."""
+        if self.values is not None:
+            self.values.update({s.name: Fraction(values[s.name]) for s in self.d.state if s.name in values})
+        for belief in ("min_c", "max_c", "min_c_lambda", "bq_belief", "qdel_steps"):
+            if belief in values:
+                setattr(self, belief, Fraction(values[belief]))
+
     def adopt(self, decision: Decision) -> None:
         if self.values is not None:
             if "cwnd" in self.values:

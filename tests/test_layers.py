@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: the rooms from the bottom floor up
 FLOORS = ("core", "encode", "models", "senders", "ccas", "problems", "report", "solving", "testbed",
-          "analysis", "commands")
+          "analysis", "synthesis", "commands")
 #: rooms whose folder sits at the top of the checkout (pyproject.toml maps them into ccac)
 TOP_LEVEL = ("models", "senders", "ccas")
 

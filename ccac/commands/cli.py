@@ -19,6 +19,7 @@ from ccac.commands.prove import prove
 from ccac.commands.query import query
 from ccac.commands.replay import replay_cmd
 from ccac.commands.sweep import sweep
+from ccac.commands.synthesize import synthesize_cmd
 from ccac.core import limits
 from ccac.core.errors import CcacError
 from ccac.report.presentation import EXIT_BAD_INPUT, EXIT_UNKNOWN
@@ -38,6 +39,7 @@ cli.add_command(prove, "prove")
 cli.add_command(replay_cmd, "replay")
 cli.add_command(export_cmd, "export")
 cli.add_command(sweep, "sweep")
+cli.add_command(synthesize_cmd, "synthesize")
 
 
 def main(argv: list[str] | None = None) -> None:

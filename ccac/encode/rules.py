@@ -232,6 +232,9 @@ class Definition:
 
 def parse_definition(data: dict[str, Any], source: str) -> Definition:
     """Check a CCA file's table and return its definition; errors name the key."""
+    if "holes" in data:
+        raise CcacError("this CCA file is a template (it has [holes]): `ccac synthesize` fills them; a query or "
+                        "proof needs a CCA without holes", f"{source}: holes")
     unknown = sorted(set(data) - set(FILE_KEYS))
     if unknown:
         raise CcacError(f"unknown key {unknown[0]!r} (keys: {', '.join(FILE_KEYS)})", source)

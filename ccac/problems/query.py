@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ccac.ccas.interface import CCA
 from ccac.ccas import CCAS, get_cca
@@ -206,7 +206,10 @@ def parse_file(path: Path, overrides: list[str] | None, sections: tuple[str, ...
         raise e.located(str(path)) from None
 
 
-def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memory>") -> Query:
+def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memory>",
+                library: Mapping[str, CCA] | None = None) -> Query:
+    """A query from its file's data. ``library``: CCAs a ``name`` may refer to besides the
+    bundled ones (``ccac synthesize`` names each candidate of a template so)."""
     data = anchor_files(data, source)
     unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
@@ -216,9 +219,9 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
             raise CcacError(f"[{section}] must be a table")
     network = parse_network(data.get("network", {}))
     if "flow" in data:
-        network, flows = parse_flows(data["flow"], data.get("cca"), data.get("network", {}), network)
+        network, flows = parse_flows(data["flow"], data.get("cca"), data.get("network", {}), network, library)
     else:
-        flows = [parse_cca(data.get("cca"), "cca")] * network.flows
+        flows = [parse_cca(data.get("cca"), "cca", library)] * network.flows
     params = {k: to_fraction(v, f"params.{k}") for k, v in data.get("params", {}).items()}
     definitions = parse_definitions(data.get("definitions", {}))
     q = data.get("query", {})
@@ -271,7 +274,7 @@ def parse_definitions(table: dict[str, Any]) -> dict[str, str]:
 
 
 def parse_flows(tables: Any, default_cca: Any, given_network: dict[str, Any],
-                network: Network) -> tuple[Network, list[FlowCCA]]:
+                network: Network, library: Mapping[str, CCA] | None = None) -> tuple[Network, list[FlowCCA]]:
     """``[[flow]]``: one table per flow with its CCA (``name`` and that CCA's parameters; without
     a name, the ``[cca]`` table's) and its own path keys (D, eta, R). Returns the network with
     ``flows`` and ``paths`` set from the tables."""
@@ -288,7 +291,7 @@ def parse_flows(tables: Any, default_cca: Any, given_network: dict[str, Any],
         where = f"flow[{i}]"
         cca_keys = {k: v for k, v in table.items() if k not in path_keys}
         if "name" in cca_keys or "file" in cca_keys:
-            flows.append(parse_cca(cca_keys, where))
+            flows.append(parse_cca(cca_keys, where, library))
         elif cca_keys:
             raise CcacError(f"unknown key {sorted(cca_keys)[0]!r}: a flow table takes D, eta, R and, "
                             f"with its CCA's name, that CCA's parameters (a flow without a name runs "
@@ -296,7 +299,7 @@ def parse_flows(tables: Any, default_cca: Any, given_network: dict[str, Any],
         elif default_cca is None:
             raise CcacError("no CCA: give this flow a name, or a [cca] table for flows without one", where)
         else:
-            flows.append(parse_cca(default_cca, "cca"))
+            flows.append(parse_cca(default_cca, "cca", library))
         paths.append(parse_flow_path(network, {k: v for k, v in table.items() if k in path_keys}, where))
     return replace(network, paths=tuple(paths)), flows
 
@@ -319,7 +322,7 @@ def anchor_files(data: dict[str, Any], source: str) -> dict[str, Any]:
     return out
 
 
-def parse_cca(table: Any, where: str) -> FlowCCA:
+def parse_cca(table: Any, where: str, library: Mapping[str, CCA] | None = None) -> FlowCCA:
     """A CCA table: ``name`` (a CCA of the library) or ``file`` (a CCA file in the CCA
     language; relative paths were anchored at the query file's folder, :func:`anchor_files`),
     and the CCA's parameters."""
@@ -338,7 +341,7 @@ def parse_cca(table: Any, where: str) -> FlowCCA:
     else:
         if not isinstance(table["name"], str):
             raise CcacError("name must be a string", f"{where}.name")
-        cca = get_cca(table["name"], f"{where}.name")
+        cca = (library or {}).get(table["name"]) or get_cca(table["name"], f"{where}.name")
     given = {k: v for k, v in table.items() if k not in ("name", "file")}
     params = resolve(cca.params, given, where)
     check_durations(cca.params, params, where)

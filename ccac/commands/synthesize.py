@@ -1,0 +1,74 @@
+"""``ccac synthesize FILE [--timeout S] [--out PATH] [--limit N]``: search a template for a CCA
+that meets a goal (:mod:`ccac.synthesis`), with its progress on the terminal, and write the CCA
+found as a CCA file."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+import tomli_w
+
+from ccac.core.errors import CcacError
+from ccac.report.presentation import EXIT_MISMATCH, EXIT_UNKNOWN
+from ccac.synthesis.cegis import Outcome, synthesize
+from ccac.synthesis.spec import Spec, load_spec
+
+
+@click.command("synthesize")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--timeout", type=float, default=600, show_default=True, metavar="S",
+              help="Seconds for one verifier call (one goal of one candidate); beyond it that candidate is unknown.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the CCA found [default: NAME_synthesized.toml beside FILE].")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop after N verifier iterations.")
+def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int | None) -> None:
+    """Find a CCA in FILE's template whose every goal query is unsat, or show that none is.
+
+    FILE is a synthesis file: [synthesize] template = "a CCA file with [holes]" and [[goal]]
+    tables, each a query (by name, file or written out) whose find the CCA must never meet.
+    Exit 0: found (written to --out); 1: no candidate meets the goal (each refuted by a
+    validated trace); 3: undecided (verifier timeouts or --limit)."""
+    path = Path(file)
+    if not path.is_file():
+        raise CcacError(f"no such synthesis file: {file}")
+    spec = load_spec(path)
+    holes = "; ".join(f"{h.name}: {len(h.choices)}" for h in spec.template.holes) or "none"
+    click.echo(f"synthesize: {path} ({spec.description.strip()})" if spec.description.strip() else f"synthesize: {path}")
+    click.echo(f"template: {spec.template.source}, {spec.template.size} candidates (holes {holes})")
+    for goal in spec.goals:
+        click.echo(f"goal {goal.name}: {goal.data['query']['find']}  [{goal.source}]")
+    started = time.monotonic()
+    out = synthesize(spec, timeout, lambda line: click.echo(line), limit)
+    click.echo(summary(spec, out, time.monotonic() - started))
+    if out.found is not None:
+        target = Path(out_path) if out_path else path.parent / f"{spec.cca_name}_synthesized.toml"
+        target.write_text(filled_file(spec, out.found), encoding="utf-8")
+        click.echo(f"wrote: {target}")
+        return
+    sys.exit(EXIT_MISMATCH if out.exhausted else EXIT_UNKNOWN)
+
+
+def summary(spec: Spec, out: Outcome, seconds: float) -> str:
+    counts = (f"{out.iterations} iterations, {len(out.counterexamples)} counterexamples, {len(out.refuted)} candidates "
+              f"refuted by the verifier, {len(out.pruned)} pruned on a counterexample's path, {len(out.unknown)} "
+              f"unknown; {seconds:.1f} s (verifier {out.verifier_seconds:.1f} s, generator "
+              f"{out.generator_seconds:.1f} s)")
+    if out.found is not None:
+        return f"found: {spec.template.describe(spec.assignment(out.found))}\n  {counts}"
+    if out.exhausted:
+        return (f"none: no CCA in this template meets the goal: each of its {out.size} candidates fails a goal on a "
+                f"validated trace of the model\n  {counts}")
+    return (f"undecided: {out.size - len(out.refuted) - len(out.pruned)} candidates neither found to meet the goal "
+            f"nor refuted\n  {counts}")
+
+
+def filled_file(spec: Spec, candidate: int) -> str:
+    """The CCA found, as a CCA file (the template with its holes filled)."""
+    head = (f"# Synthesized by `ccac synthesize {spec.source}` from {spec.template.source}:\n"
+            f"# {spec.template.describe(spec.assignment(candidate))}; every goal unsat:\n"
+            + "".join(f"#   {g.name}: {g.data['query']['find']}\n" for g in spec.goals))
+    return head + tomli_w.dumps(spec.template.fill(spec.assignment(candidate)))

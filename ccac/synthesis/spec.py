@@ -1,0 +1,153 @@
+"""The synthesis file: a template and the goal a CCA of it must meet.
+
+::
+
+    [synthesize]
+    template = "my_template.toml"     # a CCA file with [holes] (relative to this file)
+    description = "what the goal means"
+
+    [[goal]]                          # a query whose find the CCA must never meet: unsat
+    name = "utilization"
+    query = "cc_qdel_utilization"     # a query file or bundled name; its [cca] becomes the template
+    set = ["network.T=12"]            # overrides, as --set
+
+    [[goal]]                          # or written out, as a query's sections
+    name = "queue"
+    network = { T = 10, R = 1, D = 1 }
+    cca = { jitter = 1, memory = 2 }  # the template's parameters
+    params = { q = 4 }
+    assume = ["alpha <= 0.05 * C * R"]
+    find = "any(A[t] - L[t] - S[t] > q * C * (R + D) for t in range(3, T))"
+
+Several goals are several paths at once (CCmatic's "ideal and adversarial link" pairs): a CCA
+meets the goal when every goal's query is unsat for it. In a goal's query the flows that name no
+CCA of their own (its ``[cca]`` table, or ``[[flow]]`` tables without a name) run the candidate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ccac.ccas.language import LanguageCCA
+from ccac.core.errors import CcacError
+from ccac.encode.rules import parse_definition
+from ccac.encode.templates import Template, split_template
+from ccac.problems.query import Query, apply_overrides, locate, parse_query, read_toml
+
+SPEC_KEYS = ("template", "description")
+GOAL_KEYS = ("name", "query", "set", "network", "cca", "flow", "params", "definitions", "assume", "find",
+             "periodic", "description")
+MAX_GOALS = 16
+
+
+@dataclass
+class Goal:
+    """One query the CCA must answer unsat; ``data`` is the query's file data, its CCA the
+    candidate's (by the template's name)."""
+
+    name: str
+    data: dict[str, Any]
+    source: str
+
+
+@dataclass
+class Spec:
+    template: Template
+    goals: list[Goal]
+    source: str
+    description: str = ""
+    _ccas: dict[int, LanguageCCA] = field(default_factory=dict)
+
+    @property
+    def cca_name(self) -> str:
+        return str(self.template.data["name"])
+
+    def assignment(self, index: int) -> dict[str, Any]:
+        """Candidate ``index`` of the template, in :meth:`Template.candidates` order."""
+        out: dict[str, Any] = {}
+        for hole in reversed(self.template.holes):
+            index, i = divmod(index, len(hole.choices))
+            out[hole.name] = hole.choices[i]
+        return {h.name: out[h.name] for h in self.template.holes}
+
+    def cca(self, index: int) -> LanguageCCA:
+        """Candidate ``index`` as a CCA: the file its assignment fills, read as any CCA file is."""
+        if index not in self._ccas:
+            assignment = self.assignment(index)
+            where = f"{self.template.source} with {self.template.describe(assignment)}"
+            self._ccas[index] = LanguageCCA(parse_definition(self.template.fill(assignment), where))
+        return self._ccas[index]
+
+    def query(self, goal: Goal, index: int) -> Query:
+        """The goal's query with candidate ``index`` as its CCA."""
+        return parse_query(goal.data, goal.name, goal.source, {self.cca_name: self.cca(index)})
+
+
+def load_spec(path: Path) -> Spec:
+    """Read a synthesis file; errors name the file and the key."""
+    data = read_toml(path)
+    source = str(path)
+    unknown = sorted(set(data) - {"synthesize", "goal"})
+    if unknown:
+        raise CcacError(f"unknown section [{unknown[0]}] (sections: [synthesize], [[goal]])", source)
+    head = data.get("synthesize")
+    if not isinstance(head, dict) or not isinstance(head.get("template"), str):
+        raise CcacError("needs [synthesize] with template = \"a CCA file with [holes]\"", f"{source}: synthesize")
+    extra = sorted(set(head) - set(SPEC_KEYS))
+    if extra:
+        raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(SPEC_KEYS)})", f"{source}: synthesize")
+    template_path = (path.parent / head["template"]).resolve()
+    if not template_path.is_file():
+        raise CcacError(f"no such template file: {template_path}", f"{source}: synthesize.template")
+    template = split_template(read_toml(template_path), str(template_path))
+    name = template.data.get("name")
+    if not isinstance(name, str):
+        raise CcacError("a template names its CCA: name = \"...\"", str(template_path))
+    goals = data.get("goal")
+    if not isinstance(goals, list) or not goals or not all(isinstance(g, dict) for g in goals):
+        raise CcacError("needs at least one goal: [[goal]] tables, each a query the CCA must answer unsat", source)
+    if len(goals) > MAX_GOALS:
+        raise CcacError(f"{len(goals)} goals, more than {MAX_GOALS}", source)
+    spec = Spec(template, [_goal(g, i, path, name) for i, g in enumerate(goals)], source, str(head.get("description", "")))
+    first = spec.cca(0)   # the template's rules, checked once on its first candidate
+    for goal in spec.goals:
+        spec.query(goal, 0)
+    del first
+    return spec
+
+
+def _goal(table: dict[str, Any], i: int, path: Path, cca_name: str) -> Goal:
+    where = f"{path}: goal[{i}]"
+    extra = sorted(set(table) - set(GOAL_KEYS))
+    if extra:
+        raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(GOAL_KEYS)})", where)
+    name = table.get("name", f"goal {i}")
+    if not isinstance(name, str):
+        raise CcacError("name must be a string", f"{where}.name")
+    overrides = table.get("set", [])
+    if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
+        raise CcacError("set is a list of KEY=VALUE strings, as --set", f"{where}.set")
+    if "query" in table:
+        written = sorted(k for k in table if k not in ("name", "query", "set"))
+        if written:
+            raise CcacError(f"a goal names a query or writes one out, not both (remove {written[0]!r})", where)
+        if not isinstance(table["query"], str):
+            raise CcacError("query is a query file or a bundled query's name", f"{where}.query")
+        query_path = locate(str(path.parent / table["query"])) if (path.parent / table["query"]).is_file() \
+            else locate(table["query"])
+        data = read_toml(query_path)
+        source = str(query_path)
+    else:
+        query = {k: table[k] for k in ("assume", "find", "periodic", "description") if k in table}
+        data = {k: table[k] for k in ("network", "cca", "flow", "params", "definitions") if k in table}
+        data["query"] = query
+        source = str(path)
+    if not isinstance(data.get("query", {}).get("find"), str):
+        raise CcacError("a goal needs find: the behaviour the CCA must never show", where)
+    data = apply_overrides(data, overrides)
+    data["query"] = {**data["query"], "expect": "unsat"}
+    data["cca"] = {**{k: v for k, v in (data.get("cca") or {}).items() if k not in ("name", "file")},
+                   "name": cca_name}
+    return Goal(name, data, source)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ccac.core.errors import CcacError
 
-__all__ = ["call_on_cluster", "connect", "run_dask", "run_local"]
+__all__ = ["Pool", "call_on_cluster", "connect", "run_dask", "run_local"]
 
 Done = Callable[[int, Any], None]
 
@@ -37,6 +37,29 @@ def run_local(fn: Callable[[Any], Any], tasks: list[Any], workers: int, done: Do
             process.terminate()  # a solve in progress would otherwise run to its end
         raise
     pool.shutdown()
+
+
+class Pool:
+    """A local process pool kept for many rounds of tasks (``ccac synthesize`` runs one round
+    per iteration): ``map(fn, tasks)`` returns the outcomes in task order and re-raises the
+    first failure. Use it as a context manager; leaving stops the workers."""
+
+    def __init__(self, workers: int, preload: str) -> None:
+        ctx = multiprocessing.get_context(_start_method())
+        if ctx.get_start_method() == "forkserver":
+            ctx.set_forkserver_preload([preload])
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_interrupts)
+
+    def map(self, fn: Callable[[Any], Any], tasks: list[Any]) -> list[Any]:
+        return list(self.pool.map(fn, tasks))
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+            process.terminate()
 
 
 def connect(address: str) -> Any:

@@ -7,13 +7,16 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import click
 import tomli_w
 
+from ccac.analysis.executors import Pool, connect, run_dask
 from ccac.core.errors import CcacError
 from ccac.report.presentation import EXIT_MISMATCH, EXIT_UNKNOWN
-from ccac.synthesis.cegis import Outcome, synthesize
+from ccac.synthesis.cegis import Outcome, Runner, in_process, synthesize
 from ccac.synthesis.spec import Spec, load_spec
 
 
@@ -25,7 +28,13 @@ from ccac.synthesis.spec import Spec, load_spec
               help="Where to write the CCA found [default: NAME_synthesized.toml beside FILE].")
 @click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
               help="Stop after N verifier iterations.")
-def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int | None) -> None:
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Verify N candidates at once and prune in N parts, in a local process pool.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run the verifier and the pruning on this Dask scheduler (e.g. tcp://host:8786); its workers "
+                   "need ccac installed and FILE and its template at the same absolute paths.")
+def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int | None, workers: int,
+                   scheduler: str | None) -> None:
     """Find a CCA in FILE's template whose every goal query is unsat, or show that none is.
 
     FILE is a synthesis file: [synthesize] template = "a CCA file with [holes]" and [[goal]]
@@ -42,7 +51,8 @@ def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int |
     for goal in spec.goals:
         click.echo(f"goal {goal.name}: {goal.data['query']['find']}  [{goal.source}]")
     started = time.monotonic()
-    out = synthesize(spec, timeout, lambda line: click.echo(line), limit)
+    with runner(workers, scheduler) as (run, batch):
+        out = synthesize(spec, timeout, lambda line: click.echo(line), limit, run, batch)
     click.echo(summary(spec, out, time.monotonic() - started))
     if out.found is not None:
         target = Path(out_path) if out_path else path.parent / f"{spec.cca_name}_synthesized.toml"
@@ -50,6 +60,33 @@ def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int |
         click.echo(f"wrote: {target}")
         return
     sys.exit(EXIT_MISMATCH if out.exhausted else EXIT_UNKNOWN)
+
+
+@contextmanager
+def runner(workers: int, scheduler: str | None) -> Iterator[tuple[Runner, int]]:
+    """How tasks run: here (one worker), on a local pool kept for the whole search, or on a Dask
+    cluster; and how many candidates each iteration verifies at once."""
+    if scheduler is not None:
+        client = connect(scheduler)
+        count = workers if workers > 1 else max(1, len(client.scheduler_info().get("workers", {})))
+
+        def on_cluster(fn: Callable[[Any], Any], tasks: list[Any]) -> list[Any]:
+            results: list[Any] = [None] * len(tasks)
+
+            def done(i: int, outcome: Any) -> None:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                results[i] = outcome
+
+            run_dask(client, fn, tasks, done)
+            return results
+
+        yield on_cluster, count
+    elif workers == 1:
+        yield in_process, 1
+    else:
+        with Pool(workers, "ccac.synthesis.cegis") as pool:
+            yield pool.map, workers
 
 
 def summary(spec: Spec, out: Outcome, seconds: float) -> str:

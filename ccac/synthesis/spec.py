@@ -59,6 +59,7 @@ class Spec:
     source: str
     description: str = ""
     _ccas: dict[int, LanguageCCA] = field(default_factory=dict)
+    _queries: dict[tuple[int, int], Query] = field(default_factory=dict)
 
     @property
     def cca_name(self) -> str:
@@ -81,14 +82,17 @@ class Spec:
         return self._ccas[index]
 
     def query(self, goal: Goal, index: int) -> Query:
-        """The goal's query with candidate ``index`` as its CCA."""
-        return parse_query(goal.data, goal.name, goal.source, {self.cca_name: self.cca(index)})
+        """The goal's query with candidate ``index`` as its CCA (read once)."""
+        key = (id(goal), index)
+        if key not in self._queries:
+            self._queries[key] = parse_query(goal.data, goal.name, goal.source, {self.cca_name: self.cca(index)})
+        return self._queries[key]
 
 
 def load_spec(path: Path) -> Spec:
     """Read a synthesis file; errors name the file and the key."""
     data = read_toml(path)
-    source = str(path)
+    source = str(path.resolve())   # absolute: workers of a pool or cluster read it themselves
     unknown = sorted(set(data) - {"synthesize", "goal"})
     if unknown:
         raise CcacError(f"unknown section [{unknown[0]}] (sections: [synthesize], [[goal]])", source)

@@ -24,7 +24,7 @@ from ccac.synthesis.cegis import synthesize
 from ccac.synthesis.spec import load_spec
 from ccac.testbed.fluid_player import play
 
-DATA = Path(__file__).parent / "data" / "synthesis"
+DATA = Path(__file__).resolve().parent.parent / "examples" / "synthesis"
 
 
 def test_a_template_holding_cc_qdel_finds_it_and_the_file_meets_the_goal(tmp_path: Path) -> None:
@@ -49,6 +49,16 @@ def test_a_template_holding_cc_probe_slow_finds_a_cca_meeting_its_goal_as_cc_pro
                    if spec.assignment(i) == {"a1": 1, "b1": -1, "c1": 0, "a2": 3, "c2": 1})
     for goal in spec.goals:
         assert solve(spec.query(goal, ccmatic), timeout=120).answer == "unsat", goal.name
+
+
+def test_the_worked_example_writes_the_file_it_ships_and_its_lemmas_are_proved(tmp_path: Path) -> None:
+    """docs/synthesis.md: `ccac synthesize qdel.toml` writes the CCA file shipped beside it, and
+    `ccac prove steady.toml` proves its lemmas about that CCA."""
+    out = tmp_path / "found.toml"
+    assert run_cli("synthesize", str(DATA / "qdel.toml"), "--out", str(out))[0] == 0
+    assert out.read_text() == (DATA / "qdel_template_synthesized.toml").read_text()
+    code, text, err = run_cli("prove", str(DATA / "steady.toml"))
+    assert code == 0 and "proved: 2/2 checks proved" in text, (text, err)
 
 
 def test_a_template_without_an_answer_ends_none_with_every_candidate_refuted() -> None:

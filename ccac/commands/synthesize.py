@@ -47,9 +47,9 @@ def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int |
     spec = load_spec(path)
     holes = "; ".join(f"{h.name}: {len(h.choices)}" for h in spec.template.holes) or "none"
     click.echo(f"synthesize: {path} ({spec.description.strip()})" if spec.description.strip() else f"synthesize: {path}")
-    click.echo(f"template: {spec.template.source}, {spec.template.size} candidates (holes {holes})")
+    click.echo(f"template: {_relative(spec.template.source)}, {spec.template.size} candidates (holes {holes})")
     for goal in spec.goals:
-        click.echo(f"goal {goal.name}: {goal.data['query']['find']}  [{goal.source}]")
+        click.echo(f"goal {goal.name} ({goal.label}): never {goal.data['query']['find']}")
     started = time.monotonic()
     with runner(workers, scheduler) as (run, batch):
         out = synthesize(spec, timeout, lambda line: click.echo(line), limit, run, batch)
@@ -89,6 +89,13 @@ def runner(workers: int, scheduler: str | None) -> Iterator[tuple[Runner, int]]:
             yield pool.map, workers
 
 
+def _relative(path: str) -> str:
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
 def summary(spec: Spec, out: Outcome, seconds: float) -> str:
     counts = (f"{out.iterations} iterations, {len(out.counterexamples)} counterexamples, {len(out.refuted)} candidates "
               f"refuted by the verifier, {len(out.pruned)} pruned on a counterexample's path, {len(out.unknown)} "
@@ -105,7 +112,7 @@ def summary(spec: Spec, out: Outcome, seconds: float) -> str:
 
 def filled_file(spec: Spec, candidate: int) -> str:
     """The CCA found, as a CCA file (the template with its holes filled)."""
-    head = (f"# Synthesized by `ccac synthesize {spec.source}` from {spec.template.source}:\n"
+    head = (f"# Synthesized by `ccac synthesize {Path(spec.source).name}` from {Path(spec.template.source).name}:\n"
             f"# {spec.template.describe(spec.assignment(candidate))}; every goal unsat:\n"
             + "".join(f"#   {g.name}: {g.data['query']['find']}\n" for g in spec.goals))
     return head + tomli_w.dumps(spec.template.fill(spec.assignment(candidate)))

@@ -50,6 +50,7 @@ class Goal:
     name: str
     data: dict[str, Any]
     source: str
+    label: str = ""   # where it comes from, for the terminal: a query's name or "written out"
 
 
 @dataclass
@@ -142,16 +143,16 @@ def _goal(table: dict[str, Any], i: int, path: Path, cca_name: str) -> Goal:
         query_path = locate(str(path.parent / table["query"])) if (path.parent / table["query"]).is_file() \
             else locate(table["query"])
         data = read_toml(query_path)
-        source = str(query_path)
+        source, label = str(query_path), f"query {table['query']}" + (f" with {', '.join(overrides)}" if overrides else "")
     else:
         query = {k: table[k] for k in ("assume", "find", "periodic", "description") if k in table}
         data = {k: table[k] for k in ("network", "cca", "flow", "params", "definitions") if k in table}
         data["query"] = query
-        source = str(path)
+        source, label = str(path), "written out"
     if not isinstance(data.get("query", {}).get("find"), str):
         raise CcacError("a goal needs find: the behaviour the CCA must never show", where)
     data = apply_overrides(data, overrides)
     data["query"] = {**data["query"], "expect": "unsat"}
     data["cca"] = {**{k: v for k, v in (data.get("cca") or {}).items() if k not in ("name", "file")},
                    "name": cca_name}
-    return Goal(name, data, source)
+    return Goal(name, data, source, label)

@@ -8,7 +8,7 @@ and ``dupacks`` are left to the solver when not given, which quantifies over the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Mapping
 
@@ -41,7 +41,12 @@ NETWORK_PARAMS: tuple[Param, ...] = (
           maximum=Fraction(1)),
     Param("rto", 1, "a timeout must fire once every in-flight byte has been known lost for this many "
           "steps (it may fire from the first)", "steps", "int", minimum=Fraction(1)),
+    Param("link", "ccac", "ccac: the CCAC path-server (the token bucket holds tokens up to D steps); cbrdelay: "
+          "CCmatic's constant-rate link with delay jitter (the bottleneck serves C whenever it has bytes, and "
+          "every flow's ACKs pass a box of up to D steps); ideal: CCmatic's ideal link (constant rate, D = 0)",
+          kind="choice", choices=("ccac", "cbrdelay", "ideal")),
 )
+LINKS = ("ccac", "cbrdelay", "ideal")
 
 
 # Keys of a ``[[flow]]`` table that describe the flow's own part of the path (thesis figure 7-1).
@@ -90,7 +95,9 @@ class Network:
     dupacks: Fraction | None
     eta: Fraction
     rto: int
+    link: str = "ccac"
     paths: tuple[FlowPath, ...] = field(default=())
+    link_jitter: int = 0   # cbrdelay: the D given, which every flow's box carries (the bottleneck has none)
 
     def path(self, n: int) -> FlowPath:
         """Flow n's own part of the path (the network's defaults without ``[[flow]]``)."""
@@ -128,18 +135,37 @@ class Network:
             return self.buffer_min * self.bdp
         return self.buffer_bytes()
 
+    @property
+    def jitter(self) -> int:
+        """The jitter bound the query's ``D`` names: the bottleneck's, or on a cbrdelay link the
+        flows' ACK boxes'."""
+        return self.link_jitter if self.link == "cbrdelay" else self.D
+
     def as_dict(self) -> dict[str, Any]:
-        return {p.name: getattr(self, p.name) for p in NETWORK_PARAMS}
+        """The parameters as given (a cbrdelay link's D is its boxes' jitter)."""
+        return {**{p.name: getattr(self, p.name) for p in NETWORK_PARAMS}, "D": self.jitter}
 
 
 def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
     """Read the ``[network]`` table, apply defaults and reject invalid combinations."""
     values = resolve(NETWORK_PARAMS, given, where)
+    if values["link"] == "ideal":
+        if "D" in given and values["D"] != 0:
+            raise CcacError("the ideal link has no jitter: leave D out or set D = 0", f"{where}.D")
+        values["D"] = 0
     net = Network(**values)
-    if net.T < net.R + net.D + 1:
+    if net.link == "cbrdelay":
+        # CCmatic's cbrdelay: a constant-rate bottleneck (the composing server with D = 0 serves
+        # exactly min(tokens, bytes admitted): its U(t) = min(U(t-1) + C, A - L)) followed, for
+        # every flow, by a box that holds ACKs up to D steps
+        if not net.compose:
+            raise CcacError("the cbrdelay link is a constant-rate bottleneck: compose must be true", where)
+        net = replace(net, D=0, link_jitter=values["D"],
+                      paths=tuple(FlowPath(values["D"], net.eta, net.R) for _ in range(net.flows)))
+    if net.T < net.R + net.jitter + 1:
         raise CcacError(
-            f"T = {net.T} is too small: the first R + D = {net.R + net.D} steps are history the CCA "
-            f"did not choose, so T must be at least R + D + 1 = {net.R + net.D + 1}", where)
+            f"T = {net.T} is too small: the first R + D = {net.R + net.jitter} steps are history the CCA "
+            f"did not choose, so T must be at least R + D + 1 = {net.R + net.jitter + 1}", where)
     check_horizon(net.T, net.flows, f"{where}.T")
     if net.buffer_min is not None:
         if not isinstance(net.buffer, Fraction):
@@ -155,7 +181,7 @@ def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
 def parse_flow_path(net: Network, given: Mapping[str, Any], where: str) -> FlowPath:
     """Read a ``[[flow]]`` table's path keys (D, eta, R); eta and R default to the network's."""
     values = resolve(FLOW_PATH_PARAMS, given, where)
-    path = FlowPath(D=values["D"], eta=net.eta if values["eta"] is None else values["eta"],
+    path = FlowPath(D=values["D"] + net.link_jitter, eta=net.eta if values["eta"] is None else values["eta"],
                     R=net.R if values["R"] is None else values["R"])
     first_free = path.R + net.D + path.D + 1
     if net.T < first_free:

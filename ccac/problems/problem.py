@@ -66,7 +66,7 @@ def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
         return [value(x) for x in row[first:]]
 
     sym = Symbols()
-    sym.constants.update({"C": net.C, "R": net.R, "D": net.D, "T": net.T, "flows": net.flows,
+    sym.constants.update({"C": net.C, "R": net.R, "D": net.jitter, "T": net.T, "flows": net.flows,
                           "alpha": value(v.alpha), "dupacks": value(v.dupacks)})
     if v.buffer is None:
         sym.unavailable["buffer"] = "the buffer is infinite (network.buffer = \"inf\")"

@@ -80,7 +80,8 @@ class Query:
             "name": self.name,
             "network": {k: _plain(v) for k, v in self.network.as_dict().items()},
             "cca": [{**_cca_key(f.cca), **{k: _plain(v) for k, v in f.params.items()}} for f in self.flows],
-            **({"paths": [{k: _plain(v) for k, v in vars(p).items()} for p in self.network.paths]}
+            **({"paths": [{k: _plain(v) for k, v in {**vars(p), "D": p.D - self.network.link_jitter}.items()}
+                          for p in self.network.paths]}
                if self.network.paths else {}),
             "params": {k: _plain(v) for k, v in self.params.items()},
             "definitions": dict(self.definitions),

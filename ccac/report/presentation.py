@@ -40,7 +40,9 @@ def describe_query(q: Any) -> str:
     lines = [f"query: {q.name} ({q.source})"]
     if q.description:
         lines.append("  " + q.description.splitlines()[0])
-    lines.append(f"model: {net.model_name} path-server, T={net.T} R={net.R} D={net.D} C={float(net.C):g} "
+    link = {"ccac": f"{net.model_name} path-server", "ideal": "ideal link (constant rate, no jitter)",
+            "cbrdelay": "cbrdelay link (constant-rate bottleneck, ACKs held up to D steps)"}[net.link]
+    lines.append(f"model: {link}, T={net.T} R={net.R} D={net.jitter} C={float(net.C):g} "
                  f"buffer={buffer}, {net.flows} flow(s)")
     for n, f in enumerate(q.flows):
         params = ", ".join(f"{k}={_show(v)}" for k, v in f.params.items())

@@ -41,6 +41,7 @@ definitions being expanded and the size budget; cut in two, every method would n
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -128,17 +129,7 @@ class _Compiler:
         if not isinstance(self.source, str) or not self.source.strip():
             raise CcacError("expected a non-empty expression string", self.where)
         self.text = self.source.strip()
-        try:
-            tree = ast.parse(self.text, mode="eval")
-        except SyntaxError as e:
-            raise CcacError(f"syntax error at column {e.offset}: `{_clip(self.text)}`", self.where) from None
-        except (RecursionError, MemoryError):  # the parser's own nesting limits
-            raise CcacError(f"the expression is nested too deeply to parse (at most {MAX_DEPTH} levels): "
-                            f"`{_clip(self.text)}`", self.where) from None
-        depth = _depth(tree.body)
-        if depth > MAX_DEPTH:
-            raise CcacError(f"the expression nests {depth} levels deep, more than {MAX_DEPTH} "
-                            f"(ccac.core.limits.MAX_DEPTH): `{_clip(self.text)}`", self.where)
+        tree = _parse(self.text, self.where)
         try:
             return self.visit(tree.body, env or {})
         except RecursionError:
@@ -629,6 +620,31 @@ def _clip(text: str, limit: int = 300) -> str:
 
 def _show_int(i: int) -> str:
     return str(i) if abs(i) < 10**30 else f"about {'-' if i < 0 else ''}10^{len(str(abs(i))) - 1}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_checked(text: str) -> ast.Expression | CcacError:
+    """The syntax tree of ``text``, or the error it gives (without its place), parsed once: a rule
+    or a query condition is compiled at every step of every trace, with the same text. The tree
+    is only read."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as e:
+        return CcacError(f"syntax error at column {e.offset}: `{_clip(text)}`")
+    except (RecursionError, MemoryError):  # the parser's own nesting limits
+        return CcacError(f"the expression is nested too deeply to parse (at most {MAX_DEPTH} levels): `{_clip(text)}`")
+    depth = _depth(tree.body)
+    if depth > MAX_DEPTH:
+        return CcacError(f"the expression nests {depth} levels deep, more than {MAX_DEPTH} "
+                         f"(ccac.core.limits.MAX_DEPTH): `{_clip(text)}`")
+    return tree
+
+
+def _parse(text: str, where: str) -> ast.Expression:
+    found = _parse_checked(text)
+    if isinstance(found, CcacError):
+        raise CcacError(str(found), where)
+    return found
 
 
 def _depth(root: ast.AST) -> int:

@@ -68,16 +68,15 @@ def play(query: Query, trace: Trace, takeover: int) -> Trace | None:
     states: list[dict[str, Any]] = [{} for _ in range(R)]
     record = FlowRecord(sent=A[:R], lost=L[:R], rtt=[None] * R)
     loss_log = [(L[t - 1], L[t], Fraction(t)) for t in range(1, takeover) if L[t] > L[t - 1]]
+    admitted = [a - l for a, l in zip(A, L)]   # kept as A and L grow
 
     def feedback(t: int) -> Feedback:
-        admitted = [a - l for a, l in zip(A, L)]
         low, high = delay_range(So, admitted, t - R)
         return Feedback(t, R, So[t - R], Ld[t], timeout[t], A[t - 1], Fraction(R + low), (low, high), record, (),
                         detected(loss_log, Ld[t - 1], Ld[t]), fate_known_through(So[t - R], Ld[t], admitted, L, t - 1))
 
     for t in range(R, T):
         if t >= takeover:   # the path's loss detection and timeout at t, from what it has served
-            admitted = [a - l for a, l in zip(A, L)]
             fired = all_in_flight_lost(A, admitted, L, Ld, So[t - R], t, R)
             timeout.append(fired)
             Ld.append(L[t - R] if fired else max([Ld[t - 1]] + detectable_losses(admitted, L, So[t - R], dupacks, t - R)))
@@ -94,6 +93,7 @@ def play(query: Query, trace: Trace, takeover: int) -> Trace | None:
             window = max(So[t - R] + Ld[t] + decision.cwnd, A[t - 1])
             A.append(window if decision.rate is None else min(window, A[t - 1] + decision.rate))
             _serve(A, S, L, So, line, S_trace, So_trace, tokens, t, C, D, path.D, buffer)
+            admitted.append(A[t] - L[t])
             if L[t] > L[t - 1]:
                 loss_log.append((L[t - 1], L[t], Fraction(t)))
         if t >= len(record.sent):

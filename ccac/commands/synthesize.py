@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import click
 import tomli_w
 
 from ccac.analysis.executors import Pool, connect, run_dask
+from ccac.analysis.proof import check_proof
+from ccac.analysis.proof_file import load_proof
+from ccac.commands.prove import CODES, echo_report
 from ccac.core.errors import CcacError
 from ccac.report.presentation import EXIT_MISMATCH, EXIT_UNKNOWN
 from ccac.synthesis.cegis import Outcome, Runner, in_process, synthesize
@@ -33,8 +36,11 @@ from ccac.synthesis.spec import Spec, load_spec
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run the verifier and the pruning on this Dask scheduler (e.g. tcp://host:8786); its workers "
                    "need ccac installed and FILE and its template at the same absolute paths.")
+@click.option("--prove", "proof_path", type=click.Path(dir_okay=False), default=None, metavar="PROOF",
+              help="Once the CCA is written, check this proof file about it (its [cca] names the file --out "
+                   "writes), as `ccac prove PROOF` does: lemmas and steady-state theorems.")
 def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int | None, workers: int,
-                   scheduler: str | None) -> None:
+                   scheduler: str | None, proof_path: str | None) -> None:
     """Find a CCA in FILE's template whose every goal query is unsat, or show that none is.
 
     FILE is a synthesis file: [synthesize] template = "a CCA file with [holes]" and [[goal]]
@@ -44,6 +50,8 @@ def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int |
     path = Path(file)
     if not path.is_file():
         raise CcacError(f"no such synthesis file: {file}")
+    if proof_path is not None and not Path(proof_path).is_file():
+        raise CcacError(f"no such proof file: {proof_path}", "--prove")
     spec = load_spec(path)
     holes = "; ".join(f"{h.name}: {len(h.choices)}" for h in spec.template.holes) or "none"
     click.echo(f"synthesize: {path} ({spec.description.strip()})" if spec.description.strip() else f"synthesize: {path}")
@@ -58,6 +66,8 @@ def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int |
         target = Path(out_path) if out_path else path.parent / f"{spec.cca_name}_synthesized.toml"
         target.write_text(filled_file(spec, out.found), encoding="utf-8")
         click.echo(f"wrote: {target}")
+        if proof_path is not None:
+            prove_found(Path(proof_path), timeout)
         return
     sys.exit(EXIT_MISMATCH if out.exhausted else EXIT_UNKNOWN)
 
@@ -87,6 +97,20 @@ def runner(workers: int, scheduler: str | None) -> Iterator[tuple[Runner, int]]:
     else:
         with Pool(workers, "ccac.synthesis.cegis") as pool:
             yield pool.map, workers
+
+
+def prove_found(proof_path: Path, timeout: float) -> None:
+    """Check the proof file about the CCA just written, as ``ccac prove`` does; exit as it would
+    if the proof does not hold."""
+    proof = load_proof(str(proof_path))
+    click.echo(f"prove: {proof_path}")
+    report = check_proof(proof, timeout=timeout)
+    echo_report(report, Path("counterexamples") / proof.name, False)
+    if report.theorem:
+        click.echo(f"THEOREM: {report.theorem}")
+    click.echo(f"{report.verdict}: {report.tally} checks proved in {report.seconds:.1f} s")
+    if CODES[report.verdict]:
+        sys.exit(CODES[report.verdict])
 
 
 def _relative(path: str) -> str:

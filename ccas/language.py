@@ -42,9 +42,10 @@ import z3
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.core.errors import CcacError
 from ccac.encode.encoding import maximum, minimum
-from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, bq_after, choice_allows,
-                               constants, exact_and, exact_not, exact_or, lambda_after, lambda_candidates, max_c_after,
-                               max_c_candidates, min_c_after, min_c_candidates, parse_definition, used_steps)
+from ccac.encode.beliefs import (bq_after, exact_and, exact_not, exact_or, lambda_after, lambda_candidates,
+                                 max_c_after, max_c_candidates, min_c_after, min_c_candidates, used_steps)
+from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, choice_allows, constants,
+                               parse_definition)
 from ccac.senders.interface import ConcreteSender, SenderStart
 
 #: bundled CCA files
@@ -168,7 +169,7 @@ class LanguageCCA(CCA):
 
     @staticmethod
     def _min_c(ctx: FlowContext, t: int, first: int, min_c: list[Any]) -> list[Any]:
-        """The belief min_c (:func:`ccac.encode.rules.min_c_candidates`): before the sender has
+        """The belief min_c (:func:`ccac.encode.beliefs.min_c_candidates`): before the sender has
         ``memory`` steps of ACK readings in the trace it is history (any value >= 0); after, the
         largest of its previous value and the last windows' ACK rates over (window + jitter),
         as at least each of them and equal to one."""
@@ -180,7 +181,7 @@ class LanguageCCA(CCA):
 
     @staticmethod
     def _max_c(ctx: FlowContext, t: int, first: int, max_c: list[Any], qdel_steps: list[Any]) -> list[Any]:
-        """The belief max_c (:func:`ccac.encode.rules.max_c_candidates`): history (any value >= 0)
+        """The belief max_c (:func:`ccac.encode.beliefs.max_c_candidates`): history (any value >= 0)
         until the sender has seen ``memory`` steps of its own; after, at most its previous value
         and every candidate whose window was used throughout, and equal to one of them."""
         if t < first:
@@ -207,7 +208,7 @@ class LanguageCCA(CCA):
 
     @staticmethod
     def _min_c_lambda(ctx: FlowContext, t: int, first: int, belief: list[Any]) -> list[Any]:
-        """The belief min_c_lambda (:func:`ccac.encode.rules.lambda_candidates`): history (any
+        """The belief min_c_lambda (:func:`ccac.encode.beliefs.lambda_candidates`): history (any
         value >= 0) until the sender has seen its windows and the sending before them; after, at
         least its previous value and every valid candidate, and equal to one of them."""
         if t < first:
@@ -219,7 +220,7 @@ class LanguageCCA(CCA):
 
     @staticmethod
     def _bq_belief(ctx: FlowContext, t: int, first: int, belief: list[Any], lam: list[Any]) -> list[Any]:
-        """The belief bq_belief (:func:`ccac.encode.rules.bq_after`): history (any value >= 0)
+        """The belief bq_belief (:func:`ccac.encode.beliefs.bq_after`): history (any value >= 0)
         before min_c_lambda's first reading; after, exactly its update."""
         if t < first:
             return [belief[t] >= 0]

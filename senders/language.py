@@ -18,8 +18,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ccac.encode.rules import (JITTER, MEMORY, Definition, bq_after, constants, exact_and, exact_not, exact_or,
-                               lambda_after, lambda_candidates, max_c_after, min_c_after, used_steps)
+from ccac.encode.beliefs import (bq_after, exact_and, exact_not, exact_or, lambda_after, lambda_candidates,
+                                 max_c_after, min_c_after, used_steps)
+from ccac.encode.rules import JITTER, MEMORY, Definition, constants
 from ccac.senders.interface import Choose, ConcreteSender, Decision, Feedback, SenderStart
 
 
@@ -110,7 +111,7 @@ class LanguageSender(ConcreteSender):
         return Decision(cwnd, rate)
 
     def _max_c(self, fb: Feedback) -> Fraction:
-        """max_c's update (:func:`ccac.encode.rules.max_c_after`) from what the sender saw: the
+        """max_c's update (:func:`ccac.encode.beliefs.max_c_after`) from what the sender saw: the
         ACK reading of service step u arrived at step u + R, with the delay sample of that step;
         the bytes it sent by u are its record's."""
         memory, jitter, R = int(self.start.params[MEMORY]), self.start.params[JITTER], fb.R
@@ -122,8 +123,8 @@ class LanguageSender(ConcreteSender):
         return max_c_after(self.max_c, acked, used, jitter)
 
     def _probe_beliefs(self, fb: Feedback) -> None:
-        """min_c_lambda's and bq_belief's updates (:func:`ccac.encode.rules.lambda_candidates`,
-        :func:`~ccac.encode.rules.bq_after`) from what the sender saw: the ACK reading of
+        """min_c_lambda's and bq_belief's updates (:func:`ccac.encode.beliefs.lambda_candidates`,
+        :func:`~ccac.encode.beliefs.bq_after`) from what the sender saw: the ACK reading of
         service step u arrived at step u + R; the bytes it sent and lost by each step are its
         record's."""
         R, sent, lost = fb.R, fb.outcome.sent, fb.outcome.lost

@@ -116,10 +116,8 @@ def load_spec(path: Path) -> Spec:
     if len(goals) > MAX_GOALS:
         raise CcacError(f"{len(goals)} goals, more than {MAX_GOALS}", source)
     spec = Spec(template, [_goal(g, i, path, name) for i, g in enumerate(goals)], source, str(head.get("description", "")))
-    first = spec.cca(0)   # the template's rules, checked once on its first candidate
-    for goal in spec.goals:
+    for goal in spec.goals:   # the template's rules and every goal, read once with the first candidate
         spec.query(goal, 0)
-    del first
     return spec
 
 

@@ -33,7 +33,7 @@ from typing import Any
 from ccac.encode.expr import Series, Symbols
 from ccac.encode.trace import Trace, delay_range
 from ccac.problems.query import Query
-from ccac.senders.interface import ConcreteSender, Decision, Feedback, FlowRecord, SenderStart, fate_known_through
+from ccac.senders.interface import Decision, Feedback, FlowRecord, SenderStart, fate_known_through
 from ccac.testbed.packet_path import all_in_flight_lost, detectable_losses, detected
 
 CURVES = ("A_f", "S_f", "L_f", "Ld_f", "cwnd", "rate", "timeout")

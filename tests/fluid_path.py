@@ -25,6 +25,7 @@ from typing import Any, Callable
 import z3
 
 from conftest import assert_admits, make_query
+from ccac.testbed.fluid_player import learn_rtts
 from ccac.testbed.packet_path import all_in_flight_lost, detectable_losses, detected
 from ccac.problems.problem import build
 from ccac.senders.interface import AckedPacket, ConcreteSender, Feedback, FlowRecord, SenderStart, fate_known_through
@@ -169,20 +170,8 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
         record.sent.append(run.A[t])
         record.lost.append(run.L[t])
         record.rtt.append(None)
-        _learn_rtts(run, record, t)
+        learn_rtts(run.A, run.L, run.S, record, t, R)
     return run
-
-
-def _learn_rtts(run: Run, record: FlowRecord, t: int) -> None:
-    """Bytes sent at step s met an RTT of R plus the steps until the last of them was served;
-    the sender learns it once that service is R steps old."""
-    R = run.cfg.R
-    if t < R:
-        return
-    u = t - R
-    for s in range(u + 1):
-        if record.rtt[s] is None and run.S[u] >= run.A[s] - run.L[s]:
-            record.rtt[s] = F(R + u - s)
 
 
 def admits(cca: dict[str, Any], run: Run, fix_state: tuple[str, ...] = ()) -> None:

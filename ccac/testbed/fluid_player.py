@@ -100,7 +100,7 @@ def play(query: Query, trace: Trace, takeover: int) -> Trace | None:
             record.sent.append(A[t])
             record.lost.append(L[t])
             record.rtt.append(None)
-        _learn_rtts(A, L, So, record, t, R)
+        learn_rtts(A, L, So, record, t, R)
     return _as_trace(query, trace, A, S, L, Ld, So, cwnd, rate, timeout, line, states, takeover, names)
 
 
@@ -123,7 +123,7 @@ def _serve(A: list[Fraction], S: list[Fraction], L: list[Fraction], So: list[Fra
         So.append(min(S[t], max(So[t - 1], S[t - box] if t >= box else So[t - 1], S[t] - held)))
 
 
-def _learn_rtts(A: list[Fraction], L: list[Fraction], So: list[Fraction], record: FlowRecord, t: int, R: int) -> None:
+def learn_rtts(A: list[Fraction], L: list[Fraction], So: list[Fraction], record: FlowRecord, t: int, R: int) -> None:
     """Bytes sent at step s met an RTT of R plus the steps until the last of them was served;
     the sender learns it once that service is R steps old."""
     if t < R:

@@ -301,14 +301,9 @@ class LanguageCCA(CCA):
                 problems += self._check_bracket(f, t)
             if "qdel_steps" in f.state:
                 problems += self._check_qdel_sample(f, t)
-            if "min_c" in f.state:
-                problems += self._check_min_c(f, t, first)
-            if "max_c" in f.state:
-                problems += self._check_max_c(f, t, first)
-            if "min_c_lambda" in f.state:
-                problems += self._check_min_c_lambda(f, t, first)
-            if "bq_belief" in f.state:
-                problems += self._check_bq_belief(f, t, first)
+            for belief, update in BELIEF_CHECKS.items():
+                if belief in f.state:
+                    problems += _check_belief(f, belief, t, first, update)
             if t < first:
                 for s in d.state:
                     if s.initial is not None and not d.condition(s.initial, {**fixed, **seen, **now}, s.name):
@@ -336,27 +331,6 @@ class LanguageCCA(CCA):
         return problems
 
     @staticmethod
-    def _check_min_c(f: FlowValues, t: int, first: int) -> list[str]:
-        belief = f.state["min_c"]
-        if t < first:
-            return [f"step {t}: min_c {belief[t]} is negative"] if belief[t] < 0 else []
-        acked = [f.S[t - f.R - k] for k in range(int(f.params[MEMORY]), -1, -1)]
-        expected = min_c_after(belief[t - 1], acked, f.params[JITTER])
-        return [] if belief[t] == expected else [f"step {t}: min_c is {belief[t]}, its update gives {expected}"]
-
-    @staticmethod
-    def _check_max_c(f: FlowValues, t: int, first: int) -> list[str]:
-        belief = f.state["max_c"]
-        if t < first:
-            return [f"step {t}: max_c {belief[t]} is negative"] if belief[t] < 0 else []
-        memory, jitter, R = int(f.params[MEMORY]), f.params[JITTER], f.R
-        s = t - R
-        acked = [f.S[s - k] for k in range(memory, -1, -1)]
-        used = used_steps(f.state["qdel_steps"], f.A, f.Ld, s, memory, R, jitter, exact_and, exact_or)
-        expected = max_c_after(belief[t - 1], acked, used, jitter)
-        return [] if belief[t] == expected else [f"step {t}: max_c is {belief[t]}, its update gives {expected}"]
-
-    @staticmethod
     def _check_qdel_sample(f: FlowValues, t: int) -> list[str]:
         sample, s = f.state["qdel_steps"], t - f.R
         if s < 1 or t - 1 < f.R:
@@ -364,25 +338,6 @@ class LanguageCCA(CCA):
                 if sample[t] < 0 or Fraction(sample[t]).denominator != 1 else []
         expected = f.state["delay_steps"][t] if f.S[s] > f.S[s - 1] else sample[t - 1]
         return [] if sample[t] == expected else [f"step {t}: qdel_steps is {sample[t]}, the newest sample gives {expected}"]
-
-    @staticmethod
-    def _check_min_c_lambda(f: FlowValues, t: int, first: int) -> list[str]:
-        belief = f.state["min_c_lambda"]
-        if t < first:
-            return [f"step {t}: min_c_lambda {belief[t]} is negative"] if belief[t] < 0 else []
-        candidates = lambda_candidates(f.S, f.A, f.L, f.Ld, t - f.R, t, int(f.params[MEMORY]), int(f.params[JITTER]),
-                                       exact_and, exact_not)
-        expected = lambda_after(belief[t - 1], candidates)
-        return [] if belief[t] == expected else [f"step {t}: min_c_lambda is {belief[t]}, its update gives {expected}"]
-
-    @staticmethod
-    def _check_bq_belief(f: FlowValues, t: int, first: int) -> list[str]:
-        belief = f.state["bq_belief"]
-        if t < first:
-            return [f"step {t}: bq_belief {belief[t]} is negative"] if belief[t] < 0 else []
-        inflight = f.A[t - 1] - f.S[t - f.R] - f.Ld[t]
-        expected = bq_after(belief[t - 1], inflight, f.A[t - 1] - f.A[t - 2], f.state["min_c_lambda"][t])
-        return [] if belief[t] == expected else [f"step {t}: bq_belief is {belief[t]}, its update gives {expected}"]
 
     @staticmethod
     def _check_bracket(f: FlowValues, t: int) -> list[str]:
@@ -403,6 +358,47 @@ class LanguageCCA(CCA):
         from ccac.senders.language import LanguageSender
 
         return LanguageSender(self.definition, start, self.paced(start.params), choose)
+
+
+def _check_belief(f: FlowValues, name: str, t: int, first: int, update: Callable[[FlowValues, int], Fraction]) -> list[str]:
+    """A recorded belief against its update: any value >= 0 before the sender has seen enough to
+    update it (history), its update from the step before after."""
+    value = f.state[name][t]
+    if t < first:
+        return [f"step {t}: {name} {value} is negative"] if value < 0 else []
+    expected = update(f, t)
+    return [] if value == expected else [f"step {t}: {name} is {value}, its update gives {expected}"]
+
+
+def _min_c_update(f: FlowValues, t: int) -> Fraction:
+    acked = [f.S[t - f.R - k] for k in range(int(f.params[MEMORY]), -1, -1)]
+    return min_c_after(f.state["min_c"][t - 1], acked, f.params[JITTER])
+
+
+def _max_c_update(f: FlowValues, t: int) -> Fraction:
+    memory, jitter, R = int(f.params[MEMORY]), f.params[JITTER], f.R
+    s = t - R
+    acked = [f.S[s - k] for k in range(memory, -1, -1)]
+    used = used_steps(f.state["qdel_steps"], f.A, f.Ld, s, memory, R, jitter, exact_and, exact_or)
+    return max_c_after(f.state["max_c"][t - 1], acked, used, jitter)
+
+
+def _min_c_lambda_update(f: FlowValues, t: int) -> Fraction:
+    candidates = lambda_candidates(f.S, f.A, f.L, f.Ld, t - f.R, t, int(f.params[MEMORY]), int(f.params[JITTER]),
+                                   exact_and, exact_not)
+    return lambda_after(f.state["min_c_lambda"][t - 1], candidates)
+
+
+def _bq_belief_update(f: FlowValues, t: int) -> Fraction:
+    inflight = f.A[t - 1] - f.S[t - f.R] - f.Ld[t]
+    return bq_after(f.state["bq_belief"][t - 1], inflight, f.A[t - 1] - f.A[t - 2], f.state["min_c_lambda"][t])
+
+
+#: each belief's exact update, for the check
+BELIEF_CHECKS: dict[str, Callable[[FlowValues, int], Fraction]] = {
+    "min_c": _min_c_update, "max_c": _max_c_update, "min_c_lambda": _min_c_lambda_update,
+    "bq_belief": _bq_belief_update,
+}
 
 
 def equal_by_cases(target: Any, value: Any) -> list[Any]:

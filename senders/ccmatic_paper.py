@@ -157,9 +157,23 @@ class _Readings:
         return F(0) if k < k0 and self.Ld[k0] == 0 else None
 
 
+class _CcmaticSender(ConcreteSender):
+    """What both senders take from their start: the MSS alpha, the jitter D they assume
+    (``params["jitter"]``, else the path's), how many windows they keep (``params["memory"]``,
+    None = all) and their record of readings."""
+
+    def __init__(self, start: SenderStart) -> None:
+        p = {name: v for name, v in start.params.items() if v is not None}
+        self.alpha = exact(start.alpha)
+        self.D = int(p.get("jitter", start.D))
+        memory = p.get("memory")
+        self.memory: int | None = None if memory is None else int(memory)
+        self.rd = _Readings(start)
+
+
 # --------------------------------------------------------------------- probe_qdel
 
-class ProbeQdelSender(ConcreteSender):
+class ProbeQdelSender(_CcmaticSender):
     """``probe_qdel`` / cc_qdel (sol:722-730)::
 
         r_f = max alpha,
@@ -190,12 +204,7 @@ class ProbeQdelSender(ConcreteSender):
     kept."""
 
     def __init__(self, start: SenderStart) -> None:
-        p = {name: v for name, v in start.params.items() if v is not None}
-        self.alpha = exact(start.alpha)
-        self.D = int(p.get("jitter", start.D))
-        memory = p.get("memory")
-        self.memory: int | None = None if memory is None else int(memory)
-        self.rd = _Readings(start)
+        super().__init__(start)
         self.min_c = exact(start.value("min_c", 0))
         self.min_qdel = exact(start.value("min_qdel", 0))
         self.qdel: dict[int, int] = {}          # dt of the newest served byte, by service index
@@ -243,7 +252,7 @@ class ProbeQdelSender(ConcreteSender):
 
 # --------------------------------------------------------------------- drain_bq_probe
 
-class DrainBqProbeSender(ConcreteSender):
+class DrainBqProbeSender(_CcmaticSender):
     """``drain_bq_probe`` / cc_probe_slow (sol:52-60)::
 
         r_f = max alpha,
@@ -288,12 +297,7 @@ class DrainBqProbeSender(ConcreteSender):
     """
 
     def __init__(self, start: SenderStart) -> None:
-        p = {name: v for name, v in start.params.items() if v is not None}
-        self.alpha = exact(start.alpha)
-        self.D = int(p.get("jitter", start.D))
-        memory = p.get("memory")
-        self.memory: int | None = None if memory is None else int(memory)
-        self.rd = _Readings(start)
+        super().__init__(start)
         self.min_c_lambda = exact(start.value("min_c_lambda", 0))
         self.bq_belief = exact(start.value("bq_belief", 0))
         self.bq_belief1: Fraction | None = None

@@ -16,8 +16,12 @@ open choice is a solver series constrained to its values (``choose``) or its int
 [L_f[t-1], L_f[t]] and ``delay`` anywhere in the model's delay range, closed at both ends (the
 true value lies in the half-open range; closing it only adds values), so a move is allowed when
 some value allows it; ``delay_steps``/``delay_known`` equal the curves' whole-step reading at
-trace steps; the beliefs follow their updates exactly from the step the sender has seen enough
-readings, any value >= 0 before.
+trace steps, and ``qdel_steps`` (the newest sample) equals that reading at a step whose ACKs
+grew and the previous sample otherwise; the beliefs follow their updates exactly from the step
+the sender has seen enough readings. Before that (and a sample before the trace shows one), a
+value from the sender's unknown past: any value >= 0 (whole for a sample), which every update
+of the belief yields from some past (its candidates are ACKed or sent bytes over positive
+windows, or its previous value), so the history only adds runs.
 A rate-only CCA (no window) sets the model's window to its bytes in flight plus the step's rate,
 so that the pacing rate is what limits it, as ETC's encoding does.
 

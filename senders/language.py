@@ -15,6 +15,7 @@ one, else its ``start`` expression evaluated on the first step's observations, e
 
 from __future__ import annotations
 
+import copy
 from fractions import Fraction
 from typing import Any
 
@@ -22,7 +23,6 @@ from ccac.encode.beliefs import (bq_after, exact_and, exact_not, exact_or, lambd
                                  max_c_after, min_c_after, used_steps)
 from ccac.encode.rules import JITTER, MEMORY, Definition, constants
 from ccac.senders.interface import Choose, ConcreteSender, Decision, Feedback, SenderStart
-
 
 
 class LanguageSender(ConcreteSender):
@@ -71,6 +71,11 @@ class LanguageSender(ConcreteSender):
         return out
 
     def decide(self, fb: Feedback) -> Decision:
+        return self.respond(fb, self.observe(fb))
+
+    def observe(self, fb: Feedback) -> dict[str, Any]:
+        """Step ``fb.t``'s observations, the beliefs updated on what ``fb`` shows (the half of a
+        decision that does not depend on the rules' constants)."""
         if self.previous_acked is None or fb.acked > self.previous_acked:
             self.qdel_steps = Fraction(fb.delay[0])
         self.readings.append(fb.acked)
@@ -84,13 +89,14 @@ class LanguageSender(ConcreteSender):
         if "min_c_lambda" in self.d.observed and fb.t >= first:
             self._probe_beliefs(fb)
         seen = self._observations(fb)
-        if self.values is None:
-            self.values = {}
-            for s in self.d.state:
-                given = self.start.value(s.name, None)
-                if given is None and s.start is not None:
-                    given = self.d.number(s.start, {**self.constants, **seen, **self.values}, f"{s.name}.start")
-                self.values[s.name] = Fraction(given if given is not None else 0)
+        self.previous_acked, self.previous_lost = fb.acked, fb.lost
+        return seen
+
+    def respond(self, fb: Feedback, seen: dict[str, Any]) -> Decision:
+        """The rules run on step ``fb.t``'s observations ``seen`` (:meth:`observe`): the new
+        state, and what is sent."""
+        first = self.d.first_rule_step(fb.R, self.start.params)
+        self.start_state(seen)
         if fb.t >= first and all(o in seen for o in self.d.observed):
             before = dict(self.values)
             context = {**self.constants, **seen, **before}
@@ -101,7 +107,6 @@ class LanguageSender(ConcreteSender):
                     context[c.series] = self.taken[c.series] = options[self.choose(f"{s.name} choice {i}", len(options))]
             self.values = {s.name: Fraction(self.d.number(s.rule, context, s.name)) for s in self.d.state}
         self.seen = seen
-        self.previous_acked, self.previous_lost = fb.acked, fb.lost
         now = {**self.constants, **seen, **self.values}
         rate = Fraction(self.d.number(self.d.rate, now, "rate")) if self.paced else None
         if self.d.window is not None:
@@ -109,6 +114,34 @@ class LanguageSender(ConcreteSender):
         else:
             cwnd = fb.inflight + (rate or Fraction(0))
         return Decision(cwnd, rate)
+
+    def start_state(self, seen: dict[str, Any]) -> dict[str, Fraction]:
+        """The state, started on the first step's observations ``seen`` if it has not started:
+        each variable the run's value if it has one, else its ``start`` expression, else 0."""
+        if self.values is None:
+            self.values = {}
+            for s in self.d.state:
+                given = self.start.value(s.name, None)
+                if given is None and s.start is not None:
+                    given = self.d.number(s.start, {**self.constants, **seen, **self.values}, f"{s.name}.start")
+                self.values[s.name] = Fraction(given if given is not None else 0)
+        return self.values
+
+    def fork(self) -> "LanguageSender":
+        """A copy that goes on separately (the definition and constants are shared: never changed)."""
+        twin = copy.copy(self)
+        twin.values = dict(self.values) if self.values is not None else None
+        twin.taken, twin.readings, twin.seen_at = dict(self.taken), list(self.readings), dict(self.seen_at)
+        return twin
+
+    def become(self, definition: Definition, params: dict[str, Any]) -> None:
+        """Run another CCA's rules from here on, with the beliefs, readings and state seen so
+        far (``ccac synthesize`` plays a template's candidates that agreed so far as one):
+        ``definition`` must read the same observations and state as this sender's."""
+        self.d = definition
+        self.start = SenderStart(self.start.R, self.start.D, self.start.C, self.start.alpha, params,
+                                 self.start.values, self.start.acked)
+        self.constants = constants(definition.params, dict(params), self.start.C, self.start.R, self.start.alpha)
 
     def _max_c(self, fb: Feedback) -> Fraction:
         """max_c's update (:func:`ccac.encode.beliefs.max_c_after`) from what the sender saw: the

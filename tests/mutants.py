@@ -1,4 +1,5 @@
-"""The mutation check's mutants: single-point edits that make a CCA encoding unsound.
+"""The mutation check's mutants: single-point edits that make a CCA encoding unsound (or a claim
+of ``ccac synthesize`` that rests on one).
 
 Each :class:`Mutant` replaces one snippet of an encoding's source by a stricter one: the
 mutant excludes runs of the algorithm the encoding must admit (a bound tightened, a reading of
@@ -42,6 +43,8 @@ class Mutant:
 GRADIENT, RTT, ETC = "ccac.ccas.pcc_gradient", "ccac.ccas.pcc_rtt", "ccac.ccas.etc"
 ALLEGRO = "ccac.ccas.allegro"
 LANGUAGE = "ccac.ccas.language"
+VALIDATE = "ccac.solving.validate"
+CEGIS = "ccac.synthesis.cegis"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -50,6 +53,8 @@ CONFORMANCE = {
     ETC: ("tests/test_etc.py",),
     ALLEGRO: ("tests/test_allegro.py",),
     LANGUAGE: ("tests/test_language.py", "tests/test_ccmatic.py"),
+    VALIDATE: ("tests/test_synthesis.py",),
+    CEGIS: ("tests/test_synthesis.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -280,6 +285,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("lang_rules_late", LANGUAGE, "the rules apply one step later than their observations allow",
            "first = d.first_rule_step(ctx.R, p)",
            "first = d.first_rule_step(ctx.R, p) + 1"),
+    Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
+           "without checking its own rules there",
+           "    return [not any(flow.cca.check(flow_values(trace, n, flow.params)) for n, flow in enumerate(q.flows))",
+           "    return [True"),
+    Mutant("synth_unconfirmed_dropped", CEGIS, "a suspect that fails its own check is dropped instead of searched again",
+           "        back.extend(set(members) - set(confirmed))",
+           "        back.extend([])"),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

@@ -5,14 +5,18 @@
 * a template with no CCA that meets its goal ends "none", every candidate refuted or pruned;
 * every candidate the generator prunes on a played trace is one the verifier refutes too (the
   generator's claims, checked by the solver);
+* the sieve, which plays candidates in groups, suspects exactly those that fail when played
+  alone, confirms each on its own, and reads each candidate's rules as its file reads;
 * the player, run with a trace's own CCA, gives traces of the model;
 * bad templates, goals and synthesis files are one line and exit 2.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import run_cli
@@ -20,9 +24,14 @@ from conftest import run_cli
 from ccac.problems.query import load_query, parse_query
 from ccac.solving.solve import solve
 from ccac.solving.validate import check_trace
-from ccac.synthesis.cegis import synthesize
-from ccac.synthesis.spec import load_spec
-from ccac.testbed.fluid_player import play
+from ccac.encode.rules import parse_definition
+from ccac.encode.trace import Trace
+from ccac.synthesis import cegis
+from ccac.synthesis.cegis import fails_when_played, synthesize
+from ccac.synthesis.sieve import Suspect, confirm, sieve
+from ccac.synthesis.spec import Goal, Spec, load_spec
+from ccac.synthesis.vector import VectorRules
+from ccac.testbed.fluid_player import Run, play
 
 DATA = Path(__file__).resolve().parent.parent / "examples" / "synthesis"
 
@@ -32,7 +41,7 @@ def test_a_template_holding_cc_qdel_finds_it_and_the_file_meets_the_goal(tmp_pat
     code, text, err = run_cli("synthesize", str(DATA / "qdel.toml"), "--out", str(out))
     assert code == 0, (text, err)
     assert "found: down = 1/2, up = 2, congested = `min_qdel > 0`" in text
-    assert "iteration 1:" in text and "pruned on its path" in text
+    assert "iteration 1:" in text and "on its path: " in text and "suspected" in text
     for name, overrides in (("cc_qdel_utilization", ["network.T=10"]), ("cc_qdel_queue", ["params.q=5.31"])):
         data = load_query(name, overrides).raw
         data = {**data, "cca": {**{k: v for k, v in data["cca"].items() if k != "name"}, "file": str(out)}}
@@ -49,6 +58,27 @@ def test_a_template_holding_cc_probe_slow_finds_a_cca_meeting_its_goal_as_cc_pro
                    if spec.assignment(i) == {"a1": 1, "b1": -1, "c1": 0, "a2": 3, "c2": 1})
     for goal in spec.goals:
         assert solve(spec.query(goal, ccmatic), timeout=120).answer == "unsat", goal.name
+
+
+def test_ccmatic_s_own_cc_qdel_template_is_searched_whole() -> None:
+    """CCmatic's cc_qdel template, all 37,296 candidates (its answer, probe_qdel, among them):
+    the search finds a CCA meeting cc_qdel's goal, and probe_qdel meets it too."""
+    spec = load_spec(DATA / "ccmatic_qdel.toml")
+    assert spec.template.size == 37_296
+    probe_qdel = {"cond": "1 * min_qdel > 0", "a1": 0, "m1": Fraction(1, 2), "a2": 0, "m2": 2}
+    index = next(i for i in range(spec.template.size) if spec.assignment(i) == probe_qdel)
+    out = synthesize(spec, timeout=120)
+    assert out.found is not None and out.iterations < 20
+    for goal in spec.goals:
+        assert solve(spec.query(goal, index), timeout=120).answer == "unsat", goal.name
+
+
+@pytest.mark.slow
+def test_ccmatic_s_own_cc_qdel_template_holds_no_cca_for_a_tiny_queue() -> None:
+    """The whole template exhausted: every candidate confirmed on its own run."""
+    spec = load_spec(DATA / "ccmatic_qdel_impossible.toml")
+    out = synthesize(spec, timeout=120)
+    assert out.exhausted and out.suspected == 0
 
 
 def test_the_worked_example_writes_the_file_it_ships_and_proves_its_lemmas(tmp_path: Path) -> None:
@@ -74,13 +104,116 @@ def test_a_template_without_an_answer_ends_none_with_every_candidate_refuted() -
 
 
 def test_every_candidate_pruned_on_a_played_trace_is_refuted_by_the_verifier() -> None:
-    spec = load_spec(DATA / "qdel.toml")
+    """A "none" rests on every candidate's own refutation: the ones the search pruned (each
+    confirmed on its own played run) the solver refutes too."""
+    spec = load_spec(DATA / "impossible.toml")
     out = synthesize(spec, timeout=120)
-    assert out.found is not None and out.pruned
+    assert out.exhausted and out.pruned and out.suspected == 0
     for candidate, index in out.pruned.items():
         goal = out.counterexamples[index].goal
         result = solve(spec.query(goal, candidate), timeout=120)
         assert result.answer == "sat", (spec.template.describe(spec.assignment(candidate)), goal.name)
+
+
+BIG_HOLES = """[holes]
+down = { range = [0, 3], resolution = 0.25 }
+up = { range = [0, 3], resolution = 0.25 }
+congested = { one_of = ["min_qdel > 0", "qdel_steps > 0", "min_c > alpha"] }
+"""
+
+
+@pytest.fixture(scope="module")
+def big_spec(tmp_path_factory: pytest.TempPathFactory) -> Spec:
+    """cc_qdel's goal over a template of 507 candidates (13 x 13 x 3)."""
+    folder = tmp_path_factory.mktemp("big")
+    template = (DATA / "qdel_template.toml").read_text()
+    template = template[:template.index("[holes]")] + BIG_HOLES + template[template.index("[state.rate]"):]
+    (folder / "qdel_template.toml").write_text(template)
+    (folder / "qdel.toml").write_text((DATA / "qdel.toml").read_text())
+    return load_spec(folder / "qdel.toml")
+
+
+def test_the_sieve_suspects_exactly_the_candidates_that_fail_when_played_alone(big_spec: Spec) -> None:
+    """Played in groups, a template's candidates are suspected on a counterexample's path exactly
+    when each, played alone, fails the goal there; each suspect is confirmed on its group's run,
+    and a candidate is never confirmed on a run that is not its own."""
+    spec = big_spec
+    for goal in spec.goals[:1]:
+        for refuted in (0, 40):
+            trace = solve(spec.query(goal, refuted), timeout=120).trace
+            candidates = list(range(spec.template.size))
+            suspects, alone = sieve(spec, goal, trace, candidates)
+            assert not alone and len(suspects) > 1
+            suspected = {c for s in suspects for c in s.members}
+            confirmed = {c for s in suspects for c in confirm(spec, goal, s.trace, s.members)}
+            failing = {c for c in candidates if fails_when_played(spec, goal, trace, c)}
+            assert suspected == confirmed == failing and failing
+            first, second = suspects[0], suspects[1]
+            assert confirm(spec, goal, first.trace, second.members) == []
+
+
+def test_a_wrong_suspicion_costs_time_never_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a sieve that suspects every candidate on every counterexample's own run, the search
+    still finds cc_qdel's answer and still proves the impossible template has none: a suspect
+    that fails its own check is searched again."""
+    def suspect_everyone(spec: Spec, goal: Goal, trace: Trace, candidates: list[int]):
+        return [Suspect(candidates[0], list(candidates), trace)], []
+
+    monkeypatch.setattr(cegis, "sieve", suspect_everyone)
+    out = synthesize(load_spec(DATA / "qdel.toml"), timeout=120)
+    spec = load_spec(DATA / "qdel.toml")
+    assert out.found is not None and spec.assignment(out.found) == {"down": Fraction(1, 2), "up": 2,
+                                                                    "congested": "min_qdel > 0"}
+    spec = load_spec(DATA / "impossible.toml")
+    out = synthesize(spec, timeout=120)
+    assert out.exhausted and len(out.refuted) + len(out.pruned) == spec.template.size
+
+
+def test_rules_the_vector_walk_does_not_know_are_played_one_by_one(tmp_path: Path) -> None:
+    """A template whose rules hold an open choice is not played in groups: the sieve hands its
+    candidates back, and the search plays each alone (and still finds or refutes)."""
+    (tmp_path / "t.toml").write_text(TEMPLATE.format(holes="k = [0, 1, 2]").replace(
+        "max(alpha, k * min_c)", "max(alpha, choose(k * min_c, min_c))"))
+    (tmp_path / "s.toml").write_text(SPEC.format(goal='find = "S[T-1] - S[2] < 0.5 * C * (T - 3 - D)"'))
+    spec = load_spec(tmp_path / "s.toml")
+    trace = solve(spec.query(spec.goals[0], 0), timeout=120).trace
+    suspects, alone = sieve(spec, spec.goals[0], trace, [1, 2])
+    assert suspects == [] and alone == [1, 2]
+    assert synthesize(spec, timeout=120).iterations >= 1
+
+
+def test_candidates_of_one_shape_are_read_as_their_files_are(big_spec: Spec) -> None:
+    """A candidate's CCA (the template's rules read once per choice of expressions, its numbers
+    set as defaults) equals the CCA its filled file reads as."""
+    spec = big_spec
+    for index in (0, 1, 2, 250, 506):
+        assignment = spec.assignment(index)
+        where = f"{spec.template.source} with {spec.template.describe(assignment)}"
+        assert spec.cca(index).definition == parse_definition(spec.template.fill(assignment), where)
+
+
+def test_the_vector_rules_decide_as_the_sender_does(big_spec: Spec) -> None:
+    """The rules evaluated for many candidates at once give each candidate's own decision."""
+    spec, goal = big_spec, big_spec.goals[0]
+    trace = solve(spec.query(goal, 0), timeout=120).trace
+    candidates = np.arange(0, spec.template.size, 7)
+    for shape in range(3):
+        members = candidates[spec.choice_indices(candidates)["congested"] == shape]
+        query = spec.query(goal, int(members[0]))
+        rules = VectorRules(spec.template, query.flows[0].cca.definition)
+        holes = rules.hole_arrays({k: v for k, v in spec.choice_indices(members).items()}, trace.network.C, 1)
+        first = query.flows[0].cca.definition.first_rule_step(1, query.flows[0].params)
+        run = Run.start(query, trace, first)
+        feedback = run.detect(run.takeover)
+        seen = run.sender.observe(feedback)
+        context = {**run.sender.constants, **seen, **run.sender.start_state(seen)}
+        decided = rules.decide(context, holes, run.sender.paced, feedback.inflight)
+        for row, candidate in zip(decided, members):
+            sender = run.sender.fork()
+            cca = spec.query(goal, int(candidate)).flows[0]
+            sender.become(cca.cca.definition, cca.params)
+            decision = sender.respond(feedback, seen)
+            assert row[-2] == pytest.approx(float(decision.rate)) and row[-1] == pytest.approx(float(decision.cwnd))
 
 
 @pytest.mark.parametrize("name, overrides", [

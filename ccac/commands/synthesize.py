@@ -122,8 +122,9 @@ def _relative(path: str) -> str:
 
 def summary(spec: Spec, out: Outcome, seconds: float) -> str:
     counts = (f"{out.iterations} iterations, {len(out.counterexamples)} counterexamples, {len(out.refuted)} candidates "
-              f"refuted by the verifier, {len(out.pruned)} pruned on a counterexample's path, {len(out.unknown)} "
-              f"unknown; {seconds:.1f} s (verifier {out.verifier_seconds:.1f} s, generator "
+              f"refuted by the verifier, {len(out.pruned)} pruned on a counterexample's path, "
+              + (f"{out.suspected} suspected there and not checked on their own, " if out.suspected else "")
+              + f"{len(out.unknown)} unknown; {seconds:.1f} s (verifier {out.verifier_seconds:.1f} s, generator "
               f"{out.generator_seconds:.1f} s)")
     if out.found is not None:
         return f"found: {spec.template.describe(spec.assignment(out.found))}\n  {counts}"

@@ -346,6 +346,17 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
     return replace(definition, split=_check_linear(definition))
 
 
+def with_defaults(d: Definition, defaults: dict[str, Any], source: str) -> Definition:
+    """``d`` with these parameters' defaults (as a file writes them) and its source replaced:
+    what :func:`parse_definition` gives for the same file with only those defaults changed, as
+    no check of a file reads a default (:func:`_check_linear` puts every parameter at 1)."""
+    params = tuple(replace(p, default=defaults[p.name]) if p.name in defaults else p for p in d.params)
+    for p in params:
+        if p.name in defaults:
+            p.parse(p.default, f"{source}: params")
+    return replace(d, params=params, source=source)
+
+
 def _check_linear(d: Definition) -> frozenset[str]:
     """Compile every expression once over unknowns (parameters at 1): a product or quotient of
     two quantities the solver chooses is refused here, naming the rule, not at query time. A

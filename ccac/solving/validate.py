@@ -42,6 +42,22 @@ def validate(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, An
     return problems
 
 
+def validate_alike(queries: list[Query], trace: Trace) -> list[bool]:
+    """For queries that differ only in their flows' CCAs (one template's candidates on one run),
+    whether ``trace`` is a genuine answer to each: :func:`validate`'s checks, with the path and
+    the query's conditions (the same for all of them) checked once and each query's CCA rules
+    on their own. Not for periodic queries."""
+    if not queries:
+        return []
+    first = queries[0]
+    if any(q.periodic or q.assume != first.assume or q.find != first.find for q in queries):
+        raise ValueError("validate_alike: the queries differ in more than their CCAs")
+    if check_path(trace) or check_query(first, trace, []):
+        return [False] * len(queries)
+    return [not any(flow.cca.check(flow_values(trace, n, flow.params)) for n, flow in enumerate(q.flows))
+            for q in queries]
+
+
 PERIODS = 3  # how many periods a periodic trace is repeated for its validation
 
 # Series that are byte positions: repeating a trace shifts them by one period's growth.

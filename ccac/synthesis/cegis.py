@@ -3,15 +3,18 @@
 The **verifier** is ccac's own solve: for a candidate it asks every goal's query; unsat for all
 is success, a sat answer comes with a validated trace, a counterexample. The **generator** keeps
 the candidates that meet the goal on every counterexample collected so far: when a
-counterexample is found, every remaining candidate is run on its path with the path's choices
-kept and the candidate's own response recomputed (:func:`ccac.testbed.fluid_player.play`), and a
-candidate whose played run validates as a trace of the model on which the goal's ``find`` holds
-is dropped. The next candidate verified is the first one left, in the template's order.
+counterexample is found, every remaining candidate is played on its path with the path's
+choices kept and the candidate's own response recomputed, many at once
+(:func:`ccac.synthesis.sieve.sieve`); those whose played run meets the goal's ``find`` are set
+aside as suspects. When no candidate is left but suspects, each is checked on its own
+(:func:`ccac.synthesis.sieve.confirm`): confirmed, it is pruned; not, it is a candidate again.
+The next candidate verified is the first one left, in the template's order.
 
-What a "none" answer claims: every candidate of the template was dropped for a validated trace
-of the model on which it fails a goal, either the verifier's (sat, validated) or a played one
-(validated by the same exact check). Candidates whose verification ended without an answer
-(``unknown``: a timeout) are neither: they are listed, and then the answer is not "none".
+What a "none" answer claims: every candidate of the template was refuted by the verifier (sat,
+validated) or pruned for a validated trace of the model on which it, with its own rules, fails
+a goal. Candidates whose verification ended without an answer (``unknown``: a timeout) are
+neither: they are listed, and then the answer is not "none". A "found" answer rests on the
+verifier alone.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ccac.encode.trace import Trace
 from ccac.solving.solve import solve
 from ccac.solving.validate import check_query, validate
 from ccac.synthesis.spec import Goal, Spec, load_spec
+from ccac.synthesis.sieve import confirm, sieve
 from ccac.testbed.fluid_player import play
 
 
@@ -45,6 +49,7 @@ class Outcome:
     refuted: dict[int, int] = field(default_factory=dict)    # candidate -> counterexample (verifier)
     pruned: dict[int, int] = field(default_factory=dict)     # candidate -> counterexample it fails when played
     unknown: dict[int, str] = field(default_factory=dict)    # candidate -> why the verifier had no answer
+    suspected: int = 0       # candidates set aside on a played run and not checked on their own (the search ended first)
     counterexamples: list[Counterexample] = field(default_factory=list)
     iterations: int = 0
     verifier_seconds: float = 0.0
@@ -74,9 +79,15 @@ def synthesize(spec: Spec, timeout: float | None = None, report: Callable[[str],
     _SPECS[spec.source] = spec
     out = Outcome(None, spec.template.size)
     alive = list(range(out.size))
-    while alive:
+    suspected: dict[int, list[int]] = {}   # suspect group -> its candidates not yet confirmed
+    groups: list[tuple[int, int, dict[str, Any]]] = []   # suspect group -> (goal, counterexample, run)
+    while alive or suspected:
+        if not alive:   # every candidate is refuted, pruned or suspected: check each suspect on its own
+            alive = _confirm(spec, out, suspected, groups, run, batch, report)
+            continue
         if limit is not None and out.iterations >= limit:
-            report(f"stopped after {limit} iterations with {len(alive)} candidates left")
+            report(f"stopped after {limit} iterations with {len(alive)} candidates left "
+                   f"and {sum(map(len, suspected.values()))} suspected")
             break
         out.iterations += 1
         chosen, alive = alive[:batch], alive[batch:]
@@ -105,17 +116,58 @@ def synthesize(spec: Spec, timeout: float | None = None, report: Callable[[str],
             out.counterexamples.append(cex)
             index = len(out.counterexamples) - 1
             started = time.monotonic()
-            pool = alive + list(out.unknown)   # a candidate without an answer may still fail here
-            parts = [pool[i::batch] for i in range(batch) if pool[i::batch]]
-            tasks = [(spec.source, spec.goals.index(cex.goal), cex.trace.to_json(), part) for part in parts]
-            failing = {c for found in run(_prune_task, tasks) for c in found}
+            goal_index, trace_json = spec.goals.index(cex.goal), cex.trace.to_json()
+            parts = [list(part) for part in _chunks(alive, batch)]
+            tasks = [(spec.source, goal_index, trace_json, part) for part in parts]
+            found = run(_prune_task, tasks)
+            tasks = [(spec.source, goal_index, trace_json, list(out.unknown))] if out.unknown else []
+            failing = {c for part in in_process(_play_each_task, tasks) for c in part}   # no answer yet: alone
+            held: set[int] = set()
+            for exact, suspects in found:
+                failing.update(exact)
+                for members, played in suspects:
+                    suspected[len(groups)] = members
+                    groups.append((goal_index, index, played))
+                    held.update(members)
             for candidate in failing:
                 out.pruned[candidate] = index
                 out.unknown.pop(candidate, None)
-            alive = [c for c in alive if c not in failing]
+            alive = [c for c in alive if c not in failing and c not in held]
             out.generator_seconds += time.monotonic() - started
-            report(f"  {len(failing)} more pruned on its path ({time.monotonic() - started:.2f} s); {len(alive)} left")
+            report(f"  on its path: {len(held)} suspected" + (f", {len(failing)} pruned" if failing else "")
+                   + f" ({time.monotonic() - started:.2f} s); {len(alive)} left")
+    out.suspected = sum(map(len, suspected.values()))
     return out
+
+
+def _confirm(spec: Spec, out: Outcome, suspected: dict[int, list[int]], groups: list[tuple[int, int, dict[str, Any]]],
+             run: Runner, batch: int, report: Callable[[str], None]) -> list[int]:
+    """Check every suspect on its own (:func:`ccac.synthesis.sieve.confirm`): the confirmed are
+    pruned, the rest (whose own run differs from their group's) are candidates again, returned
+    in the template's order; ``suspected`` is emptied."""
+    started = time.monotonic()
+    tasks = []
+    for k, members in suspected.items():
+        goal_index, _, played = groups[k]
+        tasks.extend((spec.source, goal_index, played, list(part), k) for part in _chunks(members, batch))
+    back: list[int] = []
+    for (_, _, _, members, k), confirmed in zip(tasks, run(_confirm_task, tasks)):
+        for candidate in confirmed:
+            out.pruned[candidate] = groups[k][1]
+        back.extend(set(members) - set(confirmed))
+    total = sum(map(len, suspected.values()))
+    suspected.clear()
+    out.generator_seconds += time.monotonic() - started
+    report(f"confirmed {total - len(back)} of {total} suspects, each on its own run "
+           f"({time.monotonic() - started:.2f} s); {len(back)} are candidates again")
+    return sorted(back)
+
+
+def _chunks(items: list[int], n: int) -> list[list[int]]:
+    """``items`` in at most ``n`` contiguous parts (a part's candidates are neighbours in the
+    template, and mostly decide alike)."""
+    size = -(-len(items) // max(n, 1))
+    return [items[i:i + size] for i in range(0, len(items), size)] if items else []
 
 
 _SPECS: dict[str, Spec] = {}
@@ -146,13 +198,35 @@ def _verify_task(task: tuple[str, int, float | None]) -> tuple[str, Any, int]:
     return "unsat", None, len(spec.goals) - 1
 
 
-def _prune_task(task: tuple[str, int, dict[str, Any], list[int]]) -> list[int]:
-    """The candidates among ``task``'s that fail its goal on its trace's path when played."""
+def _prune_task(task: tuple[str, int, dict[str, Any], list[int]]) -> tuple[list[int], list[tuple[list[int], dict[str, Any]]]]:
+    """``task``'s candidates played on its trace's path (:func:`ccac.synthesis.sieve.sieve`):
+    those found to fail its goal one by one, and the suspect groups (their candidates, and their
+    run as JSON)."""
+    source, goal_index, trace_json, candidates = task
+    spec = _spec(source)
+    goal = spec.goals[goal_index]
+    trace = Trace.from_json(trace_json, spec.query(goal, candidates[0]).network, [spec.cca_name])
+    suspects, alone = sieve(spec, goal, trace, candidates)
+    exact = [c for c in alone if fails_when_played(spec, goal, trace, c)]
+    return exact, [(s.members, s.trace.to_json()) for s in suspects]
+
+
+def _play_each_task(task: tuple[str, int, dict[str, Any], list[int]]) -> list[int]:
+    """The candidates among ``task``'s that fail its goal on its trace's path, each played alone."""
     source, goal_index, trace_json, candidates = task
     spec = _spec(source)
     goal = spec.goals[goal_index]
     trace = Trace.from_json(trace_json, spec.query(goal, candidates[0]).network, [spec.cca_name])
     return [c for c in candidates if fails_when_played(spec, goal, trace, c)]
+
+
+def _confirm_task(task: tuple[str, int, dict[str, Any], list[int], int]) -> list[int]:
+    """The suspects among ``task``'s whose own check passes on their group's run."""
+    source, goal_index, played_json, candidates, _ = task
+    spec = _spec(source)
+    goal = spec.goals[goal_index]
+    played = Trace.from_json(played_json, spec.query(goal, candidates[0]).network, [spec.cca_name])
+    return confirm(spec, goal, played, candidates)
 
 
 def fails_when_played(spec: Spec, goal: Goal, trace: Trace, candidate: int) -> bool:

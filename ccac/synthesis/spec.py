@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ccac.ccas.language import LanguageCCA
 from ccac.core.errors import CcacError
-from ccac.encode.rules import parse_definition
+from ccac.encode.rules import Definition, parse_definition, with_defaults
 from ccac.encode.templates import Template, split_template
 from ccac.problems.query import Query, apply_overrides, locate, parse_query, read_toml
 
@@ -61,6 +63,7 @@ class Spec:
     description: str = ""
     _ccas: dict[int, LanguageCCA] = field(default_factory=dict)
     _queries: dict[tuple[int, int], Query] = field(default_factory=dict)
+    _shapes: dict[tuple[str, ...], Definition] = field(default_factory=dict)
 
     @property
     def cca_name(self) -> str:
@@ -74,13 +77,32 @@ class Spec:
             out[hole.name] = hole.choices[i]
         return {h.name: out[h.name] for h in self.template.holes}
 
+    def choice_indices(self, candidates: "np.ndarray") -> dict[str, "np.ndarray"]:
+        """For each hole, the index of its choice in each of ``candidates`` (as
+        :meth:`assignment`, for many at once)."""
+        out, rest = {}, np.asarray(candidates, dtype=np.int64)
+        for hole in reversed(self.template.holes):
+            rest, out[hole.name] = np.divmod(rest, len(hole.choices))
+        return {h.name: out[h.name] for h in self.template.holes}
+
     def cca(self, index: int) -> LanguageCCA:
         """Candidate ``index`` as a CCA: the file its assignment fills, read as any CCA file is."""
         if index not in self._ccas:
             assignment = self.assignment(index)
             where = f"{self.template.source} with {self.template.describe(assignment)}"
-            self._ccas[index] = LanguageCCA(parse_definition(self.template.fill(assignment), where))
+            filled = self.template.fill(assignment)
+            shape = self.shape(index)
+            if shape not in self._shapes:   # the rules are read once per choice of expressions
+                self._shapes[shape] = parse_definition(filled, where)
+            numbers = {h.name: filled["params"][h.name]["default"] for h in self.template.holes if not h.options}
+            self._ccas[index] = LanguageCCA(with_defaults(self._shapes[shape], numbers, where))
         return self._ccas[index]
+
+    def shape(self, index: int) -> tuple[str, ...]:
+        """Candidate ``index``'s expression holes' choices: candidates of one shape differ only
+        in numbers."""
+        assignment = self.assignment(index)
+        return tuple(assignment[h.name] for h in self.template.holes if h.options)
 
     def query(self, goal: Goal, index: int) -> Query:
         """The goal's query with candidate ``index`` as its CCA (read once)."""

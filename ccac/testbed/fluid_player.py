@@ -27,6 +27,7 @@ otherwise.
 
 from __future__ import annotations
 
+import copy
 from fractions import Fraction
 from typing import Any
 
@@ -42,66 +43,123 @@ CURVES = ("A_f", "S_f", "L_f", "Ld_f", "cwnd", "rate", "timeout")
 def play(query: Query, trace: Trace, takeover: int) -> Trace | None:
     """``query``'s flow-0 CCA run on ``trace``'s path from step ``takeover`` on (see the
     module doc): the played trace, not yet validated, or None where playing is not defined."""
-    net = trace.network
-    if trace.periodic or net.flows != 1 or not net.compose or net.lossy or query.periodic:
+    run = Run.start(query, trace, takeover)
+    if run is None:
         return None
-    flow, path = query.flows[0], net.path(0)
-    R, C, D, T = path.R, net.C, net.D, trace.T
-    takeover = max(takeover, R)
-    if takeover >= T:
-        return None
-    curve = {name: list(trace.flow(name, 0) or [None] * trace.T) for name in CURVES}
-    S_trace, So_trace = curve["S_f"][:], list(trace.flow("So_f", 0) or curve["S_f"])
-    tokens = [C * t - w for t, w in enumerate(trace.total("W"))]
-    A, S, L, Ld, So = (curve["A_f"][:takeover], curve["S_f"][:takeover], curve["L_f"][:takeover],
-                       curve["Ld_f"][:takeover], So_trace[:takeover])
-    cwnd, rate, timeout = curve["cwnd"][:takeover], curve["rate"][:takeover], curve["timeout"][:takeover]
-    line = tokens[:takeover]
-    buffer = trace.constant("buffer") if net.finite_buffer else None
-    dupacks, alpha = trace.constant("dupacks"), trace.constant("alpha")
-    names = [sv.name for sv in flow.cca.state]
-    start_values = {name: trace.flow(name, 0)[R - 1] for name in (*CURVES[:-1], *names)
-                    if trace.flow(name, 0) is not None}
-    sender = flow.cca.concrete(SenderStart(R, D + path.D, C, alpha, flow.params, start_values, []))
-    if sender is None or not hasattr(sender, "resume"):
-        return None
-    states: list[dict[str, Any]] = [{} for _ in range(R)]
-    record = FlowRecord(sent=A[:R], lost=L[:R], rtt=[None] * R)
-    loss_log = [(L[t - 1], L[t], Fraction(t)) for t in range(1, takeover) if L[t] > L[t - 1]]
-    admitted = [a - l for a, l in zip(A, L)]   # kept as A and L grow
+    for t in range(run.takeover, trace.T):
+        run.act(t, run.sender.decide(run.detect(t)))
+    return run.finish()
 
-    def feedback(t: int) -> Feedback:
-        low, high = delay_range(So, admitted, t - R)
-        return Feedback(t, R, So[t - R], Ld[t], timeout[t], A[t - 1], Fraction(R + low), (low, high), record, (),
-                        detected(loss_log, Ld[t - 1], Ld[t]), fate_known_through(So[t - R], Ld[t], admitted, L, t - 1))
 
-    for t in range(R, T):
-        if t >= takeover:   # the path's loss detection and timeout at t, from what it has served
-            fired = all_in_flight_lost(A, admitted, L, Ld, So[t - R], t, R)
-            timeout.append(fired)
-            Ld.append(L[t - R] if fired else max([Ld[t - 1]] + detectable_losses(admitted, L, So[t - R], dupacks, t - R)))
-        decision = sender.decide(feedback(t))
-        if t < takeover:   # warm-up: the sender sees the history and takes the trace's decisions
+class Run:
+    """A played run in progress: the path's curves so far and the sender (see the module doc).
+    :meth:`start` copies the trace up to the takeover; then, step by step, :meth:`detect` gives
+    the sender its feedback and :meth:`act` carries out its decision. :meth:`fork` copies a run,
+    sender included, so runs that agreed so far can go on differently."""
+
+    def __init__(self, query: Query, trace: Trace, takeover: int, sender: Any) -> None:
+        net = trace.network
+        flow, path = query.flows[0], net.path(0)
+        self.query, self.trace, self.takeover, self.sender = query, trace, takeover, sender
+        self.R, self.C, self.D, self.box = path.R, net.C, net.D, path.D
+        curve = {name: list(trace.flow(name, 0) or [None] * trace.T) for name in CURVES}
+        self.S_trace = curve["S_f"][:]
+        self.So_trace = list(trace.flow("So_f", 0) or curve["S_f"])
+        self.tokens = [net.C * t - w for t, w in enumerate(trace.total("W"))]
+        self.A, self.S, self.L = curve["A_f"][:takeover], curve["S_f"][:takeover], curve["L_f"][:takeover]
+        self.Ld, self.So = curve["Ld_f"][:takeover], self.So_trace[:takeover]
+        self.cwnd, self.rate = curve["cwnd"][:takeover], curve["rate"][:takeover]
+        self.timeout, self.line = curve["timeout"][:takeover], self.tokens[:takeover]
+        self.buffer = trace.constant("buffer") if net.finite_buffer else None
+        self.dupacks = trace.constant("dupacks")
+        self.names = [sv.name for sv in flow.cca.state]
+        self.states: list[dict[str, Any]] = [{} for _ in range(self.R)]
+        self.record = FlowRecord(sent=self.A[:self.R], lost=self.L[:self.R], rtt=[None] * self.R)
+        self.loss_log = [(self.L[t - 1], self.L[t], Fraction(t)) for t in range(1, takeover) if self.L[t] > self.L[t - 1]]
+        self.admitted = [a - l for a, l in zip(self.A, self.L)]   # kept as A and L grow
+
+    @classmethod
+    def start(cls, query: Query, trace: Trace, takeover: int) -> "Run | None":
+        """``query``'s flow-0 CCA on ``trace``'s path, warmed up on the trace's history through
+        step ``takeover - 1``; None where playing is not defined (see the module doc)."""
+        net = trace.network
+        if trace.periodic or net.flows != 1 or not net.compose or net.lossy or query.periodic:
+            return None
+        flow, path = query.flows[0], net.path(0)
+        R, T = path.R, trace.T
+        takeover = max(takeover, R)
+        if takeover >= T:
+            return None
+        names = [sv.name for sv in flow.cca.state]
+        start_values = {name: trace.flow(name, 0)[R - 1] for name in (*CURVES[:-1], *names)
+                        if trace.flow(name, 0) is not None}
+        sender = flow.cca.concrete(SenderStart(R, net.D + path.D, net.C, trace.constant("alpha"), flow.params,
+                                               start_values, []))
+        if sender is None or not hasattr(sender, "resume"):
+            return None
+        run = cls(query, trace, takeover, sender)
+        cwnd, rate = list(trace.flow("cwnd", 0) or [None] * T), list(trace.flow("rate", 0) or [None] * T)
+        for t in range(R, takeover):   # warm-up: the sender sees the history and takes the trace's decisions
+            sender.decide(run.feedback(t))
             sender.adopt(Decision(cwnd[t], rate[t]))
-            states.append(sender.state())
-            if t == takeover - 1:
-                sender.resume({n: trace.flow(n, 0)[t] for n in names if trace.flow(n, 0) is not None})
-        else:
-            cwnd.append(decision.cwnd)
-            rate.append(decision.rate)
-            states.append(sender.state())
-            window = max(So[t - R] + Ld[t] + decision.cwnd, A[t - 1])
-            A.append(window if decision.rate is None else min(window, A[t - 1] + decision.rate))
-            _serve(A, S, L, So, line, S_trace, So_trace, tokens, t, C, D, path.D, buffer)
-            admitted.append(A[t] - L[t])
-            if L[t] > L[t - 1]:
-                loss_log.append((L[t - 1], L[t], Fraction(t)))
-        if t >= len(record.sent):
-            record.sent.append(A[t])
-            record.lost.append(L[t])
-            record.rtt.append(None)
-        learn_rtts(A, L, So, record, t, R)
-    return _as_trace(query, trace, A, S, L, Ld, So, cwnd, rate, timeout, line, states, takeover, names)
+            run.states.append(sender.state())
+            run.learn(t)
+        if takeover > R:
+            sender.resume({n: trace.flow(n, 0)[takeover - 1] for n in names if trace.flow(n, 0) is not None})
+        return run
+
+    def fork(self) -> "Run":
+        """A copy of this run that goes on separately (its sender too)."""
+        twin = copy.copy(self)
+        for name in ("A", "S", "L", "Ld", "So", "cwnd", "rate", "timeout", "line", "states", "loss_log", "admitted"):
+            setattr(twin, name, list(getattr(self, name)))
+        twin.record = FlowRecord(list(self.record.sent), list(self.record.lost), list(self.record.rtt))
+        twin.sender = self.sender.fork() if hasattr(self.sender, "fork") else copy.deepcopy(self.sender)
+        return twin
+
+    def feedback(self, t: int) -> Feedback:
+        R, So, Ld = self.R, self.So, self.Ld
+        low, high = delay_range(So, self.admitted, t - R)
+        return Feedback(t, R, So[t - R], Ld[t], self.timeout[t], self.A[t - 1], Fraction(R + low), (low, high),
+                        self.record, (), detected(self.loss_log, Ld[t - 1], Ld[t]),
+                        fate_known_through(So[t - R], Ld[t], self.admitted, self.L, t - 1))
+
+    def detect(self, t: int) -> Feedback:
+        """The path's loss detection and timeout at step t, from what it has served; the
+        feedback the sender reads then."""
+        A, L, Ld, R = self.A, self.L, self.Ld, self.R
+        fired = all_in_flight_lost(A, self.admitted, L, Ld, self.So[t - R], t, R)
+        self.timeout.append(fired)
+        Ld.append(L[t - R] if fired else
+                  max([Ld[t - 1]] + detectable_losses(self.admitted, L, self.So[t - R], self.dupacks, t - R)))
+        return self.feedback(t)
+
+    def act(self, t: int, decision: Decision) -> None:
+        """The sender's ``decision`` at step t carried out: bytes sent, served, lost and ACKed."""
+        A, L = self.A, self.L
+        self.cwnd.append(decision.cwnd)
+        self.rate.append(decision.rate)
+        self.states.append(self.sender.state())
+        window = max(self.So[t - self.R] + self.Ld[t] + decision.cwnd, A[t - 1])
+        A.append(window if decision.rate is None else min(window, A[t - 1] + decision.rate))
+        _serve(A, self.S, L, self.So, self.line, self.S_trace, self.So_trace, self.tokens, t, self.C, self.D,
+               self.box, self.buffer)
+        self.admitted.append(A[t] - L[t])
+        if L[t] > L[t - 1]:
+            self.loss_log.append((L[t - 1], L[t], Fraction(t)))
+        self.learn(t)
+
+    def learn(self, t: int) -> None:
+        if t >= len(self.record.sent):
+            self.record.sent.append(self.A[t])
+            self.record.lost.append(self.L[t])
+            self.record.rtt.append(None)
+        learn_rtts(self.A, self.L, self.So, self.record, t, self.R)
+
+    def finish(self) -> Trace:
+        """The played run as a trace (once every step is played)."""
+        return _as_trace(self.query, self.trace, self.A, self.S, self.L, self.Ld, self.So, self.cwnd, self.rate,
+                         self.timeout, self.line, self.states, self.takeover, self.names)
 
 
 def _serve(A: list[Fraction], S: list[Fraction], L: list[Fraction], So: list[Fraction], line: list[Fraction],

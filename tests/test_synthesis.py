@@ -199,6 +199,19 @@ def test_rules_the_vector_walk_does_not_know_are_played_one_by_one(tmp_path: Pat
     assert synthesize(spec, timeout=120).iterations >= 1
 
 
+def test_a_goal_may_use_its_own_definitions(tmp_path: Path) -> None:
+    """A goal's [definitions] are read on the played runs too: the same answers as the goal with
+    them written out."""
+    (tmp_path / "t.toml").write_text(TEMPLATE.format(holes="k = [0, 1, 2, 3]"))
+    answers = []
+    for goal in ('find = "S[T-1] - S[2] < 0.5 * C * (T - 3 - D)"',
+                 'definitions = { served = "S[T-1] - S[2]" }\nfind = "served < 0.5 * C * (T - 3 - D)"'):
+        (tmp_path / "s.toml").write_text(SPEC.format(goal=goal))
+        out = synthesize(load_spec(tmp_path / "s.toml"), timeout=120)
+        answers.append((out.found, out.exhausted, sorted(out.refuted), sorted(out.pruned)))
+    assert answers[0] == answers[1] and answers[0][3], answers
+
+
 def test_candidates_of_one_shape_are_read_as_their_files_are(big_spec: Spec) -> None:
     """A candidate's CCA (the template's rules read once per choice of expressions, its numbers
     set as defaults) equals the CCA its filled file reads as."""

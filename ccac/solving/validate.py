@@ -50,7 +50,8 @@ def validate_alike(queries: list[Query], trace: Trace) -> list[bool]:
     if not queries:
         return []
     first = queries[0]
-    if any(q.periodic or q.assume != first.assume or q.find != first.find for q in queries):
+    if any(q.periodic or (q.assume, q.find, q.definitions) != (first.assume, first.find, first.definitions)
+           for q in queries):
         raise ValueError("validate_alike: the queries differ in more than their CCAs")
     if check_path(trace) or check_query(first, trace, []):
         return [False] * len(queries)
@@ -289,10 +290,16 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
 
 def check_query(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, Any]]) -> list[str]:
     out: list[str] = []
+    symbols = trace.symbols
+    if query.definitions:   # the query's own names, whatever trace it is read on
+        symbols = Symbols()
+        symbols.constants, symbols.series, symbols.unavailable = (trace.symbols.constants, trace.symbols.series,
+                                                                  trace.symbols.unavailable)
+        symbols.definitions = {**trace.symbols.definitions, **query.definitions}
     for i, text in enumerate(query.assume):
-        if compile_condition(text, trace.symbols, f"query.assume[{i}]") is not True:
+        if compile_condition(text, symbols, f"query.assume[{i}]") is not True:
             out.append(f"assumption {text!r} does not hold on the trace")
-    if query.find is not None and compile_condition(query.find, trace.symbols, "query.find") is not True:
+    if query.find is not None and compile_condition(query.find, symbols, "query.find") is not True:
         out.append(f"find condition {query.find!r} does not hold on the trace")
     if query.periodic:
         out += check_periodic(trace)

@@ -84,6 +84,17 @@ def test_ccmatic_s_own_cc_qdel_template_is_searched_whole(tmp_path: Path) -> Non
         assert solve(spec.query(goal, index), timeout=120).answer == "unsat", goal.name
 
 
+def test_ccmatic_s_own_goal_ported_finds_a_cca_and_admits_probe_qdel_within_alpha() -> None:
+    """CCmatic's cc_qdel goal as ccac queries (ccmatic_goal_qdel.toml): the search finds a CCA
+    of CCmatic's template, and CCmatic's answer (probe_qdel within alpha) meets the goal."""
+    spec = load_spec(DATA / "ccmatic_goal_qdel.toml")
+    out = synthesize(spec, timeout=120)
+    assert out.found is not None
+    within_alpha = {"cond": "1 * min_qdel > 0", "a1": -1, "m1": Fraction(1, 2), "a2": 0, "m2": 2}
+    index = next(i for i in range(spec.template.size) if spec.assignment(i) == within_alpha)
+    assert solve(spec.query(spec.goals[0], index), timeout=120).answer == "unsat"
+
+
 @pytest.mark.slow
 def test_ccmatic_s_own_cc_probe_slow_template_is_searched_whole(tmp_path: Path) -> None:
     """CCmatic's cc_probe_slow template, all 253,125 candidates: found, written, proved."""

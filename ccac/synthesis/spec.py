@@ -26,6 +26,7 @@ CCA of their own (its ``[cca]`` table, or ``[[flow]]`` tables without a name) ru
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,8 +62,8 @@ class Spec:
     goals: list[Goal]
     source: str
     description: str = ""
-    _ccas: dict[int, LanguageCCA] = field(default_factory=dict)
-    _queries: dict[tuple[int, int], Query] = field(default_factory=dict)
+    _ccas: OrderedDict[int, LanguageCCA] = field(default_factory=OrderedDict)
+    _queries: OrderedDict[tuple[int, int], Query] = field(default_factory=OrderedDict)
     _shapes: dict[tuple[str, ...], Definition] = field(default_factory=dict)
 
     @property
@@ -87,7 +88,9 @@ class Spec:
 
     def cca(self, index: int) -> LanguageCCA:
         """Candidate ``index`` as a CCA: the file its assignment fills, read as any CCA file is."""
-        if index not in self._ccas:
+        if index in self._ccas:
+            self._ccas.move_to_end(index)
+        else:
             assignment = self.assignment(index)
             where = f"{self.template.source} with {self.template.describe(assignment)}"
             filled = self.template.fill(assignment)
@@ -96,6 +99,7 @@ class Spec:
                 self._shapes[shape] = parse_definition(filled, where)
             numbers = {h.name: filled["params"][h.name]["default"] for h in self.template.holes if not h.options}
             self._ccas[index] = LanguageCCA(with_defaults(self._shapes[shape], numbers, where))
+            _bound(self._ccas)
         return self._ccas[index]
 
     def shape(self, index: int) -> tuple[str, ...]:
@@ -107,9 +111,22 @@ class Spec:
     def query(self, goal: Goal, index: int) -> Query:
         """The goal's query with candidate ``index`` as its CCA (read once)."""
         key = (id(goal), index)
-        if key not in self._queries:
+        if key in self._queries:
+            self._queries.move_to_end(key)
+        else:
             self._queries[key] = parse_query(goal.data, goal.name, goal.source, {self.cca_name: self.cca(index)})
+            _bound(self._queries)
         return self._queries[key]
+
+
+#: candidates whose CCA and queries a process keeps read (the most recently used): a search of
+#: 250,000 candidates reads each once when it confirms them, and must not keep them all
+KEEP_READ = 4096
+
+
+def _bound(cache: OrderedDict[Any, Any]) -> None:
+    while len(cache) > KEEP_READ:
+        cache.popitem(last=False)
 
 
 def load_spec(path: Path) -> Spec:

@@ -45,6 +45,7 @@ ALLEGRO = "ccac.ccas.allegro"
 LANGUAGE = "ccac.ccas.language"
 VALIDATE = "ccac.solving.validate"
 CEGIS = "ccac.synthesis.cegis"
+CUBES = "ccac.analysis.cubes"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -55,6 +56,7 @@ CONFORMANCE = {
     LANGUAGE: ("tests/test_language.py", "tests/test_ccmatic.py"),
     VALIDATE: ("tests/test_synthesis.py",),
     CEGIS: ("tests/test_synthesis.py",),
+    CUBES: ("tests/test_cubes.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -292,6 +294,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("synth_unconfirmed_dropped", CEGIS, "a suspect that fails its own check is dropped instead of searched again",
            "        back.extend(set(members) - set(confirmed))",
            "        back.extend([])"),
+    Mutant("cubes_any_unsat", CUBES, "a query split into cases is unsat once any case is (not every one)",
+           'if all(cases[k].answer == "unsat" for k in needed):',
+           'if any(cases[k].answer == "unsat" for k in needed):'),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

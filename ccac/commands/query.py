@@ -4,8 +4,10 @@ its validated trace and a replay of it."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,6 +18,8 @@ from ccac.encode.frontier import STYLES
 from ccac.report.presentation import (EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line, describe_query,
                                       echo_validation, statement)
 from ccac.solving.backends import SOLVER_HELP
+
+
 @click.command("query")
 @click.argument("file_or_name")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
@@ -41,10 +45,19 @@ from ccac.solving.backends import SOLVER_HELP
 @click.option("--replay-plot", "replay_plot", type=click.Path(dir_okay=False), default=None,
               help="With --replay: draw the trace and the packet run on one figure.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the answer line.")
+@click.option("--cubes", type=click.IntRange(1, 1024), default=None, metavar="N",
+              help="Split the query into about N cases (z3's lookahead cubes) solved apart: the first sat "
+                   "case answers, every case unsat answers unsat. --timeout then bounds each case. Prints "
+                   "each case's time and the time the answer would take on 1 to 128 workers.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --cubes: solve N cases at once in a local process pool (default: the CPUs).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="With --cubes: solve the cases on this Dask scheduler (e.g. tcp://host:8786); its "
+                   "workers need ccac installed.")
 def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, expect: str | None,
           json_path: str | None, csv_path: str | None, plot_path: str | None, solver: str,
           smtlib_path: str | None, encoding: str, do_replay: bool, replay_plot: str | None,
-          quiet: bool) -> None:
+          quiet: bool, cubes: int | None, workers: int | None, scheduler: str | None) -> None:
     """Answer a query FILE_OR_NAME (a .toml file, or the name of a bundled query)."""
     from ccac.problems.query import load_query
     from ccac.solving.solve import solve
@@ -61,9 +74,20 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
             from ccac.report.plot import check_format
 
             check_format(figure, where)
-    result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path, encoding=encoding)
+    if cubes is None:
+        if workers is not None or scheduler is not None:
+            raise CcacError("--workers and --scheduler go with --cubes")
+        result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path, encoding=encoding)
+        split = None
+    else:
+        if solver != "z3" or smtlib_path is not None:
+            raise CcacError("--cubes solves with z3 and writes no --smtlib")
+        split = solve_cases(q, cubes, workers, scheduler, timeout, encoding)
+        result = split.result
     if not quiet:
         click.echo(describe_query(q))
+        if split is not None:
+            echo_cases(split)
     click.echo(answer_line(result.answer, timeout, result.reason))
     if not quiet and (result.reason or "").startswith("timeout: building"):
         click.echo(f"solver: {result.solver} {result.solver_version}, not run (building stopped after "
@@ -96,3 +120,39 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         click.echo(f"expected: {q.expect} ({verdict})")
         if result.answer != q.expect:
             sys.exit(EXIT_MISMATCH)
+
+
+def solve_cases(q: Any, cubes: int, workers: int | None, scheduler: str | None, timeout: float | None,
+                encoding: str) -> Any:
+    """``q`` split into cases solved on a local pool or a Dask cluster (:mod:`ccac.analysis.cubes`)."""
+    from ccac.analysis.cubes import solve_in_cubes
+    from ccac.analysis.executors import connect, run_dask, run_local
+
+    if scheduler is not None:
+        client = connect(scheduler)
+        try:
+            return solve_in_cubes(q, cubes, lambda fn, tasks, done: run_dask(client, fn, tasks, done), timeout, encoding)
+        finally:
+            client.close()
+    count = workers or os.cpu_count() or 1
+    return solve_in_cubes(q, cubes, lambda fn, tasks, done: run_local(fn, tasks, count, done), timeout, encoding)
+
+
+def echo_cases(split: Any) -> None:
+    """Each case's answer and time, and the projected time to the answer on more workers."""
+    from ccac.analysis.cubes import PROJECTED
+
+    kinds = sorted({c.formula for c in split.cases})
+    counts = ", ".join(f"{sum(c.formula == k for c in split.cases)} of the {k} formula" for k in kinds)
+    click.echo(f"cases: {counts} (split in {split.split_seconds:.2f} s)")
+    for case in split.cases:
+        spent = f"{case.seconds:.2f} s" if case.seconds is not None else "-"
+        click.echo(f"  {case.formula} {case.index}: {case.answer} {spent}")
+    shown = []
+    for workers in PROJECTED:
+        projected = split.projected(workers)
+        if projected is not None:
+            seconds, exact = projected
+            shown.append(f"{workers}: {'' if exact else '>= '}{seconds:.2f} s")
+    if shown:
+        click.echo("time from the split to the answer on N workers: " + ", ".join(shown))

@@ -61,6 +61,20 @@ def solve_z3(formulas: list[z3.BoolRef], timeout: float | None, seed: int | None
     if timeout is not None:
         solver.set("timeout", max(1, int(timeout * 1000)))
     solver.add(*formulas)
+    return _check(solver)
+
+
+def solve_z3_text(smtlib: str, timeout: float | None) -> Outcome:
+    """z3's default solver on SMT-LIB 2 assertions (a formula sent to another process, where
+    its terms do not exist): the same answer and assignment :func:`solve_z3` gives."""
+    solver = z3.Solver(ctx=z3.Context())
+    if timeout is not None:
+        solver.set("timeout", max(1, int(timeout * 1000)))
+    solver.from_string(smtlib)
+    return _check(solver)
+
+
+def _check(solver: z3.Solver) -> Outcome:
     start = time.perf_counter()
     result = solver.check()
     seconds = time.perf_counter() - start

@@ -289,8 +289,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "first = d.first_rule_step(ctx.R, p) + 1"),
     Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
            "without checking its own rules there",
-           "    return [not any(flow.cca.check(flow_values(trace, n, flow.params)) for n, flow in enumerate(q.flows))",
-           "    return [True"),
+           "    return [not check_ccas(q, trace) for q in queries]",
+           "    return [True for q in queries]"),
     Mutant("synth_unconfirmed_dropped", CEGIS, "a suspect that fails its own check is dropped instead of searched again",
            "        back.extend(set(members) - set(confirmed))",
            "        back.extend([])"),

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +18,10 @@ from ccac.encode.frontier import STYLES
 from ccac.report.presentation import (EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line, describe_query,
                                       echo_validation, statement)
 from ccac.solving.backends import SOLVER_HELP
+
+if TYPE_CHECKING:
+    from ccac.analysis.cubes import CubeRun
+    from ccac.problems.query import Query
 
 
 @click.command("query")
@@ -122,8 +126,8 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
             sys.exit(EXIT_MISMATCH)
 
 
-def solve_cases(q: Any, cubes: int, workers: int | None, scheduler: str | None, timeout: float | None,
-                encoding: str) -> Any:
+def solve_cases(q: Query, cubes: int, workers: int | None, scheduler: str | None, timeout: float | None,
+                encoding: str) -> CubeRun:
     """``q`` split into cases solved on a local pool or a Dask cluster (:mod:`ccac.analysis.cubes`)."""
     from ccac.analysis.cubes import solve_in_cubes
     from ccac.analysis.executors import connect, run_dask, run_local
@@ -138,7 +142,7 @@ def solve_cases(q: Any, cubes: int, workers: int | None, scheduler: str | None, 
     return solve_in_cubes(q, cubes, lambda fn, tasks, done: run_local(fn, tasks, count, done), timeout, encoding)
 
 
-def echo_cases(split: Any) -> None:
+def echo_cases(split: CubeRun) -> None:
     """Each case's answer and time, and the projected time to the answer on more workers."""
     from ccac.analysis.cubes import PROJECTED
 

@@ -80,6 +80,16 @@ class Symbols:
     def names(self) -> list[str]:
         return sorted(set(self.constants) | set(self.series) | set(self.definitions))
 
+    def with_definitions(self, definitions: dict[str, str]) -> "Symbols":
+        """These names with ``definitions`` added (a query's own, read on a trace), sharing
+        everything else; this object is left as it is."""
+        if not definitions:
+            return self
+        out = Symbols()
+        out.constants, out.series, out.unavailable = self.constants, self.series, self.unavailable
+        out.definitions = {**self.definitions, **definitions}
+        return out
+
 
 class _Budget:
     """What one expression has expanded to so far (syntax nodes visited plus loop iterations,
@@ -129,7 +139,7 @@ class _Compiler:
         if not isinstance(self.source, str) or not self.source.strip():
             raise CcacError("expected a non-empty expression string", self.where)
         self.text = self.source.strip()
-        tree = _parse(self.text, self.where)
+        tree = syntax_tree(self.text, self.where)
         try:
             return self.visit(tree.body, env or {})
         except RecursionError:
@@ -640,7 +650,9 @@ def _parse_checked(text: str) -> ast.Expression | CcacError:
     return tree
 
 
-def _parse(text: str, where: str) -> ast.Expression:
+def syntax_tree(text: str, where: str) -> ast.Expression:
+    """``text``'s syntax tree, checked as every expression is (syntax, nesting depth), read once
+    per text; an error names ``where``. The tree is shared: only read it."""
     found = _parse_checked(text)
     if isinstance(found, CcacError):
         raise CcacError(str(found), where)

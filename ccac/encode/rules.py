@@ -479,12 +479,21 @@ def _extract_choices(rule: str, state: str, where: str) -> tuple[str, tuple[Choi
 
 
 # ---------------------------------------------------------------------- exact evaluation
+#: the units in which a parameter is given relative to the path, and scaled to bytes by the rules
+SCALED_UNITS = ("BDP", "C")
+
+
+def unit_scale(unit: str, C: Any, R: int) -> Any:
+    """What a parameter in ``unit`` is multiplied by to be read in bytes (per step): C R for BDP,
+    C for C, 1 otherwise."""
+    return C * R if unit == "BDP" else C if unit == "C" else 1
+
+
 def constants(params: tuple[Param, ...], values: dict[str, Any], C: Any, R: int, alpha: Any) -> dict[str, Any]:
     """What every rule may read besides state and observations: the parameters (BDP ones in
     bytes), the MSS ``alpha`` and the minimum RTT ``R``."""
-    scale = {"BDP": C * R, "C": C}
-    scaled = {p.name: values[p.name] * scale[p.unit] for p in params
-              if p.unit in scale and values.get(p.name) is not None}
+    scaled = {p.name: values[p.name] * unit_scale(p.unit, C, R) for p in params
+              if p.unit in SCALED_UNITS and values.get(p.name) is not None}
     return {**values, **scaled, "alpha": alpha, "R": R}
 
 

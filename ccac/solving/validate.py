@@ -55,8 +55,7 @@ def validate_alike(queries: list[Query], trace: Trace) -> list[bool]:
         raise ValueError("validate_alike: the queries differ in more than their CCAs")
     if check_path(trace) or check_query(first, trace, []):
         return [False] * len(queries)
-    return [not any(flow.cca.check(flow_values(trace, n, flow.params)) for n, flow in enumerate(q.flows))
-            for q in queries]
+    return [not check_ccas(q, trace) for q in queries]
 
 
 PERIODS = 3  # how many periods a periodic trace is repeated for its validation
@@ -67,7 +66,12 @@ CUMULATIVE = frozenset({"A", "S", "L", "W", "A_f", "S_f", "L_f", "Ld_f", "Lnc_f"
 
 def check_trace(query: Query, trace: Trace) -> list[str]:
     """Every model rule and every flow's CCA rules (not the query's own conditions)."""
-    problems = check_path(trace)
+    return check_path(trace) + check_ccas(query, trace)
+
+
+def check_ccas(query: Query, trace: Trace) -> list[str]:
+    """Every flow's CCA rules on ``trace``, each on the service its own ACKs report."""
+    problems = []
     for n, flow in enumerate(query.flows):
         values = flow_values(trace, n, flow.params)
         problems += [f"flow {n} ({flow.cca.name}): {p}" for p in flow.cca.check(values)]
@@ -290,12 +294,7 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
 
 def check_query(query: Query, trace: Trace, periodic_pairs: list[tuple[str, Any, Any]]) -> list[str]:
     out: list[str] = []
-    symbols = trace.symbols
-    if query.definitions:   # the query's own names, whatever trace it is read on
-        symbols = Symbols()
-        symbols.constants, symbols.series, symbols.unavailable = (trace.symbols.constants, trace.symbols.series,
-                                                                  trace.symbols.unavailable)
-        symbols.definitions = {**trace.symbols.definitions, **query.definitions}
+    symbols = trace.symbols.with_definitions(query.definitions)   # its own names, on any trace
     for i, text in enumerate(query.assume):
         if compile_condition(text, symbols, f"query.assume[{i}]") is not True:
             out.append(f"assumption {text!r} does not hold on the trace")

@@ -202,10 +202,7 @@ def _prune_task(task: tuple[str, int, dict[str, Any], list[int]]) -> tuple[list[
     """``task``'s candidates played on its trace's path (:func:`ccac.synthesis.sieve.sieve`):
     those found to fail its goal one by one, and the suspect groups (their candidates, and their
     run as JSON)."""
-    source, goal_index, trace_json, candidates = task
-    spec = _spec(source)
-    goal = spec.goals[goal_index]
-    trace = Trace.from_json(trace_json, spec.query(goal, candidates[0]).network, [spec.cca_name])
+    spec, goal, trace, candidates = _read_task(*task)
     suspects, alone = sieve(spec, goal, trace, candidates)
     exact = [c for c in alone if fails_when_played(spec, goal, trace, c)]
     return exact, [(s.members, s.trace.to_json()) for s in suspects]
@@ -213,20 +210,23 @@ def _prune_task(task: tuple[str, int, dict[str, Any], list[int]]) -> tuple[list[
 
 def _play_each_task(task: tuple[str, int, dict[str, Any], list[int]]) -> list[int]:
     """The candidates among ``task``'s that fail its goal on its trace's path, each played alone."""
-    source, goal_index, trace_json, candidates = task
-    spec = _spec(source)
-    goal = spec.goals[goal_index]
-    trace = Trace.from_json(trace_json, spec.query(goal, candidates[0]).network, [spec.cca_name])
+    spec, goal, trace, candidates = _read_task(*task)
     return [c for c in candidates if fails_when_played(spec, goal, trace, c)]
 
 
 def _confirm_task(task: tuple[str, int, dict[str, Any], list[int], int]) -> list[int]:
     """The suspects among ``task``'s whose own check passes on their group's run."""
-    source, goal_index, played_json, candidates, _ = task
+    spec, goal, played, candidates = _read_task(*task[:4])
+    return confirm(spec, goal, played, candidates)
+
+
+def _read_task(source: str, goal_index: int, trace_json: dict[str, Any],
+               candidates: list[int]) -> tuple[Spec, Goal, Trace, list[int]]:
+    """A worker's task read back: the synthesis file, the goal, the trace, the candidates."""
     spec = _spec(source)
     goal = spec.goals[goal_index]
-    played = Trace.from_json(played_json, spec.query(goal, candidates[0]).network, [spec.cca_name])
-    return confirm(spec, goal, played, candidates)
+    trace = Trace.from_json(trace_json, spec.query(goal, candidates[0]).network, [spec.cca_name])
+    return spec, goal, trace, candidates
 
 
 def fails_when_played(spec: Spec, goal: Goal, trace: Trace, candidate: int) -> bool:

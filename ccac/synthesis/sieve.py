@@ -48,9 +48,9 @@ class Suspect:
 
 def sieve(spec: Spec, goal: Goal, trace: Trace, candidates: list[int]) -> tuple[list[Suspect], list[int]]:
     """Play ``candidates`` on ``trace``'s path in groups (see the module doc): the groups whose
-    representative fails ``goal`` there, and the candidates the sieve cannot group (their
-    template uses syntax :mod:`ccac.synthesis.vector` does not evaluate, or their path cannot
-    be played), for the caller to play one by one."""
+    run meets ``goal``'s ``find`` there (suspects), and the candidates the sieve cannot group
+    (their template uses syntax :mod:`ccac.synthesis.vector` does not evaluate, or their path
+    cannot be played), for the caller to play one by one."""
     chosen = spec.choice_indices(np.asarray(candidates, dtype=np.int64))
     expression_holes = [h.name for h in spec.template.holes if h.options]
     shape_of = np.column_stack([chosen[n] for n in expression_holes]) if expression_holes \
@@ -69,10 +69,10 @@ def sieve(spec: Spec, goal: Goal, trace: Trace, candidates: list[int]) -> tuple[
     everyone = np.asarray(candidates, dtype=np.int64)
     suspects: list[Suspect] = []
     alone: list[int] = []
-    for k in range(len(kinds)):
+    for k, (_, takeover) in enumerate(kinds):
         rows = np.flatnonzero(kind_label == k)
         members = everyone[rows].tolist()
-        found = _sieve_kind(spec, goal, trace, members, {n: v[rows] for n, v in chosen.items()})
+        found = _sieve_kind(spec, goal, trace, members, {n: v[rows] for n, v in chosen.items()}, takeover)
         if found is None:
             alone.extend(members)
         else:
@@ -80,14 +80,13 @@ def sieve(spec: Spec, goal: Goal, trace: Trace, candidates: list[int]) -> tuple[
     return suspects, alone
 
 
-def _sieve_kind(spec: Spec, goal: Goal, trace: Trace, members: list[int],
-                indices: dict[str, np.ndarray]) -> list[Suspect] | None:
-    """Candidates that read the same observations (``members``, their holes' choice
-    ``indices``) played in groups."""
+def _sieve_kind(spec: Spec, goal: Goal, trace: Trace, members: list[int], indices: dict[str, np.ndarray],
+                takeover: int) -> list[Suspect] | None:
+    """Candidates that read the same observations from step ``takeover`` on (``members``, their
+    holes' choice ``indices``) played in groups."""
     first = members[0]
     query = spec.query(goal, first)
     flow = query.flows[0]
-    takeover = flow.cca.definition.first_rule_step(query.network.path(0).R, flow.params)
     run = Run.start(query, trace, takeover)
     if run is None:
         return None

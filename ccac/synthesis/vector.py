@@ -11,7 +11,7 @@ rule texts, walked node by node (nothing is ``eval``ed); rules that use syntax t
 not know (indexing, comprehensions, open choices) make the template unsupported, and the sieve
 then plays each candidate on its own.
 
-Imports: numpy, :mod:`ccac.encode` (rules, templates).
+Imports: numpy, :mod:`ccac.encode` (expr, rules, templates).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ccac.encode.rules import Definition
+from ccac.encode.expr import syntax_tree
+from ccac.encode.rules import Definition, unit_scale
 from ccac.encode.templates import Template
 
 Value = Any   # a float, a bool, or an array of them (one per candidate)
@@ -38,7 +39,6 @@ _ARITHMETIC: dict[type, Callable[[Any, Any], Any]] = {
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
     ast.Eq: operator.eq, ast.NotEq: operator.ne}
-_SCALE = {"BDP": lambda C, R: C * R, "C": lambda C, R: C}
 
 
 class VectorRules:
@@ -49,14 +49,12 @@ class VectorRules:
         if any(s.choices for s in definition.state):
             raise Unsupported("open choices")
         self.holes = {h.name: h for h in template.holes}
-        self.numbers = [h for h in template.holes if not h.options]
         self.state = [(s.name, _parse(s.rule)) for s in definition.state]
         self.rate = _parse(definition.rate) if definition.rate is not None else None
         self.window = _parse(definition.window) if definition.window is not None else None
         self.options = {h.name: [_parse(o) for o in h.options] for h in template.holes if h.options}
         self.definitions = {name: _parse(text) for name, text in definition.definitions.items()
                             if name not in self.options}
-        self.outputs = [name for name, _ in self.state] + ["rate", "cwnd"]
 
     def hole_arrays(self, indices: dict[str, np.ndarray], C: Any, R: int) -> dict[str, np.ndarray]:
         """The candidates' holes as arrays, from each hole's choice ``indices``: a number hole's
@@ -67,7 +65,7 @@ class VectorRules:
             if h.options:
                 out[h.name] = indices[h.name]
             else:
-                scale = float(_SCALE[h.unit](C, R)) if h.unit else 1.0
+                scale = float(unit_scale(h.unit or "", C, R))
                 out[h.name] = np.array([float(v) for v in h.values])[indices[h.name]] * scale
         return out
 
@@ -159,10 +157,9 @@ class _Env:
         return value
 
 
-@functools.lru_cache(maxsize=65536)
 def _parse(text: str) -> ast.AST:
-    """An expression's syntax tree (read once: trees are only walked, never changed)."""
-    return ast.parse(text.strip(), mode="eval").body
+    """An expression's syntax tree, as the expression language reads it (once per text)."""
+    return syntax_tree(text.strip(), "template").body
 
 
 def _scalar(value: Any) -> Any:

@@ -72,7 +72,7 @@ class Run:
         self.timeout, self.line = curve["timeout"][:takeover], self.tokens[:takeover]
         self.buffer = trace.constant("buffer") if net.finite_buffer else None
         self.dupacks = trace.constant("dupacks")
-        self.names = [sv.name for sv in flow.cca.state]
+        self.names = [sv.name for sv in flow.cca.state]   # the CCA's state variables
         self.states: list[dict[str, Any]] = [{} for _ in range(self.R)]
         self.record = FlowRecord(sent=self.A[:self.R], lost=self.L[:self.R], rtt=[None] * self.R)
         self.loss_log = [(self.L[t - 1], self.L[t], Fraction(t)) for t in range(1, takeover) if self.L[t] > self.L[t - 1]]
@@ -95,8 +95,8 @@ class Run:
                         if trace.flow(name, 0) is not None}
         sender = flow.cca.concrete(SenderStart(R, net.D + path.D, net.C, trace.constant("alpha"), flow.params,
                                                start_values, []))
-        if sender is None or not hasattr(sender, "resume"):
-            return None
+        if sender is None or not all(hasattr(sender, m) for m in ("resume", "fork")):
+            return None   # a sender that cannot take over a run's state, or be copied mid-run
         run = cls(query, trace, takeover, sender)
         cwnd, rate = list(trace.flow("cwnd", 0) or [None] * T), list(trace.flow("rate", 0) or [None] * T)
         for t in range(R, takeover):   # warm-up: the sender sees the history and takes the trace's decisions
@@ -114,7 +114,7 @@ class Run:
         for name in ("A", "S", "L", "Ld", "So", "cwnd", "rate", "timeout", "line", "states", "loss_log", "admitted"):
             setattr(twin, name, list(getattr(self, name)))
         twin.record = FlowRecord(list(self.record.sent), list(self.record.lost), list(self.record.rtt))
-        twin.sender = self.sender.fork() if hasattr(self.sender, "fork") else copy.deepcopy(self.sender)
+        twin.sender = self.sender.fork()
         return twin
 
     def feedback(self, t: int) -> Feedback:

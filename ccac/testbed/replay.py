@@ -241,8 +241,7 @@ def _window(query: Query, trace: Trace, first: int, T: int) -> Trace:
 
 
 def _read(text: str, trace: Trace, definitions: dict[str, str]) -> Condition:
-    symbols = trace.symbols
-    symbols.definitions.update(definitions)
+    symbols = trace.symbols.with_definitions(definitions)
     try:
         return Condition(text, compile_condition(text, symbols, "query") is True)
     except CcacError as e:

@@ -4,7 +4,6 @@ its validated trace and a replay of it."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -138,7 +137,7 @@ def solve_cases(q: Query, cubes: int, workers: int | None, scheduler: str | None
             return solve_in_cubes(q, cubes, lambda fn, tasks, done: run_dask(client, fn, tasks, done), timeout, encoding)
         finally:
             client.close()
-    count = workers or os.cpu_count() or 1
+    count = workers or limits.usable_cpus()
     return solve_in_cubes(q, cubes, lambda fn, tasks, done: run_local(fn, tasks, count, done), timeout, encoding)
 
 

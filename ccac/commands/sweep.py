@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import sys
 import time
 from collections import Counter
@@ -23,7 +22,7 @@ from ccac.solving.backends import SOLVER_HELP
 from ccac.core.errors import CcacError
 from ccac.analysis.executors import connect
 from ccac.analysis.grid import Axis, grid_points, option_keys, parse_grid
-from ccac.core.limits import check_seconds
+from ccac.core.limits import check_seconds, usable_cpus
 from ccac.report.presentation import EXIT_BAD_INPUT, EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN
 from ccac.solving.store import Store
 from ccac.analysis.sweep import Point, Sweep, versions
@@ -112,7 +111,7 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
     try:
         env = versions(client, solver)
         with Store() as store:
-            nworkers = workers or os.cpu_count() or 1
+            nworkers = workers or usable_cpus()
             job.plan(store, env, fresh, reuse, nworkers)
             tasks = job.tasks
             where = f"Dask scheduler {scheduler}" if client else _plural(min(nworkers, len(tasks)), "local worker")

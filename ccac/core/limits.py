@@ -128,7 +128,17 @@ def check_durations(declared: Any, values: dict[str, Any], where: str) -> None:
                             f"{where}.{p.name}")
 
 
-# ---------------------------------------------------------------------- horizon
+# ---------------------------------------------------------------------- machine
+def usable_cpus() -> int:
+    """CPUs this process may run on: fewer than the machine's under ``taskset`` or a
+    container's CPU set, where racing or pooling as many processes as the machine has cores
+    would only make them take turns."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def machine_memory() -> int:
     """Bytes of memory this process may use: the machine's, or less under a cgroup limit or an
     address-space limit (``ulimit -v``)."""

@@ -12,7 +12,6 @@ This is the Python API the CLI is a thin layer over::
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -125,7 +124,7 @@ def solve_periodic(problem: Problem, solver: str, timeout: float | None,
     only "settled unsat, unsettled not" needs both. Sequentially an unsat costs two solves;
     this way it costs the slower one's time only when the answer needs both. ``extra`` are
     formulas solved with the problem's own (e.g. a probed parameter's value)."""
-    if (os.cpu_count() or 1) < 2:
+    if limits.usable_cpus() < 2:
         outcome = backend(solver)([*problem.enc.formulas(), *extra], timeout)
         if outcome.answer == "unsat":
             outcome = confirm_periodic_unsat(problem, solver, outcome, timeout, extra)

@@ -68,6 +68,17 @@ def steps_of(times: list[int], step_ms: int, T: int) -> list[int]:
     return counts
 
 
+def queue_bytes(trace: Trace) -> Fraction | None:
+    """The drop-tail queue a testbed needs for the trace's buffer (None: unbounded): the buffer
+    plus the largest backlog of tokens the trace's server held (the model drops only beyond
+    the token line plus the buffer; a testbed's queue also holds what the server delays)."""
+    buffer = trace.constant("buffer")
+    if buffer is None:
+        return None
+    W, S = trace.total("W"), trace.total("S")
+    return buffer + max(trace.network.C * t - W[t] - S[t] for t in range(trace.T))
+
+
 def check_step(step_ms: int) -> None:
     if not 1 <= step_ms <= MAX_STEP_MS:
         raise CcacError(f"the step length must be 1 .. {MAX_STEP_MS} ms, got {step_ms}", "--step-ms")
@@ -83,10 +94,8 @@ def mahimahi(trace: Trace, out: Path, step_ms: int, packet: Fraction | None = No
     downlink = out / "downlink.trace"
     downlink.write_text("1\n" * ACK_OPPORTUNITIES_PER_MS)
     net = trace.network
-    W, S = trace.total("W"), trace.total("S")
-    held = max(net.C * t - W[t] - S[t] for t in range(trace.T))
-    buffer = trace.constant("buffer")
-    queue = None if buffer is None else floor((buffer + held) / p) * MTU
+    limit = queue_bytes(trace)
+    queue = None if limit is None else floor(limit / p) * MTU
     rtt_ms = net.R * step_ms
     settings = {
         "step_ms": step_ms, "mtu": MTU, "packet_trace_bytes": str(p),

@@ -26,7 +26,7 @@ from typing import Any
 
 from ccac.core.errors import CcacError
 from ccac.encode.expr import Series, Symbols, compile_condition
-from ccac.testbed.packet_path import PacketPath, PacketRun, TraceFlow, run_packets
+from ccac.testbed.packet_path import FlowRun, PacketPath, PacketRun, TraceFlow, run_packets
 from ccac.core.params import rounded_text
 from ccac.problems.query import Query, parse_resolved
 from ccac.senders.interface import ConcreteSender, Scripted, SenderStart
@@ -47,21 +47,29 @@ class Condition:
 
 
 @dataclass
-class Replay:
+class Reading:
+    """A concrete run of a trace's path, read with the query's own vocabulary."""
+
     query: Query
     trace: Trace             # the abstract trace (a periodic one repeated ``periods`` times)
-    concrete: Trace          # the packet run, as a trace with the same names
-    run: PacketRun
+    concrete: Trace          # the concrete run, as a trace with the same names
     senders: list[str]       # per flow: which sender replayed it
     find: Condition | None
     assume: list[Condition]
     window: tuple[int, int]  # the steps the conditions were read on (first, last)
-    notes: list[str]         # where and why the packet run departs from the trace
+    notes: list[str]         # where and why the concrete run departs from the trace
 
     @property
     def reproduced(self) -> bool | None:
         """Whether the finding holds on the concrete run (None: no find, or not readable)."""
         return None if self.find is None else self.find.holds
+
+
+@dataclass
+class Replay(Reading):
+    """The packet run of :func:`replay`."""
+
+    run: PacketRun
 
 
 def load_result(path: str | Path) -> tuple[Query, Trace]:
@@ -109,20 +117,29 @@ def replay(query: Query, trace: Trace, packet: Fraction | None = None, periods: 
         senders.append(sender)
         names.append(name)
     run = run_packets(path, senders, [TraceFlow.of(trace, n, warmup) for n in range(trace.flows)])
-    concrete = _as_trace(query, trace, run)
+    concrete = run_as_trace(query, trace, run.flows, run.tokens)
+    find, assume, window = read_conditions(query, base, concrete, periods)
+    return Replay(query, trace, concrete, names, find, assume, window, departures(trace, concrete, path.packet),
+                  run)
+
+
+def read_conditions(query: Query, base: Trace, concrete: Trace, periods: int
+                    ) -> tuple[Condition | None, list[Condition], tuple[int, int]]:
+    """The query's find and assumptions read on a concrete run of ``base``'s path, and the
+    steps they were read on: all of them, or for a periodic trace (run ``periods`` times) the
+    last period, re-based as a trace of its own."""
     first = (periods - 1) * (base.T - 1) if base.periodic else 0
     window = _window(query, concrete, first, base.T) if base.periodic else concrete
     find = _read(query.find, window, query.definitions) if query.find is not None else None
     assume = [_read(text, window, query.definitions) for text in query.assume]
-    return Replay(query, trace, concrete, run, names, find, assume, (first, first + base.T - 1),
-                  departures(trace, concrete, path.packet))
+    return find, assume, (first, first + base.T - 1)
 
 
-def departures(trace: Trace, concrete: Trace, packet: Fraction) -> list[str]:
+def departures(trace: Trace, concrete: Trace, packet: Fraction, who: str = "the concrete sender") -> list[str]:
     """Why a packet run can differ from its trace: windows below one packet (a packet sender
     sends at least one packet when nothing is in flight), steps that send or lose a fraction
-    of a packet (packets come whole), and the first step each flow's concrete sender decides
-    differently from the trace's."""
+    of a packet (packets come whole), and the first step each flow's concrete sender (``who``)
+    decides differently from the trace's."""
     notes = []
     for n in range(trace.flows):
         cwnd = trace.flow("cwnd", n)
@@ -140,7 +157,7 @@ def departures(trace: Trace, concrete: Trace, packet: Fraction) -> list[str]:
         mine, theirs = concrete.flow("cwnd", n), cwnd
         differ = next((t for t in range(trace.T) if mine[t] != theirs[t]), None)
         if differ is not None:
-            notes.append(f"flow {n}: the concrete sender's window first differs from the trace's at step "
+            notes.append(f"flow {n}: {who}'s window first differs from the trace's at step "
                          f"{differ} ({rounded_text(mine[differ])} vs {rounded_text(theirs[differ])} bytes)")
     return notes
 
@@ -163,14 +180,16 @@ def _sender(query: Query, trace: Trace, n: int) -> tuple[ConcreteSender, str]:
             f"{flow.cca.name}: no algorithm to run; the trace's own windows and rates, replayed")
 
 
-def _as_trace(query: Query, trace: Trace, run: PacketRun) -> Trace:
-    """The packet run in the query's vocabulary (its wasted tokens W are its own server's)."""
+def run_as_trace(query: Query, trace: Trace, flows: list[FlowRun], tokens: list[Fraction],
+                 who: str = "the concrete sender") -> Trace:
+    """A concrete run of ``trace``'s path in the query's vocabulary: its flows' curves, and
+    its server's token line (C*t - W: its wasted tokens are its own server's). A CCA state
+    variable the flow's sender (``who``) does not report cannot be read on it."""
     N, T = trace.flows, trace.T
     sym = Symbols()
     sym.constants.update(trace.symbols.constants)
     sym.constants["T"] = T
     sym.unavailable.update(trace.symbols.unavailable)
-    flows = run.flows
 
     def per_flow(name: str, rows: list[list[Any] | None]) -> None:
         sym.series[name] = Series(name, rows, 2, {n: f"flow {n} has no {name}" for n, r in enumerate(rows) if r is None})
@@ -190,7 +209,7 @@ def _as_trace(query: Query, trace: Trace, run: PacketRun) -> Trace:
     sym.series["A"] = Series("A", total([f.A for f in flows]), 1)
     sym.series["S"] = Series("S", total([f.S for f in flows]), 1)
     sym.series["L"] = Series("L", total([f.L for f in flows]), 1)
-    sym.series["W"] = Series("W", [trace.network.C * t - run.tokens[t] for t in range(T)], 1)
+    sym.series["W"] = Series("W", [trace.network.C * t - tokens[t] for t in range(T)], 1)
     for n, flow in enumerate(query.flows):
         R = trace.network.path(n).R
         for sv in flow.cca.state:
@@ -198,7 +217,7 @@ def _as_trace(query: Query, trace: Trace, run: PacketRun) -> Trace:
             recorded = trace.flow(sv.name, n)
             reported = [s.get(sv.name) for s in flows[n].state[R:]]
             if recorded is None or any(v is None for v in reported):
-                series.missing[n] = f"the concrete sender of flow {n} does not report {sv.name}"
+                series.missing[n] = f"{who} of flow {n} does not report {sv.name}"
                 continue
             series.values[n] = list(recorded[:R]) + reported
     for name, series in sym.series.items():

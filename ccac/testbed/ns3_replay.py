@@ -1,0 +1,217 @@
+"""Replay a sat finding in ns-3 with ns-3's own TCP (``ccac replay --engine ns3``), and write
+the same run as a standalone script (``ccac export --format ns3``).
+
+The packet replay (:mod:`ccac.testbed.replay`) runs ccac's own concrete senders; this module
+asks a second, independent implementation: ns-3's TCP, on the trace's path built in ns-3
+(:mod:`ccac.testbed.ns3_sim`, which imports ns-3 only when it runs, so no other command pays
+its start-up of several seconds). Each flow whose CCA is ``aimd`` runs ``TcpNewReno``, each
+``bbr`` flow ``TcpBbr``, with ns-3's own parameters (not the query's); ns-3 has no Copa,
+Vivace, Allegro, Proteus, ETC or the other CCAs, and a trace with one of them is refused.
+
+**Units.** One step of the trace lasts ``step_ms`` (default: 40 ms / R, a minimum RTT of 40
+ms), and one segment of :data:`MSS` = 1448 payload bytes is ``packet`` trace bytes (default:
+the trace's MSS alpha), so the link's C trace bytes per step are C/packet segments per step.
+
+**The bottleneck** is the trace's fixed delivery schedule: step t offers floor(S[t]/packet) -
+floor(S[t-1]/packet) segments (S: the trace's service curve, jitter and bursts included),
+spread evenly over the step, each delivered exactly when its opportunity comes (the link's
+DataRate is set per segment, as it starts its transmission, so that it ends there); an
+opportunity no segment waits for is lost. This is what ``ccac export --format mahimahi``
+gives mm-link and what ``ccac replay --schedule`` replays in packets, so the three runs are
+comparable. A per-step DataRate would need a rate of 0 in steps that serve nothing (ns-3
+fixes a segment's transmission time when it starts) and a token bucket (``TbfQueueDisc``)
+would serve at C without the trace's jitter; the schedule keeps both. What it does NOT
+reproduce: the model's token bucket (a sender that sends more than the trace's sender is not
+served more, so a finding of low utilization is capped by the trace's own: the report prints
+the schedule's offer), the trace's history before step 0 (ns-3's TCP opens its connection and
+sends its whole initial window, the trace's cwnd at step 0, at step 0), each flow's jitter
+box (ACKs are not held), non-congestive losses, and the CCA's state variables (ns-3 does not
+report them: conditions on them cannot be read).
+
+**The buffer** is a drop-tail queue of floor((buffer + the largest backlog of tokens the
+trace's server held)/packet) packets (as for Mahimahi; at least 3). **Delays**: each flow's
+minimum RTT R_n steps. A periodic trace is run ``periods`` times and its conditions are read
+on the last period, as the packet replay reads them (:func:`ccac.testbed.replay.read_conditions`).
+Per step and flow the run gives the bytes sent to, dropped by and served by the bottleneck,
+the bytes retransmitted (read as the losses the sender detected, at most those lost), RTOs
+(timeouts), the window and the pacing rate, converted back to trace units.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from math import ceil, floor
+from typing import Any
+
+from ccac.core.errors import CcacError
+from ccac.core.params import rounded_text
+from ccac.encode.trace import Trace
+from ccac.problems.query import Query
+from ccac.solving.validate import unrolled
+from ccac.testbed import ns3_sim
+from ccac.testbed.export import queue_bytes
+from ccac.testbed.packet_path import FlowRun, check_packet, delivery_schedule
+from ccac.testbed.replay import MAX_PERIODS, Reading, departures, read_conditions, run_as_trace
+
+MSS = 1448                 # real payload bytes of one segment
+MIN_RTT_MS = 40            # the default real length of the trace's minimum RTT (R steps)
+TCPS = {"aimd": "ns3::TcpNewReno", "bbr": "ns3::TcpBbr"}
+PACED = {"ns3::TcpBbr"}    # the TCPs whose pacing rate is the flow's rate
+MIN_QUEUE = 3              # packets ns-3's bottleneck holds at least: queue disc, device queue, wire
+SOCKET_BDPS = 4            # socket buffers: this many times the most a flow can have in flight
+MIN_SOCKET_BUFFER = 64 * 1024
+NOT_INSTALLED = "ns-3 is not installed: pip install '.[ns3]'"
+WHO = "the ns-3 TCP"
+
+
+@dataclass
+class Ns3Replay(Reading):
+    """The ns-3 run of :func:`replay_ns3`, read with the query's vocabulary."""
+
+    mapping: list[str]     # how the trace's units and path became ns-3's, one line each
+    offered: Fraction      # the utilization the schedule allows over the window read
+
+
+@dataclass
+class Scenario:
+    """A trace's path in ns-3 (``data``: the scenario :func:`ccac.testbed.ns3_sim.simulate`
+    runs) and how its units map: ``trace`` is the trace run (a periodic one repeated)."""
+
+    trace: Trace
+    packet: Fraction       # trace bytes per segment
+    step_ns: int           # one step
+    data: dict[str, Any]
+
+
+def tcp_variants(query: Query) -> list[str]:
+    """Each flow's ns-3 TCP; a CCA ns-3 does not implement is bad input."""
+    for n, flow in enumerate(query.flows):
+        if flow.cca.name not in TCPS:
+            raise CcacError(f"ns-3 has no implementation of {flow.cca.name} (flow {n}); the ns-3 engine replays "
+                            f"{', '.join(f'{c} ({t[5:]})' for c, t in TCPS.items())} only: use the packet "
+                            f"replay (the default engine)", "--engine")
+    return [TCPS[flow.cca.name] for flow in query.flows]
+
+
+def check_installed() -> None:
+    """ns-3's Python bindings are importable (without importing them: that takes seconds)."""
+    if importlib.util.find_spec("ns") is None:
+        raise CcacError(NOT_INSTALLED)
+
+
+def scenario(query: Query, trace: Trace, step_ms: float | None = None, packet: Fraction | None = None,
+             periods: int = 3) -> Scenario:
+    """The ns-3 scenario of ``trace``'s path (module doc): a periodic trace repeated ``periods``
+    times, one step of ``step_ms`` (default: 40 ms / R), segments of ``packet`` trace bytes."""
+    tcps = tcp_variants(query)
+    if not 1 <= periods <= MAX_PERIODS:
+        raise CcacError(f"periods must be 1 .. {MAX_PERIODS}, got {periods}", "--periods")
+    net = trace.network
+    step_ns = round((step_ms if step_ms is not None else MIN_RTT_MS / net.R) * 1_000_000)
+    if not 1_000_000 <= step_ns <= 60_000_000_000:
+        raise CcacError(f"the step length must be 1 .. 60000 ms, got {step_ns / 1e6:g}", "--step-ms")
+    if trace.periodic:
+        trace = replace(unrolled(query, trace, periods), periodic=False)
+    p = check_packet(trace, packet)
+    limit = queue_bytes(trace)
+    queue = None if limit is None else max(floor(limit / p), MIN_QUEUE)
+    most = max([net.C * max(net.path(n).R for n in range(net.flows)) + (limit or 0)]
+               + [c for n in range(net.flows) for c in trace.flow("cwnd", n)])
+    flows = [{"tcp": tcp, "rtt_ns": net.path(n).R * step_ns,
+              "initial_cwnd": max(floor(trace.flow("cwnd", n)[0] / p + Fraction(1, 2)), 1)}  # nearest, at least 1
+             for n, tcp in enumerate(tcps)]
+    data = {"step_ns": step_ns, "steps": trace.T, "segment": MSS, "opportunities": delivery_schedule(trace, p),
+            "queue_packets": queue, "socket_buffer": max(SOCKET_BDPS * ceil(most / p) * MSS, MIN_SOCKET_BUFFER),
+            "flows": flows}
+    return Scenario(trace, p, step_ns, data)
+
+
+def describe(query: Query, sc: Scenario) -> list[str]:
+    """The unit mapping and the path, one line each (what the report and the script state)."""
+    net, data = sc.trace.network, sc.data
+    ms = sc.step_ns / 1e6
+    rate = float(net.C / sc.packet) * MSS * 8 / (sc.step_ns / 1e9) / 1e6
+    queue = data["queue_packets"]
+    lines = [f"one step = {ms:g} ms (minimum RTT R = {net.R} step{'s' * (net.R != 1)} = {net.R * ms:g} ms); "
+             f"one segment of {MSS} "
+             f"bytes = {rounded_text(sc.packet)} trace bytes; link C = {rounded_text(net.C / sc.packet)} segments "
+             f"per step = {rate:.3g} Mbit/s",
+             f"bottleneck: the trace's delivery schedule ({sum(data['opportunities'][1:])} segments in "
+             f"{sc.trace.T - 1} steps), drop-tail queue of "
+             + (f"{queue} packets" if queue is not None else "unbounded size")]
+    for n, (flow, spec) in enumerate(zip(query.flows, data["flows"])):
+        changed = {p.name: flow.params[p.name] for p in flow.cca.params if flow.params.get(p.name) != p.default}
+        lines.append(f"flow {n}: {spec['tcp']} (ns-3's defaults"
+                     + (f", not the query's {', '.join(f'{k}={rounded_text(v)}' for k, v in changed.items())}"
+                        if changed else "")
+                     + f"), minimum RTT {spec['rtt_ns'] / 1e6:g} ms, initial window {spec['initial_cwnd']} segments")
+    return lines
+
+
+def replay_ns3(query: Query, trace: Trace, step_ms: float | None = None, packet: Fraction | None = None,
+               periods: int = 3) -> Ns3Replay:
+    """Run ``trace``'s path in ns-3 with ns-3's TCP and read the query's find and assumptions
+    on the run (module doc)."""
+    sc = scenario(query, trace, step_ms, packet, periods)
+    check_installed()
+    samples = ns3_sim.simulate(sc.data)
+    flows = [_flow_run(sample, sc, spec["tcp"] in PACED) for sample, spec in zip(samples, sc.data["flows"])]
+    offered = sc.data["opportunities"]
+    tokens = [sc.packet * sum(offered[1:t + 1]) for t in range(sc.trace.T)]
+    concrete = run_as_trace(query, sc.trace, flows, tokens, WHO)
+    find, assume, window = read_conditions(query, trace, concrete, periods)
+    first, last = window
+    steps = last - first
+    notes = departures(sc.trace, concrete, sc.packet, WHO) + _not_reproduced(sc)
+    return Ns3Replay(query, sc.trace, concrete, [f"ns-3 {spec['tcp'][5:]}" for spec in sc.data["flows"]], find,
+                     assume, window, notes, describe(query, sc),
+                     (tokens[last] - tokens[first]) / (trace.network.C * steps) if steps else Fraction(0))
+
+
+def _flow_run(sample: dict[str, list[int]], sc: Scenario, paced: bool) -> FlowRun:
+    """One flow's ns-3 samples in trace units (retransmitted bytes as its detected losses)."""
+    def units(name: str) -> list[Fraction]:
+        return [Fraction(b, MSS) * sc.packet for b in sample[name]]
+
+    T = sc.trace.T
+    sent, served, lost, resent = units("sent"), units("served"), units("lost"), units("resent")
+    per_step = Fraction(sc.step_ns, 8 * 10**9 * MSS) * sc.packet  # trace bytes per step of 1 bit/s
+    rate: list[Fraction | None] = [bps * per_step if paced else None for bps in sample["pacing"]]
+    timeouts = sample["timeouts"]
+    return FlowRun(A=sent, S=served, So=served, L=lost, Lnc=[Fraction(0)] * T,
+                   Ld=[min(r, l) for r, l in zip(resent, lost)], cwnd=units("cwnd"), rate=rate,
+                   timeout=[t > 0 and timeouts[t] > timeouts[t - 1] for t in range(T)], state=[{}] * T)
+
+
+def _not_reproduced(sc: Scenario) -> list[str]:
+    """What of this trace's path the ns-3 run does not have."""
+    net, notes = sc.trace.network, []
+    for n in range(net.flows):
+        if net.path(n).D > 0:
+            notes.append(f"flow {n}: its jitter box (D = {net.path(n).D}) is not in ns-3: its ACKs are not held")
+    if net.lossy:
+        notes.append("the trace's non-congestive losses are not in ns-3")
+    limit = queue_bytes(sc.trace)
+    if limit is not None and floor(limit / sc.packet) < MIN_QUEUE:
+        notes.append(f"the buffer holds {floor(limit / sc.packet)} packets; ns-3's bottleneck holds {MIN_QUEUE}")
+    return notes
+
+
+def script(query: Query, trace: Trace, step_ms: float | None = None, packet: Fraction | None = None,
+           periods: int = 3) -> str:
+    """A standalone Python script (ns-3's bindings only, no ccac) that runs ``trace``'s path
+    with ns-3's TCP and prints what each flow sent, lost and got per step."""
+    sc = scenario(query, trace, step_ms, packet, periods)
+    header = "\n".join(f"# {line}" for line in describe(query, sc))
+    source = inspect.getsource(ns3_sim)
+    values = "".join(f"    {key!r}: {value!r},\n" for key, value in sc.data.items())
+    return (f"#!/usr/bin/env python3\n# The path of ccac's counterexample {query.name}, replayed in ns-3 with ns-3's "
+            f"TCP\n# (written by `ccac export --format ns3`; needs `pip install \"ns3>=3.44,<3.45\"`).\n{header}\n"
+            f"# Run it: python THIS_FILE\n\n{source}\n\n"
+            "# The scenario (see the docstring above): 'opportunities' is the bottleneck's rate, step by step,\n"
+            "# in segments per step.\n"
+            f"SCENARIO = {{\n{values}}}\n\n"
+            "if __name__ == \"__main__\":\n    main(SCENARIO)\n")

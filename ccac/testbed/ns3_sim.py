@@ -1,0 +1,278 @@
+"""One ns-3 run of a counterexample's path, with ns-3's own TCP, in real units.
+
+This module imports nothing of ccac and imports ns-3 only inside :func:`simulate`: it is the
+simulation half of ``ccac replay --engine ns3`` (:mod:`ccac.testbed.ns3_replay` builds its
+scenario from a trace and reads its samples back) and, verbatim, the body of the standalone
+script ``ccac export --format ns3`` writes. A scenario is a plain dict:
+
+* ``step_ns``: how long one step of the trace lasts; ``steps``: how many steps are sampled.
+* ``segment``: the TCP payload of one segment (bytes); ``opportunities``: per step, how many
+  segments the bottleneck may deliver in it (the trace's service curve in whole segments).
+* ``queue_packets``: the drop-tail buffer at the bottleneck in packets (None: unbounded);
+  ``socket_buffer``: each socket's send and receive buffer (bytes).
+* ``flows``: per flow ``tcp`` (an ns-3 TypeId name such as ``ns3::TcpNewReno``), ``rtt_ns``
+  (its minimum RTT) and ``initial_cwnd`` (segments; also the initial slow-start threshold).
+
+The network: sender n --[access: 100 Gbit/s, no delay]-- left router --[bottleneck]-- right
+router --[egress n: 100 Gbit/s, (rtt_ns - step_ns/100)/2 each way]-- receiver n. A segment
+reaches the bottleneck when it is sent, and its ACK is back a hundredth of a step less than
+rtt_ns after the bottleneck delivered it: the opportunities repeat every step, and the
+segments an ACK releases must reach the bottleneck before the opportunity R steps after the
+one that served the acknowledged segment (the model's senders send before its bottleneck
+serves), not a few nanoseconds after it.
+
+The bottleneck delivers data only at its delivery opportunities: step t's are spread evenly
+over ((t-1) step, t step] after the start (step 0 offers none: the path starts empty). When
+a data segment begins its transmission (the device's PhyTxBegin), the link's DataRate is set
+so that the transmission ends exactly at the next opportunity not yet passed; an opportunity
+no segment waits for is lost, as with mm-link's delivery traces. Segments without payload
+(handshake, ACKs) cross at 100 Gbit/s. The buffer is a ``FifoQueueDisc`` of queue_packets - 2
+packets, plus the device's queue of 1 packet and the segment on the wire waiting for its
+opportunity. Every receiver ACKs every segment (``DelAckCount`` 1); everything else is ns-3's
+default TCP (SACK, timestamps, a minimum RTO of 1 s).
+
+Each flow's connection opens before the trace starts; step 0 is a hundredth of a step after
+the last handshake completes (each flow has sent its initial window). At each step boundary
+(plus 1 microsecond, so an opportunity at the boundary counts) :func:`simulate` samples per
+flow: payload bytes that reached the bottleneck (``sent``, retransmissions included), that
+its queue dropped (``lost``), that it delivered (``served``), that the sender retransmitted
+(``resent``), retransmission timeouts so far (``timeouts``: entries into CA_LOSS), and the
+congestion window (bytes) and pacing rate (bit/s, 0 when the TCP does not pace).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from math import ceil
+from typing import Any, Iterator
+
+FAST = "100Gbps"          # access, egress and the ACK direction of the bottleneck: never a queue
+SAMPLE_AFTER_NS = 1_000   # a sample is taken this long after its step boundary
+NOISE = "[runStaticInitializersOnce]"  # cling's harmless start-up lines (ns-3 from PyPI)
+
+# Counters and the bottleneck's opportunity clock, in C++ so that no Python runs per packet.
+HELPERS = r"""
+namespace tracepath {
+using namespace ns3;
+
+struct Flow {
+  uint64_t sent = 0, lost = 0, served = 0, resent = 0, timeouts = 0, pacing = 0;
+  uint32_t cwnd = 0;
+};
+std::vector<Flow> flows;
+std::map<uint32_t, size_t> flowOf;      // IPv4 source address -> flow
+std::vector<int64_t> opportunities;     // ns, ascending
+size_t nextOpportunity = 0;
+Ptr<PointToPointNetDevice> bottleneck;
+DataRate fast("100Gbps");
+
+void Reset() { flows.clear(); flowOf.clear(); opportunities.clear(); nextOpportunity = 0; bottleneck = nullptr; }
+
+// The TCP payload of a packet that starts with the given header layers removed.
+uint32_t Payload(Ptr<Packet> p) { TcpHeader tcp; p->RemoveHeader(tcp); return p->GetSize(); }
+
+int Classify(const Ipv4Header& ip) {
+  auto f = flowOf.find(ip.GetSource().Get());
+  return f == flowOf.end() ? -1 : int(f->second);
+}
+
+void OnTxBegin(Ptr<const Packet> packet) {
+  Ptr<Packet> p = packet->Copy(); PppHeader ppp; p->RemoveHeader(ppp); Ipv4Header ip; p->RemoveHeader(ip);
+  if (Payload(p) == 0) { bottleneck->SetDataRate(fast); return; }
+  int64_t now = Simulator::Now().GetNanoSeconds();
+  while (nextOpportunity < opportunities.size() && opportunities[nextOpportunity] < now) ++nextOpportunity;
+  if (nextOpportunity == opportunities.size()) { bottleneck->SetDataRate(DataRate(1)); return; }
+  int64_t wait = std::max<int64_t>(opportunities[nextOpportunity++] - now, 1);
+  double bps = std::ceil(packet->GetSize() * 8e9 / double(wait));
+  bottleneck->SetDataRate(DataRate(uint64_t(std::min(bps, 1e15))));
+}
+
+void OnTxEnd(Ptr<const Packet> packet) {
+  Ptr<Packet> p = packet->Copy(); PppHeader ppp; p->RemoveHeader(ppp); Ipv4Header ip; p->RemoveHeader(ip);
+  int n = Classify(ip);
+  if (n >= 0) flows[n].served += Payload(p);
+}
+
+void Count(Ptr<const QueueDiscItem> item, bool dropped) {
+  int n = Classify(DynamicCast<const Ipv4QueueDiscItem>(item)->GetHeader());
+  if (n < 0) return;
+  uint32_t bytes = Payload(item->GetPacket()->Copy());
+  flows[n].sent += bytes;
+  if (dropped) flows[n].lost += bytes;
+}
+void OnEnqueue(Ptr<const QueueDiscItem> item) { Count(item, false); }
+void OnDrop(Ptr<const QueueDiscItem> item) { Count(item, true); }
+
+void OnCwnd(size_t n, uint32_t, uint32_t now) { flows[n].cwnd = now; }
+void OnPacing(size_t n, DataRate, DataRate now) { flows[n].pacing = now.GetBitRate(); }
+void OnResend(size_t n, Ptr<const Packet> p, const TcpHeader&, const Address&, const Address&,
+              Ptr<const TcpSocketBase>) { flows[n].resent += p->GetSize(); }
+void OnState(size_t n, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
+  if (now == TcpSocketState::CA_LOSS) flows[n].timeouts++;
+}
+
+void WatchSender(size_t n, Ptr<Socket> s) {
+  s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, n));
+  s->TraceConnectWithoutContext("PacingRate", MakeBoundCallback(&OnPacing, n));
+  s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnResend, n));
+  s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnState, n));
+}
+
+void WatchBottleneck(Ptr<NetDevice> device, Ptr<QueueDisc> disc) {
+  bottleneck = DynamicCast<PointToPointNetDevice>(device);
+  bottleneck->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnTxBegin));
+  bottleneck->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&OnTxEnd));
+  disc->TraceConnectWithoutContext("Enqueue", MakeCallback(&OnEnqueue));
+  disc->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
+}
+}
+"""
+
+
+@contextmanager
+def quiet_stderr() -> Iterator[None]:
+    """Run a block with the process's stderr (file descriptor 2, where cling writes) caught;
+    afterwards pass on every line but cling's start-up noise."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            for line in caught.read().decode(errors="replace").splitlines(keepends=True):
+                if NOISE not in line:
+                    sys.stderr.write(line)
+
+
+def load_ns3() -> Any:
+    """The ns-3 bindings with this module's C++ helpers compiled in (once per process)."""
+    from ns import ns
+
+    if not hasattr(ns.cppyy.gbl, "tracepath"):
+        ns.cppyy.cppdef(HELPERS)
+    return ns
+
+
+def opportunity_times(per_step: list[int], step_ns: int, start_ns: int) -> list[int]:
+    """When each delivery opportunity falls: step t's evenly over ((t-1), t] steps after
+    ``start_ns`` (step 0's, the service before the run, are dropped)."""
+    times = []
+    for t, count in enumerate(per_step[1:], start=1):
+        times += [start_ns + (t - 1) * step_ns + ceil((k + 1) * step_ns / count) for k in range(count)]
+    return times
+
+
+def simulate(scenario: dict[str, Any]) -> list[dict[str, list[int]]]:
+    """Run ``scenario`` (module doc) in ns-3; per flow, each sampled quantity by step."""
+    with quiet_stderr():
+        ns = load_ns3()
+        return _run(ns, scenario)
+
+
+def _run(ns: Any, scenario: dict[str, Any]) -> list[dict[str, list[int]]]:
+    tp = ns.cppyy.gbl.tracepath
+    tp.Reset()
+    step, flows, segment = scenario["step_ns"], scenario["flows"], scenario["segment"]
+    for name, value in (("SegmentSize", segment), ("DelAckCount", 1),
+                        ("SndBufSize", scenario["socket_buffer"]), ("RcvBufSize", scenario["socket_buffer"])):
+        ns.Config.SetDefault(f"ns3::TcpSocket::{name}", ns.UintegerValue(value))
+    routers, senders, receivers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
+    routers.Create(2)
+    senders.Create(len(flows))
+    receivers.Create(len(flows))
+    stack = ns.InternetStackHelper()
+    for nodes in (routers, senders, receivers):
+        stack.Install(nodes)
+
+    link = ns.PointToPointHelper()
+    link.SetDeviceAttribute("DataRate", ns.StringValue(FAST))
+    link.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(0)))
+    link.SetQueue("ns3::DropTailQueue", "MaxSize", ns.StringValue("1p"))
+    bottleneck = link.Install(routers.Get(0), routers.Get(1))
+    queue = scenario["queue_packets"]
+    disc = ns.TrafficControlHelper()  # installed before addresses are, or they install a default
+    disc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize",
+                          ns.StringValue(f"{max(queue - 2, 1) if queue is not None else 10**7}p"))
+    discs = disc.Install(bottleneck.Get(0))
+    addresses = ns.Ipv4AddressHelper()
+    addresses.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    addresses.Assign(bottleneck)
+
+    apps = []
+    for n, flow in enumerate(flows):
+        access = link.Install(senders.Get(n), routers.Get(0))
+        addresses.SetBase(ns.Ipv4Address(f"10.1.{n}.0"), ns.Ipv4Mask("255.255.255.0"))
+        sender_ip = addresses.Assign(access).GetAddress(0)
+        egress = ns.PointToPointHelper()
+        egress.SetDeviceAttribute("DataRate", ns.StringValue(FAST))
+        egress.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds((flow["rtt_ns"] - step // 100) // 2)))
+        path = egress.Install(routers.Get(1), receivers.Get(n))
+        addresses.SetBase(ns.Ipv4Address(f"10.2.{n}.0"), ns.Ipv4Mask("255.255.255.0"))
+        receiver_ip = addresses.Assign(path).GetAddress(1)
+        tp.flowOf[sender_ip.Get()] = n
+        tp.flows.push_back(tp.Flow())
+        tcp = senders.Get(n).GetObject[ns.TcpL4Protocol]()
+        tcp.SetAttribute("SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(flow["tcp"])))
+        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
+                                   ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo())
+        sink.Install(receivers.Get(n))
+        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(receiver_ip, 5000).ConvertTo())
+        bulk.SetAttribute("SendSize", ns.UintegerValue(segment))
+        app = bulk.Install(senders.Get(n))
+        app.Start(ns.MicroSeconds(n + 1))  # one after another: each socket takes its flow's defaults
+        apps.append(app)
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+
+    start = max(f["rtt_ns"] for f in flows) + step // 100  # step 0: every initial window sent
+    tp.opportunities = ns.cppyy.gbl.std.vector["int64_t"](opportunity_times(scenario["opportunities"], step, start))
+    tp.WatchBottleneck(bottleneck.Get(0), discs.Get(0))
+    for n, flow in enumerate(flows):
+        ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(flow["initial_cwnd"]))
+        ns.Config.SetDefault("ns3::TcpSocket::InitialSlowStartThreshold",
+                             ns.UintegerValue(flow["initial_cwnd"] * segment))
+        _run_until(ns, (n + 1) * 1000 + 1)
+        application = ns.cppyy.gbl.ns3.DynamicCast[ns.BulkSendApplication](apps[n].Get(0))
+        tp.WatchSender(n, application.GetSocket())
+
+    names = ("sent", "lost", "served", "resent", "timeouts", "cwnd", "pacing")
+    samples: list[dict[str, list[int]]] = [{name: [] for name in names} for _ in flows]
+    for t in range(scenario["steps"]):
+        _run_until(ns, start + t * step + SAMPLE_AFTER_NS)
+        for n, counters in enumerate(tp.flows):
+            for name in names:
+                samples[n][name].append(int(getattr(counters, name)))
+    ns.Simulator.Destroy()
+    return samples
+
+
+def _run_until(ns: Any, time_ns: int) -> None:
+    ns.Simulator.Stop(ns.NanoSeconds(time_ns - ns.Simulator.Now().GetNanoSeconds()))
+    ns.Simulator.Run()
+
+
+def main(scenario: dict[str, Any]) -> None:
+    """Run the scenario and print, per step, each flow's bytes sent to, lost at and served by
+    the bottleneck in the step, and its window at the end of it (in segments)."""
+    samples = simulate(scenario)
+    segment = scenario["segment"]
+    head = "step" + "".join(f"  {'sent':>6}{'lost':>6}{'served':>7}{'cwnd':>8} " for _ in samples)
+    print("per step, in segments of", segment, "bytes:", "  ".join(f"flow {n}: {f['tcp']}"
+                                                                   for n, f in enumerate(scenario["flows"])))
+    print(head)
+    for t in range(scenario["steps"]):
+        cells = []
+        for flow in samples:
+            moved = [(flow[k][t] - (flow[k][t - 1] if t else 0)) / segment for k in ("sent", "lost", "served")]
+            cells.append(f"  {moved[0]:6.0f}{moved[1]:6.0f}{moved[2]:7.0f}{flow['cwnd'][t] / segment:8.2f} ")
+        print(f"{t:4d}" + "".join(cells))
+    for n, flow in enumerate(samples):
+        print(f"flow {n}: {flow['served'][-1]} bytes served, {flow['lost'][-1]} lost, "
+              f"{flow['timeouts'][-1]} timeouts")

@@ -1,0 +1,141 @@
+"""The ns-3 replay (ccac.testbed.ns3_replay, ccac.testbed.ns3_sim) and ``ccac export --format ns3``.
+
+The tests that run ns-3 are marked ``ns3`` and skipped without its Python bindings; a test
+process imports ns-3 once (the module fixture ``ns3``, several seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from fractions import Fraction as F
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccac import load_query, solve
+from ccac.encode.expr import Series, Symbols
+from ccac.encode.trace import Trace
+from ccac.testbed.ns3_replay import MSS, replay_ns3
+
+from conftest import make_query
+
+
+def needs_ns3(test: Any) -> Any:
+    """Mark a test that runs ns-3, skipped when its bindings are not installed."""
+    skip = pytest.mark.skipif(find_spec("ns") is None, reason="ns-3 is not installed (pip install '.[ns3]')")
+    return pytest.mark.ns3(skip(test))
+
+
+@pytest.fixture(scope="module")
+def ns3() -> Any:
+    """ns-3's bindings, imported once for this test process."""
+    from ccac.testbed.ns3_sim import load_ns3, quiet_stderr
+
+    with quiet_stderr():
+        return load_ns3()
+
+
+def result_file(tmp_path: Path, name: str) -> Path:
+    result = solve(load_query(name), timeout=120)
+    assert result.answer == "sat" and result.validated, result.violations
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(result.to_json()))
+    return path
+
+
+def constant_service_trace(T: int = 20) -> tuple[Any, Trace]:
+    """A hand-built trace of one aimd flow on a link that serves C = 1 byte every step (alpha =
+    1/10: 10 segments per step), R = 1, a window of 2 BDP and a buffer of 100 BDP: the queue
+    never empties and nothing is lost."""
+    query = make_query({"T": T, "R": 1, "D": 0, "C": 1, "alpha": "1/10", "buffer": 100}, {"name": "aimd"},
+                       find="S[T-1] - S[0] >= 0.95 * C * (T - 1)")
+    symbols = Symbols()
+    symbols.constants.update({"C": F(1), "R": F(1), "D": F(0), "T": F(T), "flows": F(1), "alpha": F(1, 10),
+                              "dupacks": F(3, 10), "buffer": F(100)})
+    served, sent = [F(t) for t in range(T)], [F(t + 2) for t in range(T)]
+    zero = [F(0)] * T
+    for name, values in (("A", sent), ("S", served), ("L", zero), ("W", zero)):
+        symbols.series[name] = Series(name, values, 1)
+    for name, values in (("A_f", sent), ("S_f", served), ("L_f", zero), ("Ld_f", zero), ("cwnd", [F(2)] * T),
+                         ("timeout", [False] * T), ("loss_mark", zero), ("ack_mark", zero)):
+        symbols.series[name] = Series(name, [values], 2, {})
+    return query, Trace(query.network, ["aimd"], symbols)
+
+
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_a_constant_link_is_filled_by_newreno() -> None:
+    """Sanity of the unit mapping: on a path that serves C every step, TcpNewReno started with
+    the trace's window gets every segment the schedule offers, C*(T-1) trace bytes."""
+    query, trace = constant_service_trace()
+    run = replay_ns3(query, trace)
+    served = run.concrete.total("S")
+    assert served[-1] - served[0] == trace.network.C * (trace.T - 1)
+    assert run.concrete.total("L")[-1] == 0 and run.reproduced is True
+    assert run.concrete.flow("cwnd", 0)[0] == 2 and all(c > 0 for c in run.concrete.flow("cwnd", 0))
+    assert "one segment of 1448 bytes = 0.1 trace bytes" in run.mapping[0] and "10 segments per step" in run.mapping[0]
+
+
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_a_bundled_finding_replays_in_ns3(tmp_path: Path, cli: Any) -> None:
+    """aimd_premature_loss in ns-3 through the CLI: the run completes, its readings are finite
+    numbers, and the exit code is the verdict (no particular verdict is asserted)."""
+    path = result_file(tmp_path, "aimd_premature_loss")
+    code, out, err = cli("replay", str(path), "--engine", "ns3", "--json", str(tmp_path / "r.json"))
+    assert code in (0, 1), err
+    assert "replay in ns-3: aimd_premature_loss" in out and "flow 0: ns-3 TcpNewReno" in out
+    assert "per step (primed: the ns-3 run)" in out and "runStaticInitializers" not in out + err
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["engine"] == "ns3" and isinstance(data["find"]["holds"], bool)
+    assert data["find"]["holds"] == (code == 0) == ("finding reproduced by the ns-3 TCP" in out)
+    assert all(F(value) >= 0 for value in data["readings"]["replay"].values())  # exact numbers
+
+
+def test_a_cca_without_ns3_implementation_is_refused(tmp_path: Path, cli: Any) -> None:
+    """Copa has no ns-3 implementation: one clear error (before ns-3 is imported), exit 2."""
+    path = result_file(tmp_path, "copa_steady_utilization")
+    code, out, err = cli("replay", str(path), "--engine", "ns3")
+    assert code == 2 and "ns-3 has no implementation of copa" in err and "Traceback" not in out + err
+    assert len(err.strip().splitlines()) == 1
+    code, _, err = cli("export", str(path), "--format", "ns3", "-o", str(tmp_path / "x.py"))
+    assert code == 2 and "ns-3 has no implementation of copa" in err
+
+
+def test_without_ns3_installed_the_engine_says_how_to_install(tmp_path: Path, cli: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    path = result_file(tmp_path, "aimd_premature_loss")
+    monkeypatch.setitem(sys.modules, "ns", None)  # importlib.util.find_spec("ns") is None now
+    code, out, err = cli("replay", str(path), "--engine", "ns3")
+    assert code == 2 and err.strip() == "error: ns-3 is not installed: pip install '.[ns3]'", err
+    code, _, err = cli("replay", str(path), "--engine", "ns3", "--warmup", "1")
+    assert code == 2 and "--warmup is for the packet engine only" in err
+
+
+@needs_ns3
+def test_the_exported_script_runs_standalone(tmp_path: Path, cli: Any) -> None:
+    """`ccac export --format ns3` writes a script that runs with plain `python` (no ccac on
+    its path) and reports every step of the run."""
+    path = result_file(tmp_path, "aimd_premature_loss")
+    script = tmp_path / "premature.py"
+    code, out, err = cli("export", str(path), "--format", "ns3", "-o", str(script))
+    assert code == 0 and f"run: python {script}" in out, err
+    text = script.read_text()
+    assert "import ccac" not in text and "from ccac" not in text and "'ns3::TcpNewReno'" in text
+    done = subprocess.run([sys.executable, "-I", str(script)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"per step, in segments of {MSS} bytes") and len(lines) == 2 + 10 + 1
+    assert "runStaticInitializers" not in done.stdout + done.stderr
+
+
+def test_the_command_line_does_not_import_ns3() -> None:
+    """Only the ns-3 engine pays ns-3's start-up: loading the CLI imports neither ns nor cppyy."""
+    probe = "import sys, ccac.commands.cli; print(sorted({'ns', 'ns3', 'cppyy'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

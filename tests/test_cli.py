@@ -35,6 +35,18 @@ def test_unsat_query(cli, tmp_path) -> None:
     assert "unsat: no trace of the model satisfies the query" in out and "checked: NO one" in out
     data = json.loads(out_json.read_text())
     assert data["answer"] == "unsat" and data["validated"] is None and data["trace"] is None
+    assert "premise: the assumptions alone admit a validated trace" in out and data["premise"] == "satisfiable"
+
+
+def test_an_unsat_whose_assumptions_admit_no_trace_is_vacuous(cli, tmp_path) -> None:
+    """Whole packets of 0.1 bytes against an assumption of packets of at most 0.05: nothing
+    meets the assumptions, so the unsat says nothing (exit 1, whatever was expected)."""
+    out_json = tmp_path / "r.json"
+    code, out, _ = cli("query", SANITY_UNSAT, "--set", "network.T=6", "--set", "network.packets=true",
+                       "--set", "query.assume=['alpha <= 0.05 * C * R']", "--json", str(out_json))
+    assert code == 1
+    assert "unsat" in out and "VACUOUS: the assumptions alone admit no trace" in out
+    assert json.loads(out_json.read_text())["premise"] == "vacuous"
 
 
 def test_expectation_mismatch_exits_1(cli) -> None:

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from ccac.problems.query import Query
-from ccac.solving.solve import Result, solve
+from ccac.solving.solve import Result, premise as query_premise, solve
 
 VERDICTS = ("proved", "refuted", "vacuous", "unknown", "invalid")
 
@@ -58,9 +58,7 @@ def prove_claim(kind: str, name: str, base: Query, claim: str, solver: str, time
     if result.answer == "unknown":
         return Check(kind, name, "unknown", time.perf_counter() - start, statement,
                      detail=f"solver: {result.reason}")
-    witness = copy.copy(base)
-    witness.find = None
-    premise = solve(witness, solver=solver, timeout=timeout)
+    premise = query_premise(base, solver=solver, timeout=timeout)
     seconds = time.perf_counter() - start
     if premise.answer == "unsat":
         return Check(kind, name, "vacuous", seconds, statement,

@@ -12,6 +12,7 @@ This is the Python API the CLI is a thin layer over::
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -113,6 +114,16 @@ def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | 
         trace, violations = checked_trace(problem, outcome.assignment or {})
     return Result(query, outcome.answer, outcome.reason, trace, violations, outcome.solver,
                   outcome.version, build_seconds, outcome.seconds)
+
+
+def premise(query: Query, solver: str = "z3", timeout: float | None = None, encoding: str = "pairs") -> Result:
+    """The query's premise: its model, CCAs and assumptions without its ``find``. An unsat
+    answer means something only if this is sat: otherwise no trace meets the assumptions at
+    all, and "no trace has the find" is vacuous (e.g. an assumption ``alpha <= 0.05 * C * R``
+    against whole packets of 0.1)."""
+    witness = copy.copy(query)
+    witness.find = None
+    return solve(witness, solver=solver, timeout=timeout, encoding=encoding)
 
 
 def solve_periodic(problem: Problem, solver: str, timeout: float | None,

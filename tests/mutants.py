@@ -46,6 +46,7 @@ LANGUAGE = "ccac.ccas.language"
 VALIDATE = "ccac.solving.validate"
 CEGIS = "ccac.synthesis.cegis"
 CUBES = "ccac.analysis.cubes"
+PATH_SERVER = "ccac.models.path_server"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -57,6 +58,7 @@ CONFORMANCE = {
     VALIDATE: ("tests/test_synthesis.py",),
     CEGIS: ("tests/test_synthesis.py",),
     CUBES: ("tests/test_cubes.py",),
+    PATH_SERVER: ("tests/test_packets.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -297,6 +299,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("cubes_any_unsat", CUBES, "a query split into cases is unsat once any case is (not every one)",
            'if all(cases[k].answer == "unsat" for k in needed):',
            'if any(cases[k].answer == "unsat" for k in needed):'),
+    Mutant("packets_no_partial_packet", PATH_SERVER, "whole packets: the link is never part-way through a packet",
+           "v.S[t] > oldest - v.alpha if net.packets else v.S[t] >= oldest", "v.S[t] >= oldest"),
+    Mutant("packets_fluid_drop", PATH_SERVER, "whole packets: a packet is dropped only once the queue reaches the buffer",
+           "v.admitted(t) > full - v.alpha if net.packets else v.admitted(t) >= full", "v.admitted(t) >= full"),
+    Mutant("packets_window_below_a_packet", PATH_SERVER, "whole packets: a window below one packet sends nothing",
+           "cwnd = maximum(v.cwnd[n][t], v.alpha) if net.packets else v.cwnd[n][t]", "cwnd = v.cwnd[n][t]"),
+    Mutant("packets_fluid_send", PATH_SERVER, "whole packets: the sender sends exactly its window, fractions of a packet too",
+           "enc.add(\"model.sender\", v.A_f[n][t] <= target, v.A_f[n][t] > target - v.alpha)",
+           "enc.add(\"model.sender\", v.A_f[n][t] == target)"),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

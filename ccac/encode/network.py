@@ -3,7 +3,9 @@
 Units follow the thesis (chapter 5.2): time is counted in steps, R steps make one minimum RTT,
 and bytes are scaled so that the link serves C bytes per step (C = 1 by default). ``buffer`` is
 given in BDP units (C * R bytes) and becomes ``buffer_bytes`` for the model; ``alpha`` (the MSS)
-and ``dupacks`` are left to the solver when not given, which quantifies over them.
+and ``dupacks`` are left to the solver when not given, which quantifies over them. In
+whole-packet mode (``packets = true``) the MSS is a number, C*R / ``bdp_packets`` unless
+``alpha`` is given, so that packet counts are integers and the formula stays linear.
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ NETWORK_PARAMS: tuple[Param, ...] = (
           maximum=Fraction(1)),
     Param("rto", 1, "a timeout must fire once every in-flight byte has been known lost for this many "
           "steps (it may fire from the first)", "steps", "int", minimum=Fraction(1)),
+    Param("packets", False, "whole-packet mode: senders send, the bottleneck serves, drops (drop-tail) "
+          "and ACKs whole packets of alpha bytes; alpha is then a number (see bdp_packets)", kind="bool"),
+    Param("bdp_packets", 10, "whole-packet mode: packets in one BDP (C*R bytes), which sets the MSS "
+          "alpha = C*R / bdp_packets unless alpha is given", "packets", "int", minimum=Fraction(1)),
     Param("link", "ccac", "ccac: the CCAC path-server (the token bucket holds tokens up to D steps); cbrdelay: "
           "CCmatic's constant-rate link with delay jitter (the bottleneck serves C whenever it has bytes, and "
           "every flow's ACKs pass a box of up to D steps); ideal: CCmatic's ideal link (constant rate, D = 0)",
@@ -96,6 +102,8 @@ class Network:
     eta: Fraction
     rto: int
     link: str = "ccac"
+    packets: bool = False
+    bdp_packets: int = 10
     paths: tuple[FlowPath, ...] = field(default=())
     link_jitter: int = 0   # cbrdelay: the D given, which every flow's box carries (the bottleneck has none)
 
@@ -153,6 +161,13 @@ def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
         if "D" in given and values["D"] != 0:
             raise CcacError("the ideal link has no jitter: leave D out or set D = 0", f"{where}.D")
         values["D"] = 0
+    if values["packets"]:
+        from_bdp = values["C"] * values["R"] / values["bdp_packets"]
+        if values["alpha"] is not None and "bdp_packets" in given and values["alpha"] != from_bdp:
+            raise CcacError(f"alpha = {values['alpha']} and bdp_packets = {values['bdp_packets']} (alpha = "
+                            f"{from_bdp}) disagree: give the packet size once", f"{where}.bdp_packets")
+        if values["alpha"] is None:
+            values["alpha"] = from_bdp
     net = Network(**values)
     if net.link == "cbrdelay":
         # CCmatic's cbrdelay: a constant-rate bottleneck (the composing server with D = 0 serves

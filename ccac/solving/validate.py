@@ -16,6 +16,7 @@ delay reading that differs once the past is the trace itself) fails there.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -157,6 +158,11 @@ def check_path(tr: Trace) -> list[str]:
 
     if alpha <= 0:
         out.append(f"alpha = {alpha} is not positive")
+    # Whole packets (network.packets): the link may be part-way through one packet, and a
+    # packet is dropped when it does not fit whole, so both bounds give up to a packet.
+    packet = alpha if net.packets else Fraction(0)
+    if net.packets:
+        out += check_whole_packets(tr, alpha)
     if dupacks < 0:
         out.append(f"dupacks = {dupacks} is negative")
     if buffer is not None and buffer < 0:
@@ -169,8 +175,9 @@ def check_path(tr: Trace) -> list[str]:
         if served[t] > tokens_arrived[t]:
             bad(t, "served more than the tokens that arrived", f"S = {served[t]} > C*t - W = {tokens_arrived[t]}")
         oldest_allowed = C * (t - D) - W[max(t - D, 0)]
-        if served[t] < oldest_allowed:
-            bad(t, f"a token was held longer than D = {D} steps", f"S = {served[t]} < {oldest_allowed}")
+        if short_of(oldest_allowed, served[t], packet):
+            bad(t, f"a token was held longer than D = {D} steps", f"S = {served[t]} < {oldest_allowed}"
+                + (" by a whole packet or more" if net.packets else ""))
         for n in range(N):
             if S[n][t] > A[n][t] - L[n][t]:
                 bad(t, f"flow {n}: served bytes that were never admitted")
@@ -204,8 +211,9 @@ def check_path(tr: Trace) -> list[str]:
         if buffer is None and congestive_now != admitted_loss(L, Lnc, 0, N):
             bad(t, "congestive loss with an infinite buffer")
         if buffer is not None and congestive_now > admitted_loss(L, Lnc, t - 1, N):
-            if admitted[t] < tokens_arrived[t - 1] + buffer_min:
-                bad(t, "loss while the bottleneck queue never exceeded the buffer")
+            if short_of(tokens_arrived[t - 1] + buffer_min, admitted[t], packet):
+                bad(t, "loss while the bottleneck queue never exceeded the buffer"
+                    + (" less a packet" if net.packets else ""))
     if Lnc is not None:
         for n in range(N):
             for t in range(T):
@@ -216,7 +224,8 @@ def check_path(tr: Trace) -> list[str]:
     for n in range(N):
         out += [f"flow {n}: {p}" for p in check_box(S[n], So[n], net.path(n).D)]
         out += [f"flow {n}: {p}" for p in check_sender(A[n], So[n], L[n], Ld[n], cwnd[n], rate[n],
-                                                         timeout[n], dupacks, net.path(n).R, net.rto)]
+                                                         timeout[n], dupacks, net.path(n).R, net.rto,
+                                                         alpha if net.packets else None)]
     if N > 1:
         for t in range(T):
             for s in range(t):
@@ -226,6 +235,12 @@ def check_path(tr: Trace) -> list[str]:
                     if served[t] <= admitted[s] and S[n][t] > A[n][s] - L[n][s]:
                         bad(t, f"flow {n}: FIFO broken: served bytes admitted after step {s}")
     return out
+
+
+def short_of(bound: Fraction, value: Fraction, packet: Fraction) -> bool:
+    """Whether ``value`` falls short of ``bound`` by more than the rule allows: at all in the
+    fluid model (``packet`` 0), by a whole packet or more in whole packets."""
+    return bound - value > 0 if packet == 0 else bound - value >= packet
 
 
 def admitted_loss(L: list[list[Fraction]], Lnc: list[list[Fraction]] | None, t: int, N: int) -> Fraction:
@@ -251,10 +266,28 @@ def check_box(served: list[Fraction], observed: list[Fraction], D: int) -> list[
     return out
 
 
+def check_whole_packets(tr: Trace, alpha: Fraction) -> list[str]:
+    """Whole-packet mode: every byte count of every flow is a whole number of packets."""
+    out = []
+    for name in ("A_f", "S_f", "So_f", "L_f", "Ld_f", "Lnc_f"):
+        series = tr.symbols.series.get(name)
+        if series is None:
+            continue
+        for n, row in enumerate(series.values):
+            for t, value in enumerate(row or []):
+                if value is not None and (value / alpha).denominator != 1:
+                    out.append(f"step {t}: flow {n}: {name} = {value} is not a whole number of "
+                               f"packets of {alpha}")
+    return out
+
+
 def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: list[Fraction],
                  cwnd: list[Fraction], rate: list[Fraction] | None, timeout: list[bool],
-                 dupacks: Fraction, R: int, rto: int) -> list[str]:
-    """Loss detection, timeouts and ACK clocking of one sender."""
+                 dupacks: Fraction, R: int, rto: int, packet: Fraction | None = None) -> list[str]:
+    """Loss detection, timeouts and ACK clocking of one sender. With ``packet`` (whole-packet
+    mode) the sender sends whole packets, its window is at least one packet, and a step's
+    losses are its burst's last packets (drop-tail), so none of them is detected before every
+    byte the step admitted is."""
     out: list[str] = []
     T = len(A)
     all_lost = []
@@ -280,13 +313,16 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
                 out.append(f"step {t}: every byte in flight known lost for {rto} steps without a timeout")
             # A loss at step s is detectable once dupacks bytes admitted after it are acked.
             detectable = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks <= acked]
-            hidden = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks > acked]
+            hidden = [L[s - 1] if packet is not None and s > 0 else L[s]
+                      for s in range(t - R + 1) if A[s] - L[s] + dupacks > acked]
             if detectable and Ld[t] < max(detectable):
                 out.append(f"step {t}: a detectable loss went undetected")
             if hidden and Ld[t] > max(min(hidden), Ld[t - 1]):
                 out.append(f"step {t}: detected a loss before enough duplicate ACKs arrived")
-        window = max(acked + Ld[t] + cwnd[t], A[t - 1])
+        window = max(acked + Ld[t] + (cwnd[t] if packet is None else max(cwnd[t], packet)), A[t - 1])
         expected = window if rate is None else min(window, A[t - 1] + rate[t])
+        if packet is not None:
+            expected = packet * math.floor(expected / packet)
         if A[t] != expected:
             out.append(f"step {t}: sent {A[t]} but cwnd/pacing allow exactly {expected}")
     return out

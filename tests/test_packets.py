@@ -1,0 +1,213 @@
+"""Whole-packet mode (``[network] packets = true``): the packet size, the encoding against an
+independent drop-tail packet simulation, and the validator's packet rules.
+
+The simulation below is written from how a drop-tail bottleneck handles whole packets (a
+burst of packets per step, dropped from its tail when the buffer cannot hold them; a link that
+transmits packet after packet, C bytes of time per step; duplicate-ACK loss detection), not
+from the encoding's formulas: every run it produces must be a trace of the packet mode's
+encoding (its superset property on packet runs), and every trace the solver returns must obey
+the packet rules the validator restates.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import pytest
+import z3
+
+from ccac import load_query, solve
+from ccac.core.errors import CcacError
+from ccac.problems.problem import build
+from ccac.solving.validate import check_sender, validate
+
+from conftest import assert_admits, make_query, run_cli
+
+
+# ------------------------------------------------------------------ the packet size
+def test_the_packet_size_is_the_bdp_over_bdp_packets() -> None:
+    q = load_query("aimd_premature_loss", ["network.packets=true", "network.bdp_packets=8"])
+    assert q.network.alpha == q.network.C * q.network.R / 8
+    given = load_query("aimd_premature_loss", ["network.packets=true", "network.alpha=0.25"])
+    assert given.network.alpha == Fraction(1, 4)
+    assert load_query("aimd_premature_loss", ["network.packets=true"]).network.alpha == Fraction(1, 10)
+
+
+def test_the_packet_size_given_twice_is_bad_input() -> None:
+    with pytest.raises(CcacError, match="disagree: give the packet size once"):
+        load_query("aimd_premature_loss", ["network.packets=true", "network.alpha=0.25", "network.bdp_packets=5"])
+    code, _, err = run_cli("query", "aimd_premature_loss", "--set", "network.packets=true",
+                           "--set", "network.bdp_packets=0")
+    assert code == 2 and "bdp_packets" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------ a drop-tail packet path
+@dataclass
+class PacketRun:
+    """One flow on a drop-tail bottleneck, sampled at the model's steps."""
+
+    alpha: Fraction
+    A: list[Fraction] = field(default_factory=list)
+    S: list[Fraction] = field(default_factory=list)
+    L: list[Fraction] = field(default_factory=list)
+    Ld: list[Fraction] = field(default_factory=list)
+    W: list[Fraction] = field(default_factory=list)
+    timeout: list[bool] = field(default_factory=list)
+
+
+def drop_tail_run(cwnd: list[Fraction], T: int, R: int, C: Fraction, buffer: Fraction,
+                  alpha: Fraction, dupacks: int, first_burst: int) -> PacketRun:
+    """A sender with the given windows on a link of C bytes per step behind a drop-tail queue
+    of ``buffer`` bytes. Step t: the sender learns the ACKs of packets delivered by t - R,
+    detects losses (``dupacks`` packets sent after a lost one acknowledged, or a timeout once
+    everything it sent is acknowledged or lost), and sends whole packets up to its window
+    (at least one packet); its burst reaches the queue at once, and each packet that does not
+    fit whole is dropped; then the link transmits for one step, a packet at a time, idle
+    (wasting its time) only with nothing queued."""
+    run = PacketRun(alpha)
+    queue: list[Fraction] = []        # bytes left to transmit of each queued packet (head first)
+    lost_at: list[tuple[Fraction, Fraction]] = []  # (admitted bytes before the loss, loss size)
+    sent = admitted = served = lost = detected = wasted = Fraction(0)
+    for t in range(T):
+        timed_out = False
+        if t >= R:
+            acked = run.S[t - R]
+            newly = [size for before, size in lost_at if before + dupacks * alpha <= acked]
+            detected = max(detected, sum(newly, Fraction(0)))
+            stalled = (run.A[t - 1] == run.A[t - R] and acked == run.A[t - R] - run.L[t - R]
+                       and run.L[t - R] > run.Ld[t - 1])
+            if stalled:
+                timed_out, detected = True, run.L[t - R]
+            window = acked + detected + max(cwnd[t], alpha)
+            burst = max(0, math.floor((window - sent) / alpha))
+        else:
+            burst = first_burst if t == 0 else 0
+        token_line_before = (C * (t - 1) - wasted) if t > 0 else Fraction(0)
+        for _ in range(burst):
+            sent += alpha
+            if admitted - token_line_before + alpha > buffer:
+                lost_at.append((admitted, alpha))
+                lost += alpha
+            else:
+                admitted += alpha
+                queue.append(alpha)
+        if t > 0:
+            budget = C
+            while budget > 0 and queue:
+                used = min(budget, queue[0])
+                queue[0] -= used
+                budget -= used
+                if queue[0] == 0:
+                    queue.pop(0)
+                    served += alpha
+            wasted += budget
+        run.A.append(sent)
+        run.S.append(served)
+        run.L.append(lost)
+        run.Ld.append(detected)
+        run.W.append(wasted)
+        run.timeout.append(timed_out)
+    return run
+
+
+def packet_problem(T: int, R: int, buffer: Fraction, bdp_packets: int, dupacks: int) -> Any:
+    return build(make_query({"T": T, "R": R, "D": 0, "buffer": buffer, "packets": True,
+                             "bdp_packets": bdp_packets, "dupacks": dupacks, "rto": 1}))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_encoding_admits_every_drop_tail_packet_run(seed: int) -> None:
+    rng = random.Random(seed)
+    T, R = 12, rng.choice([1, 2])
+    bdp_packets, dupacks = rng.choice([4, 5, 10]), rng.choice([0, 1, 3])
+    buffer = Fraction(rng.choice([1, 2, 3]), 2)
+    problem = packet_problem(T, R, buffer, bdp_packets, dupacks)
+    v = problem.vars
+    alpha = v.alpha
+    # windows from a quarter packet (which still sends one packet) to 4 BDP
+    cwnd = [alpha / 4 if rng.random() < 0.3 else Fraction(rng.randint(1, 40), 10) for _ in range(T)]
+    first_burst = rng.randint(1, int(buffer * R / alpha))  # the queue the trace starts with (no loss yet)
+    run = drop_tail_run(cwnd, T, R, Fraction(1), buffer * R, alpha, dupacks, first_burst)
+    assert sum(run.L) > 0 or seed % 2, "the run should exercise losses (pick another seed)"
+
+    def real(x: Fraction) -> Any:
+        return z3.RealVal(str(x))
+
+    fixed = []
+    for t in range(T):
+        fixed += [v.A_f[0][t] == real(run.A[t]), v.S_f[0][t] == real(run.S[t]),
+                  v.L_f[0][t] == real(run.L[t]), v.Ld_f[0][t] == real(run.Ld[t]), v.W[t] == real(run.W[t])]
+        if t >= R:
+            fixed += [v.cwnd[0][t] == real(cwnd[t]), v.rate[0][t] == real(Fraction(1000)),
+                      v.timeout[0][t] == z3.BoolVal(run.timeout[t])]
+    assert_admits(problem.enc.formulas(), fixed,
+                  f"seed {seed}: R = {R}, {bdp_packets} packets per BDP, dupacks {dupacks}, buffer {buffer} BDP, "
+                  f"cwnd {[str(c) for c in cwnd]}, A {[str(a) for a in run.A]}, L {[str(x) for x in run.L]}")
+
+
+# ------------------------------------------------------------------ traces and the validator
+def test_a_packet_mode_trace_moves_whole_packets_and_validates() -> None:
+    result = solve(load_query("aimd_premature_loss", ["network.packets=true"]), timeout=120)
+    assert result.answer == "sat" and result.validated, result.violations
+    alpha = result.trace.constant("alpha")
+    assert alpha == Fraction(1, 10)
+    for name in ("A_f", "S_f", "L_f", "Ld_f"):
+        assert all((x / alpha).denominator == 1 for x in result.trace.flow(name, 0)), name
+    # The same trace with a fraction of a packet sent at one step is not a packet trace.
+    broken = result.trace
+    broken.symbols.series["A_f"].values[0][-1] += alpha / 2
+    assert any("not a whole number of packets" in p for p in validate(result.query, broken))
+
+
+def test_the_validator_floors_the_window_to_whole_packets() -> None:
+    """One packet of 1/4 byte: a window that reaches 0.6 bytes beyond what was sent sends two
+    packets (0.5), not 0.6; and a window below one packet still sends one."""
+    alpha = Fraction(1, 4)
+    A, S = [Fraction(0), Fraction(1, 2)], [Fraction(0), Fraction(0)]
+    zeros, no = [Fraction(0)] * 2, [False, False]
+    cwnd = [Fraction(3, 5), Fraction(3, 5)]
+    assert check_sender(A, S, zeros, zeros, cwnd, None, no, Fraction(0), 1, 1, alpha) == []
+    assert check_sender(A, S, zeros, zeros, cwnd, None, no, Fraction(0), 1, 1) != []  # fluid: 0.6
+    tiny = [Fraction(1, 100)] * 2
+    assert check_sender([Fraction(0), alpha], S, zeros, zeros, tiny, None, no, Fraction(0), 1, 1, alpha) == []
+
+
+def test_the_validator_keeps_a_steps_losses_behind_its_admitted_bytes() -> None:
+    """Step 1 admits 2 bytes and loses 1; 1.5 bytes after step 1's start are acked by step 3
+    (R = 1, no dupack threshold): in the fluid model part of step 1's loss may be detected
+    (its first bytes lost, later ones kept); drop-tail loses the burst's tail, so none is."""
+    alpha = Fraction(1, 2)
+    A = [Fraction(1), Fraction(4), Fraction(4), Fraction(4)]
+    L = [Fraction(0), Fraction(1), Fraction(1), Fraction(1)]
+    S = [Fraction(0), Fraction(1), Fraction(5, 2), Fraction(5, 2)]
+    Ld = [Fraction(0), Fraction(0), Fraction(0), Fraction(1, 2)]
+    cwnd = [Fraction(1, 2)] * 4
+    no = [False] * 4
+    fluid = check_sender(A, S, L, Ld, cwnd, None, no, Fraction(0), 1, 5)
+    packets = check_sender(A, S, L, Ld, cwnd, None, no, Fraction(0), 1, 5, alpha)
+    assert not any("duplicate ACKs" in p for p in fluid)
+    assert any("step 3: detected a loss before enough duplicate ACKs arrived" in p for p in packets)
+
+
+# ------------------------------------------------------------------ findings in whole packets
+def test_a_finding_that_survives_whole_packets_replays_in_packets(cli, tmp_path) -> None:
+    out = tmp_path / "burst.json"
+    code, text, err = cli("query", "aimd_loss_burst", "--set", "network.packets=true", "--json", str(out))
+    assert code == 0 and "validated: yes" in text, err
+    code, text, err = cli("replay", str(out), "-q")
+    assert code == 0 and "finding reproduced by the concrete senders" in text, err + text
+
+
+def test_a_fluid_only_finding_is_unsat_in_whole_packets(cli) -> None:
+    """BBR (2x paced) below 10% utilization in steady state: at the same MSS (alpha = 0.1) the
+    fluid model has a trace that sends 0.94 of a packet every step; in whole packets there is
+    none, and the premise (the same query without its find) has a trace, so the unsat is not
+    vacuous."""
+    code, text, err = cli("query", "bbr_2x_paced_low_utilization", "--set", "network.packets=true",
+                          "--expect", "unsat")
+    assert code == 0, err + text
+    assert "premise: the assumptions alone admit a validated trace" in text

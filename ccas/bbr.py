@@ -11,7 +11,10 @@ Time is the model's step grid; R steps make one minimum RTT. At every step t:
   estimate taken to be exact, R, as the thesis assumes for BBR and Copa.)
 * **Bandwidth estimate.** ``bw[t]`` (bytes/step) is the maximum sample over the last
   ``window`` RTTs, i.e. over the steps ``t - window*R + 1 .. t``.
-* **Window.** ``cwnd[t] = cwnd_gain * bw[t] * R`` (default gain 2: "twice the BDP estimate").
+* **Window.** ``cwnd[t] = cwnd_gain * bw[t] * R + quanta * alpha`` (default gain 2: "twice the
+  BDP estimate"; ``quanta``, default 0 as in the thesis' core, is the packets BBR adds to its
+  window for the quanta the sender and receiver batch in, 3 in Linux's BBRv1: thesis 8.2
+  names it as what keeps a cwnd-limited flow from starving).
 * **Pacing.** ``rate[t] = pacing_gain * g(phase[t]) * bw[t]``. The probing cycle lasts
   ``cycle`` RTTs (default 8): g = ``probe_gain`` (1.25) in its first RTT, ``drain_gain``
   (0.75; the thesis says the drain is "significant", BBRv1 uses 1/1.25 = 0.8) in its second,
@@ -91,6 +94,8 @@ class BBR(CCA):
               **POSITIVE),
         Param("probe_gain", Fraction(5, 4), "pacing gain in the first RTT of the cycle", **POSITIVE),
         Param("drain_gain", Fraction(3, 4), "pacing gain in the second RTT of the cycle", **POSITIVE),
+        Param("quanta", 0, "packets added to cwnd (BBR's quanta term; Linux BBRv1: 3)", "alpha (MSS)",
+              minimum=Fraction(0)),
     )
     state = (
         StateVar("bw", "bandwidth estimate: max delivery-rate sample over the filter window", "bytes/step",
@@ -138,7 +143,7 @@ class BBR(CCA):
             if first >= 2 * R:  # the whole window is in the trace: the max is exact
                 ctx.add(z3.Or(*(bw[t] == x for x in known)))
 
-            ctx.add(ctx.cwnd[t] == p["cwnd_gain"] * R * bw[t])
+            ctx.add(ctx.cwnd[t] == p["cwnd_gain"] * R * bw[t] + p["quanta"] * ctx.alpha)
         return {"bw": bw, "phase": phase, "cycle_pos": pos}
 
     def lookback(self, params: dict[str, Any], R: int) -> int:
@@ -185,9 +190,9 @@ class BBR(CCA):
             elif bw[t] != max(samples):
                 problems.append(f"step {t}: bw {bw[t]} != max delivery-rate sample {max(samples)}")
 
-            want_cwnd = p["cwnd_gain"] * bw[t] * R
+            want_cwnd = p["cwnd_gain"] * bw[t] * R + p["quanta"] * f.alpha
             if f.cwnd[t] != want_cwnd:
-                problems.append(f"step {t}: cwnd {f.cwnd[t]} != cwnd_gain * bw * R = {want_cwnd}")
+                problems.append(f"step {t}: cwnd {f.cwnd[t]} != cwnd_gain * bw * R + quanta * alpha = {want_cwnd}")
             if f.rate is None:
                 problems.append(f"step {t}: BBR is paced but the trace has no pacing rate")
             else:

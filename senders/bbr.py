@@ -6,7 +6,7 @@ At each step t from the first decision on, with R steps to one min RTT:
 2. delivery-rate sample ``(acked(t) - acked(t - R)) / R``: the bytes ACKed over the last min RTT;
 3. ``bw`` = the largest sample of steps t - window*R + 1 .. t (the max filter);
 4. the cycle advances one step (``cycle_pos`` in 0 .. cycle*R - 1, phase = cycle_pos // R);
-5. ``cwnd = cwnd_gain * bw * R``, paced at ``pacing_gain * g(phase) * bw`` with g = probe_gain
+5. ``cwnd = cwnd_gain * bw * R + quanta * alpha``, paced at ``pacing_gain * g(phase) * bw`` with g = probe_gain
    in phase 0, drain_gain in phase 1, and 1 in the others.
 
 Readings where the history before the first decision is unknown:
@@ -42,6 +42,7 @@ class BBRSender(ConcreteSender):
         self.cwnd_gain, self.pacing_gain = Fraction(p["cwnd_gain"]), Fraction(p["pacing_gain"])
         self.probe_gain, self.drain_gain = Fraction(p["probe_gain"]), Fraction(p["drain_gain"])
         self.floor = 4 * Fraction(start.alpha) / (self.cwnd_gain * self.R)
+        self.quanta = Fraction(p["quanta"]) * Fraction(start.alpha)  # bytes BBR adds to its window
         self.before = [Fraction(a) for a in start.acked]         # ACK curve before the first decision
         self.old_bw = Fraction(start.value("bw", 0))            # samples before the first decision
         given = start.value("cycle_pos", None)
@@ -81,7 +82,7 @@ class BBRSender(ConcreteSender):
             self.bw = self.floor
 
         self.pos = (self.pos + 1) % (self.cycle * R)
-        return Decision(self.cwnd_gain * self.bw * R, self.gain(self.pos // R) * self.bw)
+        return Decision(self.cwnd_gain * self.bw * R + self.quanta, self.gain(self.pos // R) * self.bw)
 
     def state(self) -> dict[str, Fraction | int]:
         return {"bw": self.bw, "phase": self.pos // self.R, "cycle_pos": self.pos}

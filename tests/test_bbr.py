@@ -39,6 +39,7 @@ def run(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str | 
     ({"T": 10, "R": 2}, SMALL),
     ({"T": 8, "flows": 2}, SMALL),
     ({"T": 8, "buffer": 1}, {**SMALL, "pacing_gain": 2}),
+    ({"T": 8, "packets": True}, {**SMALL, "quanta": 1}),
 ])
 def test_solver_traces_pass_the_independent_check(network, cca) -> None:
     result = run(network, cca)
@@ -198,7 +199,8 @@ def test_the_encoding_admits_every_run_of_the_concrete_sender(seed: int) -> None
     params = cca_params(BBR, window=rng.choice([1, 2]) if small else None,
                         cycle=rng.choice([2, 3]) if small else None,
                         pacing_gain=rng.choice([None, Fraction(2)]),
-                        drain_gain=rng.choice([None, Fraction(4, 5)]))
+                        drain_gain=rng.choice([None, Fraction(4, 5)]),
+                        quanta=rng.choice([None, None, Fraction(1), Fraction(3)]))
     values: dict[str, Any] = {}
     if rng.random() < 0.5:
         values["bw"] = Fraction(rng.randint(0, 8), 4)

@@ -143,7 +143,8 @@ class BBR(CCA):
             if first >= 2 * R:  # the whole window is in the trace: the max is exact
                 ctx.add(z3.Or(*(bw[t] == x for x in known)))
 
-            ctx.add(ctx.cwnd[t] == p["cwnd_gain"] * R * bw[t] + p["quanta"] * ctx.alpha)
+            window = p["cwnd_gain"] * R * bw[t]
+            ctx.add(ctx.cwnd[t] == (window + p["quanta"] * ctx.alpha if p["quanta"] else window))
         return {"bw": bw, "phase": phase, "cycle_pos": pos}
 
     def lookback(self, params: dict[str, Any], R: int) -> int:

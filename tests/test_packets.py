@@ -50,7 +50,6 @@ def test_the_packet_size_given_twice_is_bad_input() -> None:
 class PacketRun:
     """One flow on a drop-tail bottleneck, sampled at the model's steps."""
 
-    alpha: Fraction
     A: list[Fraction] = field(default_factory=list)
     S: list[Fraction] = field(default_factory=list)
     L: list[Fraction] = field(default_factory=list)
@@ -68,7 +67,7 @@ def drop_tail_run(cwnd: list[Fraction], T: int, R: int, C: Fraction, buffer: Fra
     (at least one packet); its burst reaches the queue at once, and each packet that does not
     fit whole is dropped; then the link transmits for one step, a packet at a time, idle
     (wasting its time) only with nothing queued."""
-    run = PacketRun(alpha)
+    run = PacketRun()
     queue: list[Fraction] = []        # bytes left to transmit of each queued packet (head first)
     lost_at: list[tuple[Fraction, Fraction]] = []  # (admitted bytes before the loss, loss size)
     sent = admitted = served = lost = detected = wasted = Fraction(0)

@@ -101,10 +101,20 @@ def test_cli_prints_probes_bracket_and_validated_trace(cli, tmp_path) -> None:
     assert "probe params.x = 1.2: sat" in out
     assert "bound: params.x flips between 1.2 (sat) and 1.209375 (unsat); unknown at: -" in out
     assert "monotone" in out and "validated: yes" in out and "delay_min" in out
+    assert "premise at 1.209375: the assumptions alone admit a validated trace" in out
     data = json.loads(out_json.read_text())
-    assert data["status"] == "flip" and data["validated"] is True
+    assert data["status"] == "flip" and data["validated"] is True and data["premise"] == "satisfiable"
     assert [p["value"] for p in data["bracket"]] == ["6/5", "387/320"]
     assert len(data["probes"]) == out.count("probe params.x") and data["trace"]["T"] == 6
+
+
+def test_a_flip_where_the_assumptions_stop_having_traces_is_vacuous(cli, tmp_path) -> None:
+    """Assume the service reaches x C (T-1) and ask for nothing more: above 6/5 no trace meets the
+    assumption, so the bound brackets 6/5 but says nothing about a find: VACUOUS, exit 1."""
+    path = tmp_path / "assumed.toml"
+    path.write_text(QUERY_FILE.replace(f'find = "{SERVICE}"', f'assume = ["{SERVICE}"]\nfind = "True"'))
+    code, out, _ = cli("bound", str(path), "--param", "x", "--lo", "0", "--hi", "2.4", "--tol", "0.1")
+    assert code == 1 and "VACUOUS at" in out and "flips between 1.2 (sat)" in out
 
 
 def test_cli_no_flip_exits_1(cli, tmp_path) -> None:

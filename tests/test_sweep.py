@@ -231,3 +231,14 @@ def test_reuse_answers_params_points_with_one_shared_solver(cli, store_dir) -> N
     code, _, err = cli("sweep", "copa_steady_utilization", "--grid", "network.D=1,2", "--workers", "1",
                        "--fresh", "--reuse")
     assert code == 0 and "sharing a solver" not in err
+
+
+def test_an_unsat_point_whose_assumptions_admit_no_trace_is_vacuous(cli) -> None:
+    """Whole packets of 0.2 bytes (5 per BDP) contradict aimd_loss_burst's ``alpha <= 0.1 C R``:
+    that point has no trace at all, so its row says vacuous (exit 1), not unsat."""
+    code, out, err = cli("sweep", "aimd_loss_burst", "--set", "network.packets=true",
+                         "--grid", "network.bdp_packets=5,10", "--workers", "1")
+    assert code == 1, err
+    table = rows(out)
+    assert [(r[0], r[1]) for r in table] == [("5", "vacuous"), ("10", "sat")]
+    assert "the assumptions alone admit no trace here" in out

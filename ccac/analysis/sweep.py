@@ -80,7 +80,8 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
                 query = load_query(task["file"], list(task["overrides"]))
                 out["resolved"] = query.resolved()
                 result = solve(query, task["solver"], task["timeout"])
-                out.update(answer=result.answer, validated=result.validated, reason=result.reason,
+                answer, reason = checked_premise(query, result, task["solver"], task["timeout"])
+                out.update(answer=answer, validated=result.validated, reason=reason,
                            seconds=time.perf_counter() - start)
     except CcacError as e:
         out.update(answer="error", error=str(e), seconds=time.perf_counter() - start)
@@ -104,13 +105,35 @@ def run_family(task: dict[str, Any]) -> dict[str, Any]:
             env = environment(task["solver"])
             queries = [load_query(task["file"], list(o)) for o in task["overrides_list"]]
             for result in solve_family(queries, task["timeout"]):
-                outs.append({**env, "answer": result.answer, "validated": result.validated,
-                             "reason": result.reason, "error": None, "resolved": result.query.resolved(),
+                answer, reason = checked_premise(result.query, result, "z3", task["timeout"])
+                outs.append({**env, "answer": answer, "validated": result.validated,
+                             "reason": reason, "error": None, "resolved": result.query.resolved(),
                              "seconds": result.build_seconds + result.solve_seconds})
     except Exception as e:  # every point of the family gets the error; none is lost silently
         message = str(e) if isinstance(e, CcacError) else f"internal error: {type(e).__name__}: {e}"
         outs = [_failed(message) for _ in task["overrides_list"]]
     return {"family": outs}
+
+
+PREMISE_SECONDS = 30.0  # the most an unsat point's premise check may take (and at most its timeout)
+
+
+def checked_premise(query: Any, result: Any, solver: str, timeout: float | None) -> tuple[str, str | None]:
+    """A point's answer and reason, an unsat's premise checked (:func:`ccac.solving.solve.premise`):
+    "vacuous" when the point's assumptions admit no trace at all (a grid can make them
+    contradict, e.g. packets of 0.2 against ``alpha <= 0.1 * C * R``), so that a sweep never
+    reports "no trace has the find" where no trace exists."""
+    if result.answer != "unsat":
+        return result.answer, result.reason
+    from ccac.solving.solve import premise
+
+    budget = PREMISE_SECONDS if timeout is None else min(timeout, PREMISE_SECONDS)
+    checked = premise(query, solver=solver, timeout=budget)
+    if checked.answer == "unsat":
+        return "vacuous", "the assumptions alone admit no trace here"
+    if checked.answer == "sat" and checked.validated:
+        return "unsat", result.reason
+    return "unsat", f"premise not checked (the assumptions alone: {checked.answer} within {budget:g} s)"
 
 
 def _failed(message: str | None) -> dict[str, Any]:

@@ -27,8 +27,14 @@ def result_lines(r: BoundResult) -> list[str]:
                 "(if the answer is monotone in the parameter there is none inside; widen --lo / --hi)"]
     a, b = r.bracket
     unknown = ", ".join(show(u.value) for u in r.unknown) or "-"
+    unsat_end = a if a.answer == "unsat" else b
+    premise = {"satisfiable": f"  premise at {show(unsat_end.value)}: the assumptions alone admit a validated trace",
+               "vacuous": f"  VACUOUS at {show(unsat_end.value)}: the assumptions alone admit no trace there, "
+                          "so the flip is where the assumptions stop having traces, not the find",
+               "unknown": f"  premise at {show(unsat_end.value)}: not checked (unknown within its time)"}
     return [f"bound: params.{r.name} flips between {show(a.value)} ({a.answer}) and "
              f"{show(b.value)} ({b.answer}); unknown at: {unknown}",
+             premise[r.premise or "unknown"],
              f"  width {show(r.width)} ({'<=' if r.width <= r.tol else 'ABOVE'} tol {show(r.tol)}"
              f"{'' if r.width <= r.tol else ': unknown probes split it into gaps <= tol'}); "
              f"{len(r.probes)} probes",
@@ -101,5 +107,5 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
         sys.exit(EXIT_INVALID_TRACE)
     if r.status == "unknown" or (r.width is not None and r.width > r.tol):
         sys.exit(EXIT_UNKNOWN)
-    if r.status == "no flip":
+    if r.status == "no flip" or r.premise == "vacuous":
         sys.exit(EXIT_MISMATCH)

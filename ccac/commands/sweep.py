@@ -70,8 +70,10 @@ with R + D + 1 = 3) gives those points an `error` row, and the rest run.
 \b
 Prints one row per point, in grid order, and a summary; --out writes the rows
 as .csv or .json. A sweep explores: a query's `expect` is not checked.
-Exit: 4 a sat trace failed validation; 1 a proof refuted or vacuous; 2 some
-points had errors; 3 some unknown; else 0 (all answered or proved)."""
+An unsat point's premise is checked (its assumptions alone must admit a trace,
+up to 30 s): where they admit none the row says `vacuous`.
+Exit: 4 a sat trace failed validation; 1 a proof refuted, or a proof or query
+point vacuous; 2 some points had errors; 3 some unknown; else 0 (all answered or proved)."""
 
 
 @click.command("sweep", help=HELP)
@@ -159,7 +161,7 @@ def report(kind: str, axes: list[Axis], points: list[Point], out_path: str | Non
                f"{computed:.1f} s of computation, {seconds:.1f} s in all")
     if out_path:
         write_out(Path(out_path), axes, header, points)
-    code = exit_code(kind, points)
+    code = exit_code(points)
     if code == EXIT_BAD_INPUT:
         click.echo(f"error: {counts['error']} of {len(points)} points could not be run "
                    f"(see the note column)", err=True)
@@ -193,12 +195,13 @@ def write_out(path: Path, axes: list[Axis], header: tuple[str, ...], points: lis
     path.write_text(json.dumps(rows, indent=1) + "\n")
 
 
-def exit_code(kind: str, points: list[Point]) -> int:
-    """4 a trace failed validation; 1 a proof refuted or vacuous; 2 errors; 3 unknowns; else 0."""
+def exit_code(points: list[Point]) -> int:
+    """4 a trace failed validation; 1 a proof refuted, or a proof or query point vacuous; 2 errors;
+    3 unknowns; else 0."""
     answers = {p.answer for p in points}
     if any(p.result.get("validated") is False or p.answer == "invalid" for p in points):
         return EXIT_INVALID_TRACE
-    if kind == "proof" and answers & {"refuted", "vacuous"}:
+    if answers & {"refuted", "vacuous"}:
         return EXIT_MISMATCH
     if "error" in answers:
         return EXIT_BAD_INPUT

@@ -47,52 +47,85 @@ def result_file(tmp_path: Path, name: str) -> Path:
     return path
 
 
-def constant_service_trace(T: int = 20) -> tuple[Any, Trace]:
-    """A hand-built trace of one aimd flow on a link that serves C = 1 byte every step (alpha =
-    1/10: 10 segments per step), R = 1, a window of 2 BDP and a buffer of 100 BDP: the queue
-    never empties and nothing is lost."""
+def steady_trace(rate: F, window: F, find: str, T: int = 20) -> tuple[Any, Trace]:
+    """A hand-built trace of one aimd flow on a link of C = 1 byte per step (alpha = 1/10: 10
+    segments per step), R = 1, a buffer of 100 BDP: the server serves ``rate`` bytes every step
+    with no lag and wastes the rest of C (its token line is its service), the sender keeps
+    ``window`` bytes beyond it queued (its cwnd), and nothing is lost."""
     query = make_query({"T": T, "R": 1, "D": 0, "C": 1, "alpha": "1/10", "buffer": 100}, {"name": "aimd"},
-                       find="S[T-1] - S[0] >= 0.95 * C * (T - 1)")
+                       find=find)
     symbols = Symbols()
     symbols.constants.update({"C": F(1), "R": F(1), "D": F(0), "T": F(T), "flows": F(1), "alpha": F(1, 10),
                               "dupacks": F(3, 10), "buffer": F(100)})
-    served, sent = [F(t) for t in range(T)], [F(t + 2) for t in range(T)]
-    zero = [F(0)] * T
-    for name, values in (("A", sent), ("S", served), ("L", zero), ("W", zero)):
+    served = [rate * t for t in range(T)]
+    sent, wasted, zero = [s + window for s in served], [(1 - rate) * t for t in range(T)], [F(0)] * T
+    for name, values in (("A", sent), ("S", served), ("L", zero), ("W", wasted)):
         symbols.series[name] = Series(name, values, 1)
-    for name, values in (("A_f", sent), ("S_f", served), ("L_f", zero), ("Ld_f", zero), ("cwnd", [F(2)] * T),
+    for name, values in (("A_f", sent), ("S_f", served), ("L_f", zero), ("Ld_f", zero), ("cwnd", [window] * T),
                          ("timeout", [False] * T), ("loss_mark", zero), ("ack_mark", zero)):
         symbols.series[name] = Series(name, [values], 2, {})
     return query, Trace(query.network, ["aimd"], symbols)
 
 
+def served_within_tokens(run: Any) -> bool:
+    """The run's bottleneck never served more than its token line allowed (S[t] <= C*t - W[t])."""
+    S, W, C = run.concrete.total("S"), run.concrete.total("W"), run.trace.network.C
+    return all(S[t] <= C * t - W[t] for t in range(run.trace.T))
+
+
 @needs_ns3
 @pytest.mark.usefixtures("ns3")
-def test_a_constant_link_is_filled_by_newreno() -> None:
+@pytest.mark.parametrize("fixed", [False, True], ids=["token-bucket", "schedule"])
+def test_a_constant_link_is_filled_by_newreno(fixed: bool) -> None:
     """Sanity of the unit mapping: on a path that serves C every step, TcpNewReno started with
-    the trace's window gets every segment the schedule offers, C*(T-1) trace bytes."""
-    query, trace = constant_service_trace()
-    run = replay_ns3(query, trace)
+    the trace's window of 2 BDP gets all of it, C*(T-1) trace bytes, on either server."""
+    query, trace = steady_trace(F(1), F(2), "S[T-1] - S[0] >= 0.95 * C * (T - 1)")
+    run = replay_ns3(query, trace, fixed=fixed)
     served = run.concrete.total("S")
-    assert served[-1] - served[0] == trace.network.C * (trace.T - 1)
+    assert served[-1] - served[0] == trace.network.C * (trace.T - 1) and served_within_tokens(run)
     assert run.concrete.total("L")[-1] == 0 and run.reproduced is True
     assert run.concrete.flow("cwnd", 0)[0] == 2 and all(c > 0 for c in run.concrete.flow("cwnd", 0))
     assert "one segment of 1448 bytes = 0.1 trace bytes" in run.mapping[0] and "10 segments per step" in run.mapping[0]
+    server = "delivery schedule (190 segments in 19 steps)" if fixed else "token bucket"
+    assert run.mapping[1].startswith(f"bottleneck: the trace's {server}")
+
+
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_the_token_bucket_serves_a_sender_that_sends_more() -> None:
+    """The trace's sender keeps 2 segments queued and gets 2 of the link's 10 segments a step.
+    TcpNewReno, with that window and more to send, grows its window: the token bucket serves
+    it more than the trace's service (the low-utilization finding is not reproduced), the
+    fixed schedule exactly the trace's service (the finding is its cap)."""
+    query, trace = steady_trace(F(1, 5), F(2, 5), "S[T-1] - S[0] <= 0.2 * C * (T - 1)")
+    trace_service = trace.total("S")[-1] - trace.total("S")[0]
+    bucket, schedule = replay_ns3(query, trace), replay_ns3(query, trace, fixed=True)
+    for run in (bucket, schedule):
+        assert run.concrete.total("L")[-1] == 0 and served_within_tokens(run)
+    served = bucket.concrete.total("S")
+    assert served[-1] - served[0] > 2 * trace_service and bucket.reproduced is False and bucket.offered is None
+    served = schedule.concrete.total("S")
+    assert served[-1] - served[0] == trace_service and schedule.reproduced is True and schedule.offered == F(1, 5)
 
 
 @needs_ns3
 @pytest.mark.usefixtures("ns3")
 def test_a_bundled_finding_replays_in_ns3(tmp_path: Path, cli: Any) -> None:
     """aimd_premature_loss in ns-3 through the CLI: the run completes, its readings are finite
-    numbers, and the exit code is the verdict (no particular verdict is asserted)."""
+    numbers, and the exit code is the verdict (no particular verdict is asserted); on the token
+    bucket by default, on the fixed schedule (and its offer printed) with --schedule."""
     path = result_file(tmp_path, "aimd_premature_loss")
+    code, out, err = cli("replay", str(path), "--engine", "ns3", "--schedule", "-q")
+    assert code in (0, 1), err
+    assert "ns-3's own TCP on the trace's delivery schedule" in out and "the schedule allows at most" in out
     code, out, err = cli("replay", str(path), "--engine", "ns3", "--json", str(tmp_path / "r.json"))
     assert code in (0, 1), err
+    assert "ns-3's own TCP on the trace's token bucket" in out and "the schedule allows" not in out
     assert "replay in ns-3: aimd_premature_loss" in out and "flow 0: ns-3 TcpNewReno" in out
     assert "per step (primed: the ns-3 run)" in out and "runStaticInitializers" not in out + err
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["engine"] == "ns3" and isinstance(data["find"]["holds"], bool)
-    assert data["find"]["holds"] == (code == 0) == ("finding reproduced by the ns-3 TCP" in out)
+    assert data["find"]["holds"] == (code == 0) == ("finding reproduced by ns-3's TCP" in out)
     assert all(F(value) >= 0 for value in data["readings"]["replay"].values())  # exact numbers
 
 
@@ -119,13 +152,15 @@ def test_without_ns3_installed_the_engine_says_how_to_install(tmp_path: Path, cl
 @needs_ns3
 def test_the_exported_script_runs_standalone(tmp_path: Path, cli: Any) -> None:
     """`ccac export --format ns3` writes a script that runs with plain `python` (no ccac on
-    its path) and reports every step of the run."""
+    its path), serves the trace's token bucket as the replay does by default, and reports
+    every step of the run."""
     path = result_file(tmp_path, "aimd_premature_loss")
     script = tmp_path / "premature.py"
     code, out, err = cli("export", str(path), "--format", "ns3", "-o", str(script))
     assert code == 0 and f"run: python {script}" in out, err
     text = script.read_text()
     assert "import ccac" not in text and "from ccac" not in text and "'ns3::TcpNewReno'" in text
+    assert "'server': {'rate': " in text and "# bottleneck: the trace's token bucket" in text
     done = subprocess.run([sys.executable, "-I", str(script)], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -1,5 +1,7 @@
 """``ccac export``: write the path of a counterexample for a testbed (:mod:`ccac.testbed.export`)
-or as a standalone ns-3 script (:func:`ccac.testbed.ns3_replay.script`).
+or as a standalone ns-3 script (:func:`ccac.testbed.ns3_replay.script`). Mahimahi and the CSV
+schedule serve the trace's fixed delivery schedule; the ns-3 script serves its token bucket,
+the default server of ``ccac replay``.
 
     ccac export RESULT.json --format mahimahi --out DIR [--step-ms MS] [--packet B]
     ccac export RESULT.json --format csv --out DIR [--step-ms MS] [--packet B]
@@ -25,7 +27,8 @@ STEP_MS = 10  # the default step of the mahimahi and csv exports
 @click.argument("result_file", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(FORMATS + ("ns3",)), required=True,
               help="mahimahi: mm-link traces and the mm-delay/mm-link command; csv: the per-packet schedule; "
-                   "ns3: a standalone Python script that runs the path in ns-3 with ns-3's own TCP "
+                   "ns3: a standalone Python script that runs the path in ns-3 with ns-3's own TCP, served by "
+                   "the trace's token bucket as `ccac replay --engine ns3` is by default "
                    "(python FILE; needs pip install '.[ns3]').")
 @click.option("--out", "-o", "out_path", type=click.Path(), default=None,
               help="Directory to write into (mahimahi, csv); the script's file for ns3 (default: QUERY_ns3.py).")

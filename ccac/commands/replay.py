@@ -3,7 +3,8 @@ by ns-3's own TCP in ns-3.
 
     ccac replay RESULT.json [--packet BYTES] [--periods K] [--warmup STEPS] [--schedule]
                 [--plot FILE] [--json OUT] [-q]
-    ccac replay RESULT.json --engine ns3 [--packet BYTES] [--periods K] [--step-ms MS] [--json OUT] [-q]
+    ccac replay RESULT.json --engine ns3 [--packet BYTES] [--periods K] [--step-ms MS] [--schedule]
+                [--json OUT] [-q]
 
 RESULT.json is what ``ccac query ... --json`` writes for a sat answer; ``ccac query ...
 --replay`` does the same without the file. The output puts the two runs side by side (the
@@ -38,7 +39,7 @@ from ccac.encode.trace import Trace
 @click.argument("result_file", type=click.Path(dir_okay=False))
 @click.option("--engine", type=click.Choice(["packet", "ns3"]), default="packet", show_default=True,
               help="packet: ccac's concrete senders on its packet path; ns3: ns-3's own TCP (TcpNewReno for "
-                   "aimd, TcpBbr for bbr) in ns-3 on the trace's delivery schedule (needs pip install '.[ns3]').")
+                   "aimd, TcpBbr for bbr) on the same path built in ns-3 (needs pip install '.[ns3]').")
 @click.option("--packet", default=None, metavar="BYTES",
               help="Packet size in the trace's byte units (default: the trace's MSS alpha; with --engine ns3: "
                    "the trace bytes one 1448-byte segment stands for).")
@@ -49,7 +50,7 @@ from ccac.encode.trace import Trace
                    "(default: one period of a periodic trace, else 0).")
 @click.option("--schedule", "fixed", is_flag=True,
               help="Serve the trace's fixed delivery schedule, as the Mahimahi export does, instead of "
-                   "its token bucket (which serves a sender that sends more, up to the link).")
+                   "its token bucket (which serves a sender that sends more, up to the link); both engines.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Draw the trace and the packet run on one figure (.png, .svg or .pdf).")
 @click.option("--step-ms", type=float, default=None, metavar="MS",
@@ -64,11 +65,11 @@ def replay_cmd(result_file: str, engine: str, packet: str | None, periods: int, 
     ns-3's own TCP on the path built in ns-3."""
     query, trace = load_result(result_file)
     if engine == "ns3":
-        for flag, given in (("--warmup", warmup is not None), ("--schedule", fixed), ("--plot", plot_path is not None)):
+        for flag, given in (("--warmup", warmup is not None), ("--plot", plot_path is not None)):
             if given:
-                raise CcacError(f"{flag} is for the packet engine only (ns-3 always serves the trace's schedule "
-                                f"and its TCP decides from step 0)", "--engine ns3")
-        ns3_report(query, trace, packet, periods, step_ms, json_path, quiet)
+                raise CcacError(f"{flag} is for the packet engine only (ns-3's TCP decides from step 0; the plot "
+                                f"draws packet runs)", "--engine ns3")
+        ns3_report(query, trace, packet, periods, step_ms, json_path, quiet, fixed)
     elif step_ms is not None:
         raise CcacError("--step-ms is for --engine ns3 only", "--step-ms")
     else:
@@ -99,10 +100,10 @@ def run_and_report(query: Any, trace: Trace, packet: str | None, periods: int, w
 
 
 def ns3_report(query: Any, trace: Trace, packet: str | None, periods: int, step_ms: float | None,
-               json_path: str | None, quiet: bool) -> None:
+               json_path: str | None, quiet: bool, fixed: bool = False) -> None:
     """Replay in ns-3, print the comparison, write the JSON, and exit with the verdict."""
     size = to_fraction(packet, "--packet") if packet is not None else None
-    result = replay_ns3(query, trace, step_ms, size, periods)
+    result = replay_ns3(query, trace, step_ms, size, periods, fixed)
     click.echo(ns3_summary(result))
     if not quiet:
         click.echo(side_by_side(result, "the ns-3 run"))
@@ -122,9 +123,14 @@ def readings(trace: Trace, first: int, last: int) -> dict[str, Fraction]:
             "lost": L[last] - L[first], "delay": Fraction(max(delays))}
 
 
+def server_name(fixed: bool) -> str:
+    """What serves a replay's bottleneck: the trace's fixed delivery schedule or its token bucket."""
+    return "the trace's delivery schedule" if fixed else "the trace's token bucket"
+
+
 def summary(result: Replay) -> str:
     path = result.run.path
-    server = "the trace's delivery schedule" if path.schedule is not None else "the trace's token bucket"
+    server = server_name(path.schedule is not None)
     lines = [f"replay: {result.query.name}, {result.trace.T} steps, packets of {_num(path.packet)} bytes "
              f"({float(path.packet / result.trace.network.C):.3g} of a step's service), served by {server}"]
     return "\n".join(lines + comparison(result, "the packet run", "the concrete senders", "replay"))
@@ -132,9 +138,10 @@ def summary(result: Replay) -> str:
 
 def ns3_summary(result: Ns3Replay) -> str:
     first, last = result.window
-    lines = [f"replay in ns-3: {result.query.name}, {result.trace.T} steps, ns-3's own TCP on the trace's "
-             f"delivery schedule", *result.mapping,
-             f"the schedule allows at most {float(result.offered):.1%} utilization in steps {first}..{last}"]
+    lines = [f"replay in ns-3: {result.query.name}, {result.trace.T} steps, ns-3's own TCP on "
+             f"{server_name(result.offered is not None)}", *result.mapping]
+    if result.offered is not None:
+        lines.append(f"the schedule allows at most {float(result.offered):.1%} utilization in steps {first}..{last}")
     return "\n".join(lines + comparison(result, "the ns-3 run", "ns-3's TCP", "ns-3"))
 
 

@@ -12,21 +12,26 @@ Vivace, Allegro, Proteus, ETC or the other CCAs, and a trace with one of them is
 ms), and one segment of :data:`MSS` = 1448 payload bytes is ``packet`` trace bytes (default:
 the trace's MSS alpha), so the link's C trace bytes per step are C/packet segments per step.
 
-**The bottleneck** is the trace's fixed delivery schedule: step t offers floor(S[t]/packet) -
-floor(S[t-1]/packet) segments (S: the trace's service curve, jitter and bursts included),
-spread evenly over the step, each delivered exactly when its opportunity comes (the link's
-DataRate is set per segment, as it starts its transmission, so that it ends there); an
-opportunity no segment waits for is lost. This is what ``ccac export --format mahimahi``
-gives mm-link and what ``ccac replay --schedule`` replays in packets, so the three runs are
-comparable. A per-step DataRate would need a rate of 0 in steps that serve nothing (ns-3
-fixes a segment's transmission time when it starts) and a token bucket (``TbfQueueDisc``)
-would serve at C without the trace's jitter; the schedule keeps both. What it does NOT
-reproduce: the model's token bucket (a sender that sends more than the trace's sender is not
-served more, so a finding of low utilization is capped by the trace's own: the report prints
-the schedule's offer), the trace's history before step 0 (ns-3's TCP opens its connection and
-sends its whole initial window, the trace's cwnd at step 0, at step 0), each flow's jitter
-box (ACKs are not held), non-congestive losses, and the CCA's state variables (ns-3 does not
-report them: conditions on them cannot be read).
+**The bottleneck** is, by default, the trace's token bucket, as the packet replay's default
+server (:func:`ccac.testbed.packet_path.token_bucket`): tokens arrive at C per step, the
+bottleneck delivers a segment once its token line, as many steps behind as the trace's server
+was (the lag, straight between steps), has reached it, and tokens are wasted only beyond the
+queue and the margin the trace kept. For the trace's own arrivals this is the trace's
+service; a sender that sends more is served more, up to the link's C. With ``fixed`` it is
+the trace's fixed delivery schedule: step t offers floor(S[t]/packet) - floor(S[t-1]/packet)
+segments (S: the trace's service curve, jitter and bursts included), spread evenly over the
+step; an opportunity no segment waits for is lost. That is what ``ccac export --format
+mahimahi`` gives mm-link and what ``ccac replay --schedule`` replays in packets; a sender is
+never served more than the trace's sender got, so a finding of low utilization is capped by
+the trace's own (the report prints the schedule's offer). Either way each segment is
+delivered exactly when its server lets it go: the link's DataRate is set per segment, as it
+starts its transmission, so that it ends then (:mod:`ccac.testbed.ns3_sim`; a DataRate per
+step would need a rate of 0 in steps that serve nothing, and ns-3's ``TbfQueueDisc`` would
+serve at C without the trace's lag). What the run does NOT reproduce: the trace's history
+before step 0 (ns-3's TCP opens its connection and sends its whole initial window, the
+trace's cwnd at step 0, at step 0), each flow's jitter box (ACKs are not held),
+non-congestive losses, and the CCA's state variables (ns-3 does not report them: conditions
+on them cannot be read).
 
 **The buffer** is a drop-tail queue of floor((buffer + the largest backlog of tokens the
 trace's server held)/packet) packets (as for Mahimahi; at least 3). **Delays**: each flow's
@@ -53,7 +58,7 @@ from ccac.problems.query import Query
 from ccac.solving.validate import unrolled
 from ccac.testbed import ns3_sim
 from ccac.testbed.export import queue_bytes
-from ccac.testbed.packet_path import FlowRun, check_packet, delivery_schedule
+from ccac.testbed.packet_path import FlowRun, check_packet, delivery_schedule, token_bucket
 from ccac.testbed.replay import MAX_PERIODS, Reading, departures, read_conditions, run_as_trace
 
 MSS = 1448                 # real payload bytes of one segment
@@ -71,8 +76,9 @@ WHO = "the ns-3 TCP"
 class Ns3Replay(Reading):
     """The ns-3 run of :func:`replay_ns3`, read with the query's vocabulary."""
 
-    mapping: list[str]     # how the trace's units and path became ns-3's, one line each
-    offered: Fraction      # the utilization the schedule allows over the window read
+    mapping: list[str]       # how the trace's units and path became ns-3's, one line each
+    offered: Fraction | None  # the utilization the fixed schedule allows over the window read
+                              # (None: the token bucket, which allows the link's capacity)
 
 
 @dataclass
@@ -103,9 +109,10 @@ def check_installed() -> None:
 
 
 def scenario(query: Query, trace: Trace, step_ms: float | None = None, packet: Fraction | None = None,
-             periods: int = 3) -> Scenario:
+             periods: int = 3, fixed: bool = False) -> Scenario:
     """The ns-3 scenario of ``trace``'s path (module doc): a periodic trace repeated ``periods``
-    times, one step of ``step_ms`` (default: 40 ms / R), segments of ``packet`` trace bytes."""
+    times, one step of ``step_ms`` (default: 40 ms / R), segments of ``packet`` trace bytes,
+    served by its token bucket or (``fixed``) its delivery schedule."""
     tcps = tcp_variants(query)
     if not 1 <= periods <= MAX_PERIODS:
         raise CcacError(f"periods must be 1 .. {MAX_PERIODS}, got {periods}", "--periods")
@@ -123,10 +130,19 @@ def scenario(query: Query, trace: Trace, step_ms: float | None = None, packet: F
     flows = [{"tcp": tcp, "rtt_ns": net.path(n).R * step_ns,
               "initial_cwnd": max(floor(trace.flow("cwnd", n)[0] / p + Fraction(1, 2)), 1)}  # nearest, at least 1
              for n, tcp in enumerate(tcps)]
-    data = {"step_ns": step_ns, "steps": trace.T, "segment": MSS, "opportunities": delivery_schedule(trace, p),
+    data = {"step_ns": step_ns, "steps": trace.T, "segment": MSS,
+            "server": {"opportunities": delivery_schedule(trace, p)} if fixed else _bucket(trace, p),
             "queue_packets": queue, "socket_buffer": max(SOCKET_BDPS * ceil(most / p) * MSS, MIN_SOCKET_BUFFER),
             "flows": flows}
     return Scenario(trace, p, step_ns, data)
+
+
+def _bucket(trace: Trace, packet: Fraction) -> dict[str, Any]:
+    """The trace's token bucket in segments of ``packet`` trace bytes, its token line counted
+    from what the trace served at step 0 (ns-3's path starts empty)."""
+    bucket = token_bucket(trace)
+    return {"rate": float(trace.network.C / packet), "tokens": float((bucket.line[0] - trace.total("S")[0]) / packet),
+            "lag": [float(d) for d in bucket.lag], "margin": [float(m / packet) for m in bucket.margin]}
 
 
 def describe(query: Query, sc: Scenario) -> list[str]:
@@ -134,13 +150,18 @@ def describe(query: Query, sc: Scenario) -> list[str]:
     net, data = sc.trace.network, sc.data
     ms = sc.step_ns / 1e6
     rate = float(net.C / sc.packet) * MSS * 8 / (sc.step_ns / 1e9) / 1e6
-    queue = data["queue_packets"]
+    queue, server = data["queue_packets"], data["server"]
+    if "opportunities" in server:
+        bottleneck = (f"the trace's delivery schedule ({sum(server['opportunities'][1:])} segments in "
+                      f"{sc.trace.T - 1} steps)")
+    else:
+        bottleneck = (f"the trace's token bucket (tokens at C per step, up to the link's capacity; service up to "
+                      f"{max(server['lag']):.3g} steps behind the token line, as the trace's server was)")
     lines = [f"one step = {ms:g} ms (minimum RTT R = {net.R} step{'s' * (net.R != 1)} = {net.R * ms:g} ms); "
              f"one segment of {MSS} "
              f"bytes = {rounded_text(sc.packet)} trace bytes; link C = {rounded_text(net.C / sc.packet)} segments "
              f"per step = {rate:.3g} Mbit/s",
-             f"bottleneck: the trace's delivery schedule ({sum(data['opportunities'][1:])} segments in "
-             f"{sc.trace.T - 1} steps), drop-tail queue of "
+             f"bottleneck: {bottleneck}, drop-tail queue of "
              + (f"{queue} packets" if queue is not None else "unbounded size")]
     for n, (flow, spec) in enumerate(zip(query.flows, data["flows"])):
         changed = {p.name: flow.params[p.name] for p in flow.cca.params if flow.params.get(p.name) != p.default}
@@ -152,15 +173,14 @@ def describe(query: Query, sc: Scenario) -> list[str]:
 
 
 def replay_ns3(query: Query, trace: Trace, step_ms: float | None = None, packet: Fraction | None = None,
-               periods: int = 3) -> Ns3Replay:
+               periods: int = 3, fixed: bool = False) -> Ns3Replay:
     """Run ``trace``'s path in ns-3 with ns-3's TCP and read the query's find and assumptions
-    on the run (module doc)."""
-    sc = scenario(query, trace, step_ms, packet, periods)
+    on the run (module doc); ``fixed``: serve the trace's delivery schedule, not its token bucket."""
+    sc = scenario(query, trace, step_ms, packet, periods, fixed)
     check_installed()
-    samples = ns3_sim.simulate(sc.data)
+    samples, line = ns3_sim.simulate(sc.data)
     flows = [_flow_run(sample, sc, spec["tcp"] in PACED) for sample, spec in zip(samples, sc.data["flows"])]
-    offered = sc.data["opportunities"]
-    tokens = [sc.packet * sum(offered[1:t + 1]) for t in range(sc.trace.T)]
+    tokens = [Fraction(segments) * sc.packet for segments in line]
     concrete = run_as_trace(query, sc.trace, flows, tokens, WHO)
     find, assume, window = read_conditions(query, trace, concrete, periods)
     first, last = window
@@ -168,7 +188,7 @@ def replay_ns3(query: Query, trace: Trace, step_ms: float | None = None, packet:
     notes = departures(sc.trace, concrete, sc.packet, WHO) + _not_reproduced(sc)
     return Ns3Replay(query, sc.trace, concrete, [f"ns-3 {spec['tcp'][5:]}" for spec in sc.data["flows"]], find,
                      assume, window, notes, describe(query, sc),
-                     (tokens[last] - tokens[first]) / (trace.network.C * steps) if steps else Fraction(0))
+                     (tokens[last] - tokens[first]) / (trace.network.C * max(steps, 1)) if fixed else None)
 
 
 def _flow_run(sample: dict[str, list[int]], sc: Scenario, paced: bool) -> FlowRun:
@@ -202,8 +222,9 @@ def _not_reproduced(sc: Scenario) -> list[str]:
 
 def script(query: Query, trace: Trace, step_ms: float | None = None, packet: Fraction | None = None,
            periods: int = 3) -> str:
-    """A standalone Python script (ns-3's bindings only, no ccac) that runs ``trace``'s path
-    with ns-3's TCP and prints what each flow sent, lost and got per step."""
+    """A standalone Python script (ns-3's bindings only, no ccac) that runs ``trace``'s path,
+    served by its token bucket as :func:`replay_ns3` is by default, with ns-3's TCP and prints
+    what each flow sent, lost and got per step."""
     sc = scenario(query, trace, step_ms, packet, periods)
     header = "\n".join(f"# {line}" for line in describe(query, sc))
     source = inspect.getsource(ns3_sim)
@@ -211,7 +232,7 @@ def script(query: Query, trace: Trace, step_ms: float | None = None, packet: Fra
     return (f"#!/usr/bin/env python3\n# The path of ccac's counterexample {query.name}, replayed in ns-3 with ns-3's "
             f"TCP\n# (written by `ccac export --format ns3`; needs `pip install \"ns3>=3.44,<3.45\"`).\n{header}\n"
             f"# Run it: python THIS_FILE\n\n{source}\n\n"
-            "# The scenario (see the docstring above): 'opportunities' is the bottleneck's rate, step by step,\n"
-            "# in segments per step.\n"
+            "# The scenario (see the docstring above): 'server' is the trace's token bucket at the bottleneck,\n"
+            "# in segments and steps.\n"
             f"SCENARIO = {{\n{values}}}\n\n"
             "if __name__ == \"__main__\":\n    main(SCENARIO)\n")

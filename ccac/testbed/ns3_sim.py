@@ -6,8 +6,13 @@ scenario from a trace and reads its samples back) and, verbatim, the body of the
 script ``ccac export --format ns3`` writes. A scenario is a plain dict:
 
 * ``step_ns``: how long one step of the trace lasts; ``steps``: how many steps are sampled.
-* ``segment``: the TCP payload of one segment (bytes); ``opportunities``: per step, how many
-  segments the bottleneck may deliver in it (the trace's service curve in whole segments).
+* ``segment``: the TCP payload of one segment (bytes).
+* ``server``: the bottleneck's server, in segments. Either the trace's token bucket: ``rate``
+  (tokens per step: the link's C), ``tokens`` (its token line at step 0, less what the trace
+  served before it), and per step ``lag`` (how many steps the trace's service trailed its token
+  line) and ``margin`` (the tokens the trace kept above the bytes admitted); or the trace's
+  fixed delivery schedule: ``opportunities``, per step how many segments it delivers (the
+  trace's service curve in whole segments).
 * ``queue_packets``: the drop-tail buffer at the bottleneck in packets (None: unbounded);
   ``socket_buffer``: each socket's send and receive buffer (bytes).
 * ``flows``: per flow ``tcp`` (an ns-3 TypeId name such as ``ns3::TcpNewReno``), ``rtt_ns``
@@ -16,28 +21,41 @@ script ``ccac export --format ns3`` writes. A scenario is a plain dict:
 The network: sender n --[access: 100 Gbit/s, no delay]-- left router --[bottleneck]-- right
 router --[egress n: 100 Gbit/s, (rtt_ns - step_ns/100)/2 each way]-- receiver n. A segment
 reaches the bottleneck when it is sent, and its ACK is back a hundredth of a step less than
-rtt_ns after the bottleneck delivered it: the opportunities repeat every step, and the
-segments an ACK releases must reach the bottleneck before the opportunity R steps after the
+rtt_ns after the bottleneck delivered it: the server's timing repeats every step, and the
+segments an ACK releases must reach the bottleneck before the service R steps after the
 one that served the acknowledged segment (the model's senders send before its bottleneck
 serves), not a few nanoseconds after it.
 
-The bottleneck delivers data only at its delivery opportunities: step t's are spread evenly
-over ((t-1) step, t step] after the start (step 0 offers none: the path starts empty). When
-a data segment begins its transmission (the device's PhyTxBegin), the link's DataRate is set
-so that the transmission ends exactly at the next opportunity not yet passed; an opportunity
-no segment waits for is lost, as with mm-link's delivery traces. Segments without payload
-(handshake, ACKs) cross at 100 Gbit/s. The buffer is a ``FifoQueueDisc`` of queue_packets - 2
-packets, plus the device's queue of 1 packet and the segment on the wire waiting for its
-opportunity. Every receiver ACKs every segment (``DelAckCount`` 1); everything else is ns-3's
+Step t of the trace is the interval ((t-1) step, t step] after the start; the path starts
+empty (the trace's service before step 0 is not replayed). When a data segment begins its
+transmission (the device's PhyTxBegin), the link's DataRate is set so that the transmission
+ends exactly when the server lets the segment go:
+
+* **Token bucket.** Tokens arrive at C per step. By instant x (in steps) the bottleneck may
+  have delivered what its token line held lag(x) steps earlier, the lag going straight from
+  step t-1's to step t's; within step t the token line rises at C, up to the segments queued
+  so far plus step t's margin, and at the step's end it closes there: the tokens beyond the
+  queue and the margin are wasted (a sender that sends more than the trace's gets more
+  tokens, up to the link's C). A segment ends at the earliest instant the bucket allows it,
+  reckoned when it starts from the segments queued then: a segment arriving later in the
+  step can raise the token line but does not hasten the one already on the wire.
+* **Fixed schedule.** Step t's opportunities are spread evenly over the step (step 0 offers
+  none); a segment ends at the next opportunity not yet passed, and an opportunity no
+  segment waits for is lost, as with mm-link's delivery traces.
+
+Segments without payload (handshake, ACKs) cross at 100 Gbit/s. The buffer is a
+``FifoQueueDisc`` of queue_packets - 2 packets, plus the device's queue of 1 packet and the
+segment on the wire waiting for its turn. Every receiver ACKs every segment (``DelAckCount`` 1); everything else is ns-3's
 default TCP (SACK, timestamps, a minimum RTO of 1 s).
 
 Each flow's connection opens before the trace starts; step 0 is a hundredth of a step after
 the last handshake completes (each flow has sent its initial window). At each step boundary
-(plus 1 microsecond, so an opportunity at the boundary counts) :func:`simulate` samples per
+(plus 1 microsecond, so a segment delivered at the boundary counts) :func:`simulate` samples per
 flow: payload bytes that reached the bottleneck (``sent``, retransmissions included), that
 its queue dropped (``lost``), that it delivered (``served``), that the sender retransmitted
 (``resent``), retransmission timeouts so far (``timeouts``: entries into CA_LOSS), and the
-congestion window (bytes) and pacing rate (bit/s, 0 when the TCP does not pace).
+congestion window (bytes) and pacing rate (bit/s, 0 when the TCP does not pace); and the
+server's token line at each step (segments; for the schedule, the segments it offered).
 """
 
 from __future__ import annotations
@@ -53,7 +71,7 @@ FAST = "100Gbps"          # access, egress and the ACK direction of the bottlene
 SAMPLE_AFTER_NS = 1_000   # a sample is taken this long after its step boundary
 NOISE = "[runStaticInitializersOnce]"  # cling's harmless start-up lines (ns-3 from PyPI)
 
-# Counters and the bottleneck's opportunity clock, in C++ so that no Python runs per packet.
+# Counters and the bottleneck's server (schedule or token bucket), in C++ so that no Python runs per packet.
 HELPERS = r"""
 namespace tracepath {
 using namespace ns3;
@@ -64,12 +82,85 @@ struct Flow {
 };
 std::vector<Flow> flows;
 std::map<uint32_t, size_t> flowOf;      // IPv4 source address -> flow
-std::vector<int64_t> opportunities;     // ns, ascending
-size_t nextOpportunity = 0;
 Ptr<PointToPointNetDevice> bottleneck;
 DataRate fast("100Gbps");
+double segment = 1;                     // payload bytes of one segment
 
-void Reset() { flows.clear(); flowOf.clear(); opportunities.clear(); nextOpportunity = 0; bottleneck = nullptr; }
+// The fixed delivery schedule: its opportunities (ns, ascending), the next one not yet passed.
+std::vector<int64_t> opportunities;
+size_t nextOpportunity = 0;
+
+// The trace's token bucket, in segments and in steps since step 0 (at `start` ns, `step` ns
+// each): tokens arrive at `rate` per step; the bottleneck may have delivered by instant x what
+// its token line held lag(x) steps earlier; a step closes with its tokens wasted beyond the
+// segments queued so far plus the trace's margin. `line`: the token line at each closed step.
+bool bucket = false;
+int64_t start = 0, step = 1;
+double rate = 0, queued = 0, begun = 0;  // segments admitted to the queue; segments put on the wire
+std::vector<double> lag, margin, line;   // by step
+
+void Reset() {
+  flows.clear(); flowOf.clear(); bottleneck = nullptr; opportunities.clear(); nextOpportunity = 0;
+  bucket = false; queued = begun = 0; lag.clear(); margin.clear(); line.clear();
+}
+
+// The token line step t closes with after `before` at step t-1: C more, none beyond the
+// segments queued so far plus the trace's margin, never less than before.
+double Close(double before, size_t t) { return std::min(before + rate, std::max(before, queued + margin[t])); }
+void CloseStep(size_t t) { line.push_back(Close(line.back(), t)); }
+
+void UseBucket(int64_t startNs, int64_t stepNs, double tokensPerStep, double tokens0, std::vector<double> lags,
+               std::vector<double> margins) {
+  bucket = true; start = startNs; step = stepNs; rate = tokensPerStep; lag = lags; margin = margins;
+  line = {tokens0};
+  for (size_t t = 1; t < lag.size(); ++t)
+    Simulator::Schedule(NanoSeconds(start + int64_t(t) * step) - Simulator::Now(), &CloseStep, t);
+}
+
+// The token line at y steps as it stands in step t >= 1 (y <= t), `at` holding steps 0 .. t-1:
+// rising at C before step 0, straight between closed steps, and in step t rising at C up to
+// what the step would close with now.
+double Line(const std::vector<double>& at, size_t t, double y) {
+  if (y > t - 1.0) return std::min(at[t - 1] + rate * (y - (t - 1.0)), Close(at[t - 1], t));
+  if (y <= 0) return at[0] + rate * y;
+  size_t j = size_t(std::floor(y));
+  return j + 1 == t ? at[j] : at[j] + (y - j) * (at[j + 1] - at[j]);
+}
+
+// What the bucket lets the bottleneck have delivered by instant x (steps) of step t = ceil(x):
+// the token line lag(x) steps earlier, the lag going straight from step t-1's to step t's.
+double Allowed(const std::vector<double>& at, size_t t, double x) {
+  double lagged = lag[t - 1] + (x - (t - 1.0)) * (lag[t] - lag[t - 1]);
+  return Line(at, t, x - lagged);
+}
+
+// The earliest instant (ns, from now) by which the bucket allows `need` segments delivered,
+// with the segments queued now (later steps closing as if nothing more arrives); -1: none
+// within the trace. Within a step the allowance moves one way, as its lag's line does.
+int64_t BucketSlot(int64_t now, double need) {
+  need -= 1e-9;  // rounding
+  std::vector<double> at = line;
+  auto steps = [](int64_t ns) { return double(ns - start) / double(step); };
+  for (size_t t = now <= start ? 1 : size_t((now - start + step - 1) / step); t < lag.size(); ++t) {
+    while (at.size() < t) at.push_back(Close(at.back(), at.size()));
+    int64_t lo = std::max(now, start + int64_t(t - 1) * step), hi = start + int64_t(t) * step;
+    if (Allowed(at, t, steps(lo)) >= need) return lo;
+    if (lag[t] - lag[t - 1] > 1 || Allowed(at, t, steps(hi)) < need) continue;
+    while (hi - lo > 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      (Allowed(at, t, steps(mid)) >= need ? hi : lo) = mid;
+    }
+    return hi;
+  }
+  return -1;
+}
+
+// When the data segment starting now on the bottleneck must end (-1: never within the trace).
+int64_t Slot(int64_t now, double segments) {
+  if (bucket) return BucketSlot(now, begun += segments);
+  while (nextOpportunity < opportunities.size() && opportunities[nextOpportunity] < now) ++nextOpportunity;
+  return nextOpportunity == opportunities.size() ? -1 : opportunities[nextOpportunity++];
+}
 
 // The TCP payload of a packet that starts with the given header layers removed.
 uint32_t Payload(Ptr<Packet> p) { TcpHeader tcp; p->RemoveHeader(tcp); return p->GetSize(); }
@@ -81,12 +172,11 @@ int Classify(const Ipv4Header& ip) {
 
 void OnTxBegin(Ptr<const Packet> packet) {
   Ptr<Packet> p = packet->Copy(); PppHeader ppp; p->RemoveHeader(ppp); Ipv4Header ip; p->RemoveHeader(ip);
-  if (Payload(p) == 0) { bottleneck->SetDataRate(fast); return; }
-  int64_t now = Simulator::Now().GetNanoSeconds();
-  while (nextOpportunity < opportunities.size() && opportunities[nextOpportunity] < now) ++nextOpportunity;
-  if (nextOpportunity == opportunities.size()) { bottleneck->SetDataRate(DataRate(1)); return; }
-  int64_t wait = std::max<int64_t>(opportunities[nextOpportunity++] - now, 1);
-  double bps = std::ceil(packet->GetSize() * 8e9 / double(wait));
+  uint32_t payload = Payload(p);
+  if (payload == 0) { bottleneck->SetDataRate(fast); return; }
+  int64_t now = Simulator::Now().GetNanoSeconds(), end = Slot(now, payload / segment);
+  if (end < 0) { bottleneck->SetDataRate(DataRate(1)); return; }
+  double bps = std::ceil(packet->GetSize() * 8e9 / double(std::max<int64_t>(end - now, 1)));
   bottleneck->SetDataRate(DataRate(uint64_t(std::min(bps, 1e15))));
 }
 
@@ -102,6 +192,7 @@ void Count(Ptr<const QueueDiscItem> item, bool dropped) {
   uint32_t bytes = Payload(item->GetPacket()->Copy());
   flows[n].sent += bytes;
   if (dropped) flows[n].lost += bytes;
+  else queued += bytes / segment;
 }
 void OnEnqueue(Ptr<const QueueDiscItem> item) { Count(item, false); }
 void OnDrop(Ptr<const QueueDiscItem> item) { Count(item, true); }
@@ -121,7 +212,8 @@ void WatchSender(size_t n, Ptr<Socket> s) {
   s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnState, n));
 }
 
-void WatchBottleneck(Ptr<NetDevice> device, Ptr<QueueDisc> disc) {
+void WatchBottleneck(Ptr<NetDevice> device, Ptr<QueueDisc> disc, double segmentBytes) {
+  segment = segmentBytes;
   bottleneck = DynamicCast<PointToPointNetDevice>(device);
   bottleneck->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnTxBegin));
   bottleneck->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&OnTxEnd));
@@ -170,14 +262,26 @@ def opportunity_times(per_step: list[int], step_ns: int, start_ns: int) -> list[
     return times
 
 
-def simulate(scenario: dict[str, Any]) -> list[dict[str, list[int]]]:
-    """Run ``scenario`` (module doc) in ns-3; per flow, each sampled quantity by step."""
+def offered(per_step: list[int]) -> list[float]:
+    """The schedule's token line: by step, the segments it offered since step 0."""
+    line = [0.0]
+    for count in per_step[1:]:
+        line.append(line[-1] + count)
+    return line
+
+
+Samples = list[dict[str, list[int]]]  # per flow, each sampled quantity by step
+
+
+def simulate(scenario: dict[str, Any]) -> tuple[Samples, list[float]]:
+    """Run ``scenario`` (module doc) in ns-3: per flow, each sampled quantity by step, and the
+    bottleneck's token line by step (segments)."""
     with quiet_stderr():
         ns = load_ns3()
         return _run(ns, scenario)
 
 
-def _run(ns: Any, scenario: dict[str, Any]) -> list[dict[str, list[int]]]:
+def _run(ns: Any, scenario: dict[str, Any]) -> tuple[Samples, list[float]]:
     tp = ns.cppyy.gbl.tracepath
     tp.Reset()
     step, flows, segment = scenario["step_ns"], scenario["flows"], scenario["segment"]
@@ -232,8 +336,13 @@ def _run(ns: Any, scenario: dict[str, Any]) -> list[dict[str, list[int]]]:
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     start = max(f["rtt_ns"] for f in flows) + step // 100  # step 0: every initial window sent
-    tp.opportunities = ns.cppyy.gbl.std.vector["int64_t"](opportunity_times(scenario["opportunities"], step, start))
-    tp.WatchBottleneck(bottleneck.Get(0), discs.Get(0))
+    server = scenario["server"]
+    if "opportunities" in server:
+        tp.opportunities = ns.cppyy.gbl.std.vector["int64_t"](opportunity_times(server["opportunities"], step, start))
+    else:
+        floats = ns.cppyy.gbl.std.vector["double"]
+        tp.UseBucket(start, step, server["rate"], server["tokens"], floats(server["lag"]), floats(server["margin"]))
+    tp.WatchBottleneck(bottleneck.Get(0), discs.Get(0), segment)
     for n, flow in enumerate(flows):
         ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(flow["initial_cwnd"]))
         ns.Config.SetDefault("ns3::TcpSocket::InitialSlowStartThreshold",
@@ -249,8 +358,9 @@ def _run(ns: Any, scenario: dict[str, Any]) -> list[dict[str, list[int]]]:
         for n, counters in enumerate(tp.flows):
             for name in names:
                 samples[n][name].append(int(getattr(counters, name)))
+    line = list(tp.line) if "rate" in server else offered(server["opportunities"])
     ns.Simulator.Destroy()
-    return samples
+    return samples, line
 
 
 def _run_until(ns: Any, time_ns: int) -> None:
@@ -261,7 +371,7 @@ def _run_until(ns: Any, time_ns: int) -> None:
 def main(scenario: dict[str, Any]) -> None:
     """Run the scenario and print, per step, each flow's bytes sent to, lost at and served by
     the bottleneck in the step, and its window at the end of it (in segments)."""
-    samples = simulate(scenario)
+    samples, _ = simulate(scenario)
     segment = scenario["segment"]
     head = "step" + "".join(f"  {'sent':>6}{'lost':>6}{'served':>7}{'cwnd':>8} " for _ in samples)
     print("per step, in segments of", segment, "bytes:", "  ".join(f"flow {n}: {f['tcp']}"

@@ -44,6 +44,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import floor
+from typing import NamedTuple
 
 from ccac.core.errors import CcacError
 from ccac.senders.interface import (AckedPacket, ConcreteSender, Decision, DetectedLoss, Feedback, FlowRecord,
@@ -96,9 +97,6 @@ class PacketPath:
         (:func:`delivery_schedule`, mm-link's semantics) instead of its token bucket."""
         p = check_packet(trace, packet)
         net, T = trace.network, trace.T
-        S, W, A, L = (trace.total(x) for x in "SWAL")
-        tokens = [net.C * t - W[t] for t in range(T)]
-        admitted = [a - l for a, l in zip(A, L)]
         flows = []
         for n in range(net.flows):
             S_f = trace.flow("S_f", n)
@@ -109,11 +107,27 @@ class PacketPath:
             Lnc = trace.flow("Lnc_f", n)
             nc = [floor(x / p) for x in Lnc] if Lnc is not None else [0] * T
             flows.append(FlowPathInfo(net.path(n).R, D_n > 0, lag, nc))
-        margin = [max(tokens[t] - admitted[t], Fraction(0)) for t in range(T)]
-        lag = [_lag(tokens, net.C, S[t], t) for t in range(T)]
-        return cls(T, net.C, p, tokens[0], lag, margin, trace.constant("buffer"), _loss_cap(trace),
+        bucket = token_bucket(trace)
+        return cls(T, net.C, p, bucket.line[0], bucket.lag, bucket.margin, trace.constant("buffer"), _loss_cap(trace),
                    Fraction(trace.constant("dupacks")), net.rto, flows,
                    delivery_schedule(trace, p) if fixed else None)
+
+
+class TokenBucket(NamedTuple):
+    """The trace's server as a token bucket, by step (trace bytes, steps)."""
+
+    line: list[Fraction]    # its token line, C*t - W
+    lag: list[Fraction]     # how many steps its service trails that line (:func:`_lag`)
+    margin: list[Fraction]  # tokens it kept above the bytes admitted: a replay wastes tokens only beyond
+
+
+def token_bucket(trace: Trace) -> TokenBucket:
+    """The token bucket of ``trace``'s server (the default server of a replay, module doc)."""
+    S, W, A, L = (trace.total(x) for x in "SWAL")
+    C = trace.network.C
+    line = [C * t - W[t] for t in range(trace.T)]
+    return TokenBucket(line, [_lag(line, C, S[t], t) for t in range(trace.T)],
+                       [max(line[t] - (A[t] - L[t]), Fraction(0)) for t in range(trace.T)])
 
 
 def delivery_schedule(trace: Trace, packet: Fraction) -> list[int]:

@@ -155,8 +155,9 @@ def describe(query: Query, sc: Scenario) -> list[str]:
         bottleneck = (f"the trace's delivery schedule ({sum(server['opportunities'][1:])} segments in "
                       f"{sc.trace.T - 1} steps)")
     else:
+        lag = max(server["lag"])
         bottleneck = (f"the trace's token bucket (tokens at C per step, up to the link's capacity; service up to "
-                      f"{max(server['lag']):.3g} steps behind the token line, as the trace's server was)")
+                      f"{lag:.3g} step{'s' * (lag != 1)} behind the token line, as the trace's server was)")
     lines = [f"one step = {ms:g} ms (minimum RTT R = {net.R} step{'s' * (net.R != 1)} = {net.R * ms:g} ms); "
              f"one segment of {MSS} "
              f"bytes = {rounded_text(sc.packet)} trace bytes; link C = {rounded_text(net.C / sc.packet)} segments "

@@ -46,7 +46,8 @@ NETWORK_PARAMS: tuple[Param, ...] = (
     Param("packets", False, "whole-packet mode: senders send, the bottleneck serves, drops (drop-tail) "
           "and ACKs whole packets of alpha bytes; alpha is then a number (see bdp_packets)", kind="bool"),
     Param("bdp_packets", 10, "whole-packet mode: packets in one BDP (C*R bytes), which sets the MSS "
-          "alpha = C*R / bdp_packets unless alpha is given", "packets", "int", minimum=Fraction(1)),
+          "alpha = C*R / bdp_packets unless alpha is given", "packets", "int", minimum=Fraction(1),
+          maximum=Fraction(10**6)),
     Param("link", "ccac", "ccac: the CCAC path-server (the token bucket holds tokens up to D steps); cbrdelay: "
           "CCmatic's constant-rate link with delay jitter (the bottleneck serves C whenever it has bytes, and "
           "every flow's ACKs pass a box of up to D steps); ideal: CCmatic's ideal link (constant rate, D = 0)",

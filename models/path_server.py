@@ -204,7 +204,7 @@ class PathServer(ABC):
         self.sender(enc, v)
         if v.net.flows > 1:
             self.fifo(enc, v)
-        if v.net.packets:
+        if v.net.any_packets:
             self.whole_packets(enc, v)
 
     def parameters(self, enc: Encoding, v: PathVars) -> None:
@@ -252,7 +252,7 @@ class PathServer(ABC):
             oldest = net.C * (t - net.D - v.first) - v.W[max(t - net.D, 0)]
             enc.add("model.service",
                     v.S[t] <= v.token_line(t),
-                    v.S[t] > oldest - v.alpha if net.packets else v.S[t] >= oldest)
+                    v.S[t] > oldest - v.alpha if net.any_packets else v.S[t] >= oldest)
 
     def waste(self, enc: Encoding, v: PathVars) -> None:
         for t in range(1, v.net.T):
@@ -293,7 +293,7 @@ class PathServer(ABC):
                 full = v.token_line(t - 1) + v.buffer_min
                 enc.add("model.buffer", z3.Implies(
                     lost_now > lost_before,
-                    v.admitted(t) > full - v.alpha if net.packets else v.admitted(t) >= full))
+                    v.admitted(t) > full - v.alpha if net.any_packets else v.admitted(t) >= full))
 
     def boxes(self, enc: Encoding, v: PathVars) -> None:
         """Each flow's own jitter box (thesis figure 7-1): between the shared bottleneck and its
@@ -369,7 +369,7 @@ class PathServer(ABC):
             A, S, L, Ld, tmo = v.A_f[n], v.So_f[n], v.L_f[n], v.Ld_f[n], v.timeout[n]
             # The most that may be detected while step s is not: L[s], or in whole packets
             # (drop-tail) the losses before step s (step 0's: whatever the history lost).
-            hidden_name, hidden = (f"Lbefore_{n}", [L[0], *L[:-1]]) if net.packets else (f"L_{n}", L)
+            hidden_name, hidden = (f"Lbefore_{n}", [L[0], *L[:-1]]) if net.path(n).packets else (f"L_{n}", L)
             lossless = v.buffer is None and net.path(n).eta == 0
             stalled_all_lost: list[Cond] = []
             previous: Frontier | None = None
@@ -469,10 +469,10 @@ class PathServer(ABC):
                     enc.add("model.sender", rate[t] > 0)
                 if t < R:
                     continue
-                cwnd = maximum(v.cwnd[n][t], v.alpha) if net.packets else v.cwnd[n][t]
+                cwnd = maximum(v.cwnd[n][t], v.alpha) if net.path(n).packets else v.cwnd[n][t]
                 window = maximum(v.So_f[n][t - R] + v.Ld_f[n][t] + cwnd, v.A_f[n][t - 1])
                 target = window if rate is None else minimum(window, v.A_f[n][t - 1] + rate[t])
-                if net.packets:
+                if net.path(n).packets:
                     enc.add("model.sender", v.A_f[n][t] <= target, v.A_f[n][t] > target - v.alpha)
                 else:
                     enc.add("model.sender", v.A_f[n][t] == target)
@@ -500,7 +500,7 @@ class PathServer(ABC):
                         *passed.at_most(v.S_f[n][t], f"admitted_{n}", curve))
 
     def whole_packets(self, enc: Encoding, v: PathVars) -> None:
-        """Whole-packet mode: each flow's bytes sent, served (and acked through its box), lost,
+        """Whole-packet mode: each such flow's bytes sent, served (and acked through its box), lost,
         non-congestively lost and detected lost are whole numbers of packets of alpha bytes at
         every step (byte axes start at 0, a whole number). Tokens stay bytes: the link's time
         is not quantized, only what it carries. A periodic query's history steps are trace
@@ -508,7 +508,7 @@ class PathServer(ABC):
         integer packet count (z3 solves these faster than with ``IsInt``: aimd_premature_loss
         in packets 0.7 s against 2.9 s)."""
         net, size = v.net, as_real(v.alpha)
-        for n in range(net.flows):
+        for n in (n for n in range(net.flows) if net.path(n).packets):
             curves = {"A": v.A_f[n], "S": v.S_f[n], "L": v.L_f[n], "Ld": v.Ld_f[n]}
             if net.path(n).D > 0:
                 curves["So"] = v.So_f[n]

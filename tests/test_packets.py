@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import z3
 
-from ccac import load_query, solve
+from ccac import load_query, parse_query, solve
 from ccac.core.errors import CcacError
 from ccac.problems.problem import build
 from ccac.solving.validate import check_sender, validate
@@ -210,3 +210,17 @@ def test_a_fluid_only_finding_is_unsat_in_whole_packets(cli) -> None:
                           "--expect", "unsat")
     assert code == 0, err + text
     assert "premise: the assumptions alone admit a validated trace" in text
+
+
+def test_one_flow_in_whole_packets_beside_a_fluid_one() -> None:
+    """``[[flow]] packets = true`` for flow 0 alone: its curves are whole packets (of the
+    network's C R / bdp_packets), flow 1's need not be, and the trace validates."""
+    q = parse_query({"network": {"T": 6, "buffer": 1},
+                     "flow": [{"name": "any", "packets": True}, {"name": "any"}],
+                     "query": {"find": "A_f[1][T-1] - A_f[1][0] == 0.05 and A_f[0][T-1] > A_f[0][0]"}})
+    assert [q.network.path(n).packets for n in range(2)] == [True, False] and q.network.alpha == Fraction(1, 10)
+    result = solve(q, timeout=60)
+    assert result.answer == "sat" and result.validated, result.violations
+    A0, A1 = result.trace.flow("A_f", 0), result.trace.flow("A_f", 1)
+    assert all((a / q.network.alpha).denominator == 1 for a in A0)
+    assert A1[-1] - A1[0] == Fraction(1, 20)  # half a packet: flow 1 is fluid

@@ -63,6 +63,8 @@ FLOW_PATH_PARAMS: tuple[Param, ...] = (
     Param("eta", None, "bound on the flow's non-congestive loss rate (default: [network] eta)", "",
           minimum=ZERO, maximum=Fraction(1)),
     Param("R", None, "the flow's minimum RTT (default: [network] R)", "steps", "int", minimum=Fraction(1)),
+    Param("packets", None, "the flow sends whole packets of alpha bytes (default: [network] packets); "
+          "alpha is then a number, C*R / [network] bdp_packets unless given", kind="bool"),
 )
 
 
@@ -73,12 +75,14 @@ class FlowPath:
     ``D`` bounds the flow's own jitter box (thesis figure 7-1): the sender sees the ACK of a
     byte between 0 and D steps after the shared bottleneck served it, in order, while other
     flows' boxes delay theirs independently. ``eta`` bounds its non-congestive loss rate and
-    ``R`` is its minimum RTT in steps.
+    ``R`` is its minimum RTT in steps. ``packets``: its bytes move in whole packets (sent,
+    served, acked, lost: the network's whole-packet mode for this flow alone).
     """
 
     D: int
     eta: Fraction
     R: int
+    packets: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,12 +114,18 @@ class Network:
 
     def path(self, n: int) -> FlowPath:
         """Flow n's own part of the path (the network's defaults without ``[[flow]]``)."""
-        return self.paths[n] if self.paths else FlowPath(0, self.eta, self.R)
+        return self.paths[n] if self.paths else FlowPath(0, self.eta, self.R, self.packets)
 
     @property
     def boxes(self) -> bool:
         """Whether some flow has its own jitter box (D > 0 in its ``[[flow]]`` table)."""
         return any(p.D > 0 for p in self.paths)
+
+    @property
+    def any_packets(self) -> bool:
+        """Whether some flow moves whole packets (the bottleneck then serves and drops whole
+        packets of it)."""
+        return any(self.path(n).packets for n in range(self.flows))
 
     @property
     def lossy(self) -> bool:
@@ -195,10 +205,12 @@ def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
 
 
 def parse_flow_path(net: Network, given: Mapping[str, Any], where: str) -> FlowPath:
-    """Read a ``[[flow]]`` table's path keys (D, eta, R); eta and R default to the network's."""
+    """Read a ``[[flow]]`` table's path keys (D, eta, R, packets); eta, R and packets default to
+    the network's. A flow in whole packets needs a numeric MSS (:func:`packet_size`)."""
     values = resolve(FLOW_PATH_PARAMS, given, where)
     path = FlowPath(D=values["D"] + net.link_jitter, eta=net.eta if values["eta"] is None else values["eta"],
-                    R=net.R if values["R"] is None else values["R"])
+                    R=net.R if values["R"] is None else values["R"],
+                    packets=net.packets if values["packets"] is None else values["packets"])
     first_free = path.R + net.D + path.D + 1
     if net.T < first_free:
         raise CcacError(

@@ -104,7 +104,8 @@ class Trace:
         return pd.DataFrame([{k: _float(v) for k, v in row.items()} for row in self.rows()]).set_index("t")
 
     def paths(self) -> list[dict[str, Any]]:
-        """Each flow's own part of the path: jitter box D, non-congestive loss rate eta, R."""
+        """Each flow's own part of the path: jitter box D, non-congestive loss rate eta, R, and
+        whether it moves whole packets."""
         return [vars(self.network.path(n)) for n in range(self.flows)]
 
     def write_csv(self, path: str | Path) -> None:

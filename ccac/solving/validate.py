@@ -158,10 +158,10 @@ def check_path(tr: Trace) -> list[str]:
 
     if alpha <= 0:
         out.append(f"alpha = {alpha} is not positive")
-    # Whole packets (network.packets): the link may be part-way through one packet, and a
-    # packet is dropped when it does not fit whole, so both bounds give up to a packet.
-    packet = alpha if net.packets else Fraction(0)
-    if net.packets:
+    # Whole packets (network or flow packets): the link may be part-way through one packet,
+    # and a packet is dropped when it does not fit whole, so both bounds give up to a packet.
+    packet = alpha if net.any_packets else Fraction(0)
+    if net.any_packets:
         out += check_whole_packets(tr, alpha)
     if dupacks < 0:
         out.append(f"dupacks = {dupacks} is negative")
@@ -177,7 +177,7 @@ def check_path(tr: Trace) -> list[str]:
         oldest_allowed = C * (t - D) - W[max(t - D, 0)]
         if short_of(oldest_allowed, served[t], packet):
             bad(t, f"a token was held longer than D = {D} steps", f"S = {served[t]} < {oldest_allowed}"
-                + (" by a whole packet or more" if net.packets else ""))
+                + (" by a whole packet or more" if net.any_packets else ""))
         for n in range(N):
             if S[n][t] > A[n][t] - L[n][t]:
                 bad(t, f"flow {n}: served bytes that were never admitted")
@@ -213,7 +213,7 @@ def check_path(tr: Trace) -> list[str]:
         if buffer is not None and congestive_now > admitted_loss(L, Lnc, t - 1, N):
             if short_of(tokens_arrived[t - 1] + buffer_min, admitted[t], packet):
                 bad(t, "loss while the bottleneck queue never exceeded the buffer"
-                    + (" less a packet" if net.packets else ""))
+                    + (" less a packet" if net.any_packets else ""))
     if Lnc is not None:
         for n in range(N):
             for t in range(T):
@@ -225,7 +225,7 @@ def check_path(tr: Trace) -> list[str]:
         out += [f"flow {n}: {p}" for p in check_box(S[n], So[n], net.path(n).D)]
         out += [f"flow {n}: {p}" for p in check_sender(A[n], So[n], L[n], Ld[n], cwnd[n], rate[n],
                                                          timeout[n], dupacks, net.path(n).R, net.rto,
-                                                         alpha if net.packets else None)]
+                                                         alpha if net.path(n).packets else None)]
     if N > 1:
         for t in range(T):
             for s in range(t):
@@ -267,13 +267,16 @@ def check_box(served: list[Fraction], observed: list[Fraction], D: int) -> list[
 
 
 def check_whole_packets(tr: Trace, alpha: Fraction) -> list[str]:
-    """Whole-packet mode: every byte count of every flow is a whole number of packets."""
+    """Whole-packet mode: every byte count of every flow in whole packets is a whole number of
+    packets."""
     out = []
     for name in ("A_f", "S_f", "So_f", "L_f", "Ld_f", "Lnc_f"):
         series = tr.symbols.series.get(name)
         if series is None:
             continue
         for n, row in enumerate(series.values):
+            if not tr.network.path(n).packets:
+                continue
             for t, value in enumerate(row or []):
                 if value is not None and (value / alpha).denominator != 1:
                     out.append(f"step {t}: flow {n}: {name} = {value} is not a whole number of "

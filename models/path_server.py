@@ -29,9 +29,14 @@ moves in whole packets. The rules that change say so in their docstrings: the se
 whole packets (:meth:`PathServer.sender`), the link may be part-way through one
 (:meth:`PathServer.service`), a packet is dropped when it does not fit whole
 (:meth:`PathServer.loss`), and a step's losses are the tail of its burst, drop-tail
-(:meth:`PathServer.loss_detection`). Each departs from the fluid rule only as far as whole
-packets force it to, so every packet run of a drop-tail path in which each step's arrivals
-reach the bottleneck together is a trace of this mode.
+(:meth:`PathServer.loss_detection`). The service and loss rules are the fluid ones loosened by
+less than a packet, so they over-approximate a packet link; the sender's rule is a TCP
+sender's exactly (whole packets, never less than one in flight). The drop-tail order is a
+restriction, not an over-approximation: it holds when each step's arrivals reach the
+bottleneck together (one burst), and excludes a sender that spreads a step's packets so that
+the queue drains between a drop and a later admission. So every packet run of a drop-tail
+path with one burst per step is a trace of this mode (``tests/test_packets.py`` checks it on
+simulated runs), and an unsat in this mode is a proof about such paths only.
 
 Model variants differ only in when tokens may be wasted; each is one small file next to this
 one (``composing.py``, ``single_box.py``) overriding :meth:`PathServer.waste_allowed`.
@@ -356,7 +361,9 @@ class PathServer(ABC):
         before the step itself is (before dupacks bytes admitted after it are acked): the
         bound for a step s not yet detectable is the losses before it, L_f[s-1], instead of
         L_f[s] (the fluid rule lets a step's first bytes be lost and later ones kept, as paths
-        with several queues or AQM do).
+        with several queues or AQM do). This is a restriction of the fluid rule, sound only
+        for paths where each step's arrivals reach the queue as one burst (the module
+        docstring); finer steps (larger R) make that burst shorter.
 
         A periodic query's history steps (before ``v.first``) get none of these constraints:
         each would be a copy of one at a trace step, one or more periods later, that reads less

@@ -46,10 +46,11 @@ class PathConfig:
     alpha: Fraction = F(1, 10)
     dupacks: Fraction = F(1)            # in alpha
     rto: int = 1
+    packets: bool = False               # whole-packet mode (the run must then move whole packets)
 
     def network(self) -> dict[str, Any]:
         return {"T": self.T, "R": self.R, "D": self.D, "C": self.C, "alpha": self.alpha,
-                "dupacks": self.dupacks, "eta": self.eta, "rto": self.rto,
+                "dupacks": self.dupacks, "eta": self.eta, "rto": self.rto, "packets": self.packets,
                 "buffer": "inf" if self.buffer is None else self.buffer / (self.C * self.R)}
 
 

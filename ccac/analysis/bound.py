@@ -46,7 +46,7 @@ from ccac.core.errors import CcacError
 from ccac.problems.problem import Problem, build
 from ccac.problems.query import Query
 from ccac.solving.incremental import Incremental
-from ccac.solving.solve import checked_trace, premise, solve_periodic
+from ccac.solving.solve import checked_trace, premise_verdict, solve_periodic
 from ccac.encode.trace import Trace
 
 __all__ = ["BoundResult", "Probe", "find_bound"]
@@ -237,22 +237,9 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
         assert witness is not None  # one end of the bracket is sat, and it was the last sat probe
         check_boundary(result, *witness)
         unsat_end = next(p for p in search.bracket if p.answer == "unsat")
-        result.premise = premise_verdict(prober.at(unsat_end.value), solver, timeout)
+        # Vacuous there: the flip is where the assumptions stop having traces, not the find.
+        result.premise, _ = premise_verdict(prober.at(unsat_end.value), solver, timeout)
     return result
-
-
-PREMISE_SECONDS = 30.0  # the most the premise check at the unsat end may take (and at most --timeout)
-
-
-def premise_verdict(query: Query, solver: str, timeout: float | None) -> str:
-    """Whether the bracket's unsat end is a statement about the find (:func:`ccac.solving.solve.premise`):
-    "vacuous" if the query's assumptions admit no trace there at all (then the flip is where the
-    assumptions stop having traces, not where the find stops), "satisfiable", or "unknown"."""
-    budget = PREMISE_SECONDS if timeout is None else min(timeout, PREMISE_SECONDS)
-    checked = premise(query, solver=solver, timeout=budget)
-    if checked.answer == "unsat":
-        return "vacuous"
-    return "satisfiable" if checked.answer == "sat" and checked.validated else "unknown"
 
 
 def check_boundary(result: BoundResult, problem: Problem, assignment: Assignment) -> None:

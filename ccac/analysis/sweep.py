@@ -115,9 +115,6 @@ def run_family(task: dict[str, Any]) -> dict[str, Any]:
     return {"family": outs}
 
 
-PREMISE_SECONDS = 30.0  # the most an unsat point's premise check may take (and at most its timeout)
-
-
 def checked_premise(query: Any, result: Any, solver: str, timeout: float | None) -> tuple[str, str | None]:
     """A point's answer and reason, an unsat's premise checked (:func:`ccac.solving.solve.premise`):
     "vacuous" when the point's assumptions admit no trace at all (a grid can make them
@@ -125,15 +122,12 @@ def checked_premise(query: Any, result: Any, solver: str, timeout: float | None)
     reports "no trace has the find" where no trace exists."""
     if result.answer != "unsat":
         return result.answer, result.reason
-    from ccac.solving.solve import premise
+    from ccac.solving.solve import premise_verdict
 
-    budget = PREMISE_SECONDS if timeout is None else min(timeout, PREMISE_SECONDS)
-    checked = premise(query, solver=solver, timeout=budget)
-    if checked.answer == "unsat":
+    verdict, line = premise_verdict(query, solver, timeout)
+    if verdict == "vacuous":
         return "vacuous", "the assumptions alone admit no trace here"
-    if checked.answer == "sat" and checked.validated:
-        return "unsat", result.reason
-    return "unsat", f"premise not checked (the assumptions alone: {checked.answer} within {budget:g} s)"
+    return "unsat", result.reason if verdict == "satisfiable" else line
 
 
 def _failed(message: str | None) -> dict[str, Any]:

@@ -106,7 +106,12 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     vacuous = False
     output = result.to_json()
     if result.answer == "unsat":
-        vacuous, output["premise"] = check_premise(q, solver, timeout, encoding, quiet)
+        from ccac.solving.solve import premise_verdict
+
+        output["premise"], line = premise_verdict(q, solver, timeout, encoding)
+        vacuous = output["premise"] == "vacuous"
+        if not quiet or output["premise"] != "satisfiable":
+            click.echo(line)
     if json_path:
         Path(json_path).write_text(json.dumps(output, indent=1))
     if csv_path and result.trace is not None:
@@ -129,31 +134,6 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
             sys.exit(EXIT_MISMATCH)
     if vacuous:
         sys.exit(EXIT_MISMATCH)
-
-
-PREMISE_SECONDS = 30.0  # the most an unsat's premise check may take (and at most --timeout)
-
-
-def check_premise(q: Query, solver: str, timeout: float | None, encoding: str, quiet: bool) -> tuple[bool, str]:
-    """After an unsat: do the model, CCAs and assumptions alone (without the find) admit a
-    validated trace? If not, the unsat is vacuous: it holds because nothing meets the
-    assumptions (e.g. ``alpha <= 0.05 * C * R`` against whole packets of 0.1). Returns
-    (vacuous, the premise's answer for the JSON output) and prints one line."""
-    from ccac.solving.solve import premise
-
-    budget = PREMISE_SECONDS if timeout is None else min(timeout, PREMISE_SECONDS)
-    checked = premise(q, solver=solver, timeout=budget, encoding=encoding)
-    if checked.answer == "unsat":
-        click.echo("VACUOUS: the assumptions alone admit no trace of the model, so no trace has the "
-                   "find for want of any trace: this unsat says nothing about the find")
-        return True, "vacuous"
-    if checked.answer == "sat" and checked.validated:
-        if not quiet:
-            click.echo(f"premise: the assumptions alone admit a validated trace "
-                       f"({checked.solve_seconds:.2f} s): the unsat is not vacuous")
-        return False, "satisfiable"
-    click.echo(f"premise: not checked (the assumptions alone: {checked.answer} within {budget:g} s)")
-    return False, "unknown"
 
 
 def solve_cases(q: Query, cubes: int, workers: int | None, scheduler: str | None, timeout: float | None,

@@ -127,6 +127,13 @@ class Network:
         packets of it)."""
         return any(self.path(n).packets for n in range(self.flows))
 
+    def with_packet_size(self) -> "Network":
+        """This network with a numeric MSS once some flow moves whole packets: alpha as given,
+        else C*R / bdp_packets (packet counts must be integers for the formula to stay linear)."""
+        if not self.any_packets or self.alpha is not None:
+            return self
+        return replace(self, alpha=self.C * self.R / self.bdp_packets)
+
     @property
     def lossy(self) -> bool:
         """Whether some flow may lose bytes non-congestively (eta > 0)."""
@@ -172,14 +179,13 @@ def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
         if "D" in given and values["D"] != 0:
             raise CcacError("the ideal link has no jitter: leave D out or set D = 0", f"{where}.D")
         values["D"] = 0
-    if values["packets"]:
-        from_bdp = values["C"] * values["R"] / values["bdp_packets"]
-        if values["alpha"] is not None and "bdp_packets" in given and values["alpha"] != from_bdp:
-            raise CcacError(f"alpha = {values['alpha']} and bdp_packets = {values['bdp_packets']} (alpha = "
-                            f"{from_bdp}) disagree: give the packet size once", f"{where}.bdp_packets")
-        if values["alpha"] is None:
-            values["alpha"] = from_bdp
     net = Network(**values)
+    if net.packets and net.alpha is not None and "bdp_packets" in given:
+        from_bdp = net.C * net.R / net.bdp_packets
+        if net.alpha != from_bdp:
+            raise CcacError(f"alpha = {net.alpha} and bdp_packets = {net.bdp_packets} (alpha = "
+                            f"{from_bdp}) disagree: give the packet size once", f"{where}.bdp_packets")
+    net = net.with_packet_size()
     if net.link == "cbrdelay":
         # CCmatic's cbrdelay: a constant-rate bottleneck (the composing server with D = 0 serves
         # exactly min(tokens, bytes admitted): its U(t) = min(U(t-1) + C, A - L)) followed, for
@@ -206,7 +212,7 @@ def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
 
 def parse_flow_path(net: Network, given: Mapping[str, Any], where: str) -> FlowPath:
     """Read a ``[[flow]]`` table's path keys (D, eta, R, packets); eta, R and packets default to
-    the network's. A flow in whole packets needs a numeric MSS (:func:`packet_size`)."""
+    the network's. A flow in whole packets needs a numeric MSS (:meth:`Network.with_packet_size`)."""
     values = resolve(FLOW_PATH_PARAMS, given, where)
     path = FlowPath(D=values["D"] + net.link_jitter, eta=net.eta if values["eta"] is None else values["eta"],
                     R=net.R if values["R"] is None else values["R"],

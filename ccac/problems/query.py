@@ -302,10 +302,7 @@ def parse_flows(tables: Any, default_cca: Any, given_network: dict[str, Any],
         else:
             flows.append(parse_cca(default_cca, "cca", library))
         paths.append(parse_flow_path(network, {k: v for k, v in table.items() if k in path_keys}, where))
-    network = replace(network, paths=tuple(paths))
-    if network.any_packets and network.alpha is None:  # a flow in whole packets: the MSS is a number
-        network = replace(network, alpha=network.C * network.R / network.bdp_packets)
-    return network, flows
+    return replace(network, paths=tuple(paths)).with_packet_size(), flows
 
 
 def anchor_files(data: dict[str, Any], source: str) -> dict[str, Any]:

@@ -126,6 +126,25 @@ def premise(query: Query, solver: str = "z3", timeout: float | None = None, enco
     return solve(witness, solver=solver, timeout=timeout, encoding=encoding)
 
 
+PREMISE_SECONDS = 30.0  # the most an unsat's premise check may take (and at most its own timeout)
+
+
+def premise_verdict(query: Query, solver: str = "z3", timeout: float | None = None,
+                    encoding: str = "pairs") -> tuple[str, str]:
+    """After an unsat of ``query``: its :func:`premise` solved within :data:`PREMISE_SECONDS`
+    (and ``timeout``), as ("satisfiable" | "vacuous" | "unknown", one line saying so). Only a
+    validated trace makes the premise satisfiable; "unknown" claims nothing either way."""
+    budget = PREMISE_SECONDS if timeout is None else min(timeout, PREMISE_SECONDS)
+    checked = premise(query, solver=solver, timeout=budget, encoding=encoding)
+    if checked.answer == "unsat":
+        return "vacuous", ("VACUOUS: the assumptions alone admit no trace of the model, so no trace has the "
+                           "find for want of any trace: this unsat says nothing about the find")
+    if checked.answer == "sat" and checked.validated:
+        return "satisfiable", (f"premise: the assumptions alone admit a validated trace "
+                               f"({checked.solve_seconds:.2f} s): the unsat is not vacuous")
+    return "unknown", f"premise not checked (the assumptions alone: {checked.answer} within {budget:g} s)"
+
+
 def solve_periodic(problem: Problem, solver: str, timeout: float | None,
                    extra: Sequence[Any] = ()) -> Outcome:
     """A periodic query: sat needs a settled periodic trace, unsat needs the query without the

@@ -192,3 +192,14 @@ def test_one_flow_in_whole_packets_beside_a_fluid_one() -> None:
     A0, A1 = result.trace.flow("A_f", 0), result.trace.flow("A_f", 1)
     assert all((a / q.network.alpha).denominator == 1 for a in A0)
     assert A1[-1] - A1[0] == Fraction(1, 20)  # half a packet: flow 1 is fluid
+
+
+def test_whole_packets_on_cbrdelay_links_too() -> None:
+    """A cbrdelay link gives every flow a path of its own (its ACK box): those paths keep the
+    network's whole-packet mode."""
+    q = parse_query({"network": {"T": 6, "link": "cbrdelay", "packets": True}, "cca": {"name": "any"},
+                     "query": {"find": "A[T-1] > A[0]"}})
+    assert q.network.path(0).packets
+    result = solve(q, timeout=60)
+    assert result.answer == "sat" and result.validated, result.violations
+    assert all((a / q.network.alpha).denominator == 1 for a in result.trace.flow("A_f", 0))

@@ -193,7 +193,7 @@ def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
         if not net.compose:
             raise CcacError("the cbrdelay link is a constant-rate bottleneck: compose must be true", where)
         net = replace(net, D=0, link_jitter=values["D"],
-                      paths=tuple(FlowPath(values["D"], net.eta, net.R) for _ in range(net.flows)))
+                      paths=tuple(FlowPath(values["D"], net.eta, net.R, net.packets) for _ in range(net.flows)))
     if net.T < net.R + net.jitter + 1:
         raise CcacError(
             f"T = {net.T} is too small: the first R + D = {net.R + net.jitter} steps are history the CCA "

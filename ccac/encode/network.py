@@ -125,7 +125,7 @@ class Network:
     def any_packets(self) -> bool:
         """Whether some flow moves whole packets (the bottleneck then serves and drops whole
         packets of it)."""
-        return any(self.path(n).packets for n in range(self.flows))
+        return any(p.packets for p in self.paths) if self.paths else self.packets
 
     def with_packet_size(self) -> "Network":
         """This network with a numeric MSS once some flow moves whole packets: alpha as given,

@@ -145,12 +145,17 @@ def test_cli_invalid_boundary_trace_exits_4(cli, tmp_path, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--param", "y", "--lo", "0", "--hi", "1"], "--param: unknown parameter 'y' (params: x)"),
+    (["--param", "y", "--lo", "0", "--hi", "1"], "--param: unknown parameter 'y' (params: x; or a [network] setting as network.NAME)"),
     (["--param", "x", "--lo", "1", "--hi", "1"], "--lo must be below --hi, got 1 >= 1"),
     (["--param", "x", "--lo", "0", "--hi", "1", "--tol", "0"], "--tol must be positive"),
     (["--param", "x", "--lo", "zero", "--hi", "1"], "--lo: expected a number, got 'zero'"),
     (["--param", "x", "--lo", "0", "--hi", "1", "--plot", "b.gif"], "unsupported plot format"),
     (["--lo", "0", "--hi", "1"], "Missing option '--param'"),
+    (["--param", "network.packets", "--lo", "0", "--hi", "1"],
+     "--param: network.packets is not a numeric [network] setting"),
+    (["--param", "network.T", "--lo", "2.5", "--hi", "9"], "network.T is a whole number: --lo and --hi must be whole"),
+    (["--param", "network.T", "--lo", "3", "--hi", "100000000"], "network.T"),
+    (["--param", "network.bdp_packets", "--lo", "0", "--hi", "9"], "network.bdp_packets"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(cli, tmp_path, args, message) -> None:
     path = tmp_path / "service.toml"
@@ -180,3 +185,41 @@ def test_reused_solver_confirms_periodic_unsat_without_the_settling_group() -> N
     assert reused.reused and not fresh.reused
     assert [(p.value, p.answer) for p in reused.probes] == [(p.value, p.answer) for p in fresh.probes]
     assert reused.validated is True
+
+
+def network_query(find: str, **network: object):
+    return parse_query({"network": {"T": 6, **network}, "cca": {"name": "any"}, "query": {"find": find}})
+
+
+def test_a_whole_number_network_setting_is_searched_over_whole_numbers() -> None:
+    """network.T: no path serves more than C*(T-1+D) bytes in steps 0..T-1, and some path serves
+    exactly that, so "service >= 7 C" is sat exactly from T = 7 (D = 1). Every probe is a whole
+    number of steps and the bracket is two neighbours."""
+    r = find_bound(network_query("S[T-1] - S[0] >= 7 * C"), "network.T", 3, 40)
+    a, b = r.bracket
+    assert r.key == "network.T" and r.rebuilt and r.tol == 1
+    assert (a.value, a.answer, b.value, b.answer) == (6, "unsat", 7, "sat")
+    assert all(p.value.denominator == 1 for p in r.probes)
+    assert consistent(r.probes, lambda T: T >= 7)
+    assert r.validated is True and r.boundary_value == 7 and r.boundary_query.network.T == 7
+
+
+def test_packets_per_bdp_bound_the_smallest_delivery() -> None:
+    """Whole packets of C*R/b bytes: a delivery of more than nothing but less than C*R/7 exists
+    exactly when b > 7. The boundary trace is read back and validated with its packet size."""
+    r = find_bound(network_query("0 < S[T-1] - S[0] and S[T-1] - S[0] < C*R/7", packets=True),
+                   "network.bdp_packets", 1, 100)
+    a, b = r.bracket
+    assert (a.value, a.answer, b.value, b.answer) == (7, "unsat", 8, "sat")
+    assert consistent(r.probes, lambda packets: packets > 7)
+    assert r.validated is True and r.boundary_query.network.alpha == Fraction(1, 8)
+    assert r.premise == "satisfiable"
+
+
+def test_cli_bounds_a_network_setting(cli, tmp_path) -> None:
+    path = tmp_path / "service.toml"
+    path.write_text(QUERY_FILE.replace(f'find = "{SERVICE}"', 'find = "S[T-1] - S[0] >= 7 * C"'))
+    code, out, err = cli("bound", str(path), "--param", "network.T", "--lo", "3", "--hi", "12")
+    assert code == 0, err
+    assert "bound: network.T flips between 6 (unsat) and 7 (sat)" in out
+    assert "boundary counterexample (the sat probe closest to the flip): network.T = 7" in out

@@ -11,6 +11,8 @@ Shared by ``ccac bound`` (where a query flips between sat and unsat as a paramet
   unknown points left outside the new bracket are dropped.
 * The search stops when b - a <= tol, or when unknown points split the bracket into gaps all
   <= tol (the bracket is then wider than tol, and those points are reported).
+* Over whole numbers (``integer=True``: a step count, packets per BDP) every probe is a whole
+  number and tol is at least 1, so the narrowest bracket is two neighbours.
 
 Every probe is an exact fact at its value, so the two ends always enclose at least one flip.
 That it is *the* threshold assumes the answer is monotone in the value; bisection does not
@@ -56,8 +58,12 @@ def search_range(lo: Any, hi: Any, tol: Any) -> tuple[Fraction, Fraction, Fracti
     return lo, hi, tol
 
 
-def bisect(probe: Callable[[Fraction], P], lo: Fraction, hi: Fraction, tol: Fraction) -> Search[P]:
-    """Bracket the flip of ``probe(value).answer`` in [lo, hi] to within ``tol``."""
+def bisect(probe: Callable[[Fraction], P], lo: Fraction, hi: Fraction, tol: Fraction,
+           integer: bool = False) -> Search[P]:
+    """Bracket the flip of ``probe(value).answer`` in [lo, hi] to within ``tol`` (over whole
+    numbers when ``integer``: lo and hi must then be whole)."""
+    if integer:
+        tol = max(tol, Fraction(1))
     search: Search[P] = Search([])
 
     def ask(value: Fraction) -> P:
@@ -74,7 +80,7 @@ def bisect(probe: Callable[[Fraction], P], lo: Fraction, hi: Fraction, tol: Frac
         width, left = max((y - x, x) for x, y in zip(points, points[1:]))
         if width <= tol:
             break
-        p = ask(left + width / 2)
+        p = ask(left + (width // 2 if integer else width / 2))
         if p.answer == "unknown":
             unknown.append(p)
             continue

@@ -1,5 +1,6 @@
-"""Find where a query's answer flips as one of its ``[params]`` numbers moves (the command
-``ccac bound`` is :mod:`ccac.commands.bound`).
+"""Find where a query's answer flips as one of its ``[params]`` numbers, or a number of its
+``[network]`` (``network.buffer``, ``network.bdp_packets``, ...), moves (the command ``ccac bound``
+is :mod:`ccac.commands.bound`).
 
 A query such as "is there a path on which utilization stays below ``util``?" is unsat for a
 small enough ``util`` and sat for a large enough one; the threshold between them is the
@@ -19,7 +20,10 @@ probe is instead a check of one z3 solver under assumptions (:mod:`ccac.solving.
 periodic probe's re-check without the settling conditions included; measured against fresh
 solvers it is no faster on the library's bounds (docs/bounds-and-sweeps.md, the `--reuse` table), so fresh is
 the default. If the parameter cannot be a solver constant (a product with a solver quantity,
-a range bound, ...), the formula is rebuilt with the number for each probe instead.
+a range bound, ...), the formula is rebuilt with the number for each probe instead. A
+``[network]`` setting shapes the formula itself (its steps, its packet size), so each probe reads
+the query again with the setting overridden, as ``--set network.NAME=VALUE`` would, and builds
+it; a whole-number setting (T, R, D, bdp_packets, ...) is searched over whole numbers.
 
 The sat end of the bracket (the counterexample closest to the threshold) is read back exactly
 and validated independently, as :func:`ccac.solving.solve.solve` does, against the query with the
@@ -44,7 +48,8 @@ from ccac.solving.solvers import Assignment, fresh_context
 from ccac.encode.encoding import num
 from ccac.core.errors import CcacError
 from ccac.problems.problem import Problem, build
-from ccac.problems.query import Query
+from ccac.problems.query import Query, apply_overrides, parse_query
+from ccac.encode.network import NETWORK_PARAMS
 from ccac.solving.incremental import Incremental
 from ccac.solving.solve import checked_trace, premise_verdict, solve_periodic
 from ccac.encode.trace import Trace
@@ -95,6 +100,12 @@ class BoundResult:
     violations: list[str] | None = None
     boundary_query: Query | None = field(default=None, repr=False)
     premise: str | None = None  # at the bracket's unsat end: "satisfiable", "vacuous" or "unknown"
+    section: str = "params"  # or "network": where the moved number lives
+
+    @property
+    def key(self) -> str:
+        """The moved number as ``--set`` names it: ``params.util``, ``network.bdp_packets``."""
+        return f"{self.section}.{self.name}"
 
     @property
     def status(self) -> str:
@@ -109,12 +120,17 @@ class BoundResult:
         return None if self.bracket is None else self.bracket[1].value - self.bracket[0].value
 
     @property
+    def boundary_value(self) -> Fraction | None:
+        """The value at the bracket's sat end, where the boundary counterexample was found."""
+        return None if self.bracket is None else next(p.value for p in self.bracket if p.answer == "sat")
+
+    @property
     def validated(self) -> bool | None:
         return None if self.violations is None else not self.violations
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "param": self.name, "lo": str(self.lo), "hi": str(self.hi), "tol": str(self.tol),
+            "param": self.key, "lo": str(self.lo), "hi": str(self.hi), "tol": str(self.tol),
             "status": self.status,
             "bracket": None if self.bracket is None else [p.to_json() for p in self.bracket],
             "unknown_inside": [p.to_json() for p in self.unknown],
@@ -133,26 +149,35 @@ class _Prober:
     """Answers the query at any value of one parameter, building the formula once if it can."""
 
     def __init__(self, query: Query, name: str, solver: str, timeout: float | None,
-                 reuse: bool = False) -> None:
+                 reuse: bool = False, section: str = "params") -> None:
         self.query, self.name, self.solver, self.timeout = query, name, solver, timeout
+        self.section = section
         fresh_context()
         self.symbol = z3.Real("__bound_" + name)
         self.rebuilt: str | None = None
         self.version = ""
         self.problem: Problem | None = None
         self.formulas: list[z3.BoolRef] = []
+        self.incremental: Incremental | None = None
+        if section == "network":
+            self.rebuilt = "a [network] setting shapes the formula"
+            return
         try:  # a TimeLimit escapes: no probe can be answered if the formula cannot be built in time
             with limits.time_limit(timeout, "building the formula (once, for every probe)"):
                 self.problem = build(dataclasses.replace(query, params={**query.params, name: self.symbol}))
                 self.formulas = self.problem.enc.formulas()
         except CcacError as e:  # e.g. the parameter multiplies a solver quantity
             self.rebuilt = str(e)
-        self.incremental: Incremental | None = None
         if reuse and solver == "z3" and self.problem is not None:
             self.incremental = Incremental.for_problem(self.problem)
 
     def at(self, value: Fraction) -> Query:
-        """The query with the parameter set to ``value``."""
+        """The query with the parameter set to ``value`` (a [network] setting: the query read
+        again with it overridden, so every rule of the section checks it)."""
+        if self.section == "network":
+            text = str(value.numerator) if value.denominator == 1 else f'"{value}"'
+            data = apply_overrides(self.query.raw, [f"network.{self.name}={text}"])
+            return parse_query(data, self.query.name, self.query.source)
         return dataclasses.replace(self.query, params={**self.query.params, self.name: value})
 
     def probe(self, value: Fraction) -> tuple[Probe, Problem | None, Assignment | None]:
@@ -208,17 +233,21 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
     receives one line per probe as it is answered. See the module docstring for what the
     result claims.
     """
-    name = name.removeprefix("params.")
-    if name not in query.params:
-        known = ", ".join(sorted(query.params)) or "none; add one with --set params.NAME=VALUE"
-        raise CcacError(f"unknown parameter {name!r} (params: {known})", "--param")
+    section, name, integer = _moved_number(query, name)
     lo, hi, tol = search_range(lo, hi, tol)
+    if integer and (lo.denominator != 1 or hi.denominator != 1):
+        raise CcacError(f"network.{name} is a whole number: --lo and --hi must be whole, got "
+                        f"{show(lo)} and {show(hi)}", "--lo/--hi")
+    if integer:
+        tol = max(tol, Fraction(1))
     backend(solver)  # an unknown name is bad input before anything is built
     timeout = limits.check_seconds(timeout)
     say = log or (lambda line: None)
-    prober = _Prober(query, name, solver, timeout, reuse)
+    prober = _Prober(query, name, solver, timeout, reuse, section)
+    for end in (lo, hi):  # a value the section refuses is bad input before anything is solved
+        prober.at(end)
     if prober.rebuilt:
-        say(f"note: params.{name} cannot be a solver constant ({prober.rebuilt}); "
+        say(f"note: {section}.{name} cannot be a solver constant ({prober.rebuilt}); "
             "rebuilding the formula for each probe")
     witness: tuple[Problem, Assignment] | None = None  # always the latest sat probe
 
@@ -227,12 +256,12 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
         p, problem, assignment = prober.probe(value)
         if p.answer == "sat":
             witness = (problem, assignment or {})
-        say(probe_line(name, p))
+        say(probe_line(f"{section}.{name}", p))
         return p
 
-    search = bisect(probe, lo, hi, tol)
+    search = bisect(probe, lo, hi, tol, integer)
     result = BoundResult(query, name, lo, hi, tol, search.probes, search.bracket, search.unknown, solver,
-                         prober.version, prober.rebuilt, prober.incremental is not None)
+                         prober.version, prober.rebuilt, prober.incremental is not None, section=section)
     if search.bracket is not None:
         assert witness is not None  # one end of the bracket is sat, and it was the last sat probe
         check_boundary(result, *witness)
@@ -242,6 +271,24 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
     return result
 
 
+def _moved_number(query: Query, name: str) -> tuple[str, str, bool]:
+    """Where ``--param NAME`` lives: ("params", name, False) for a [params] number, or
+    ("network", name, whole?) for a numeric [network] setting."""
+    section, dot, rest = name.partition(".")
+    if dot and section == "network":
+        numeric = {p.name: p for p in NETWORK_PARAMS if p.kind in ("number", "int")}
+        if rest not in numeric:
+            raise CcacError(f"network.{rest} is not a numeric [network] setting (numeric: "
+                            f"{', '.join(numeric)})", "--param")
+        return "network", rest, numeric[rest].kind == "int"
+    name = name.removeprefix("params.")
+    if name not in query.params:
+        known = ", ".join(sorted(query.params)) or "none; add one with --set params.NAME=VALUE"
+        raise CcacError(f"unknown parameter {name!r} (params: {known}; or a [network] setting "
+                        "as network.NAME)", "--param")
+    return "params", name, False
+
+
 def check_boundary(result: BoundResult, problem: Problem, assignment: Assignment) -> None:
     """Read the sat end's trace back exactly and validate it as :func:`ccac.solving.solve.solve` does,
     against the query with the parameter at that number (``problem.query``)."""
@@ -249,6 +296,6 @@ def check_boundary(result: BoundResult, problem: Problem, assignment: Assignment
     result.trace, result.violations = checked_trace(problem, assignment)
 
 
-def probe_line(name: str, p: Probe) -> str:
+def probe_line(key: str, p: Probe) -> str:
     why = f" ({p.reason})" if p.reason and p.answer == "unknown" else ""
-    return f"probe params.{name} = {show(p.value)}: {p.answer}{why}, {p.seconds:.2f} s"
+    return f"probe {key} = {show(p.value)}: {p.answer}{why}, {p.seconds:.2f} s"

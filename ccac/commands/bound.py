@@ -32,19 +32,21 @@ def result_lines(r: BoundResult) -> list[str]:
                "vacuous": f"  VACUOUS at {show(unsat_end.value)}: the assumptions alone admit no trace there, "
                           "so the flip is where the assumptions stop having traces, not the find",
                "unknown": f"  premise at {show(unsat_end.value)}: not checked (unknown within its time)"}
-    return [f"bound: params.{r.name} flips between {show(a.value)} ({a.answer}) and "
+    return [f"bound: {r.key} flips between {show(a.value)} ({a.answer}) and "
              f"{show(b.value)} ({b.answer}); unknown at: {unknown}",
              premise[r.premise or "unknown"],
              f"  width {show(r.width)} ({'<=' if r.width <= r.tol else 'ABOVE'} tol {show(r.tol)}"
              f"{'' if r.width <= r.tol else ': unknown probes split it into gaps <= tol'}); "
              f"{len(r.probes)} probes",
-             f"  {MONOTONE_CAVEAT.replace('the parameter', f'params.{r.name}')}"]
+             f"  {MONOTONE_CAVEAT.replace('the parameter', r.key)}"]
 
 
 @click.command("bound")
 @click.argument("file_or_name")
 @click.option("--param", "name", required=True, metavar="NAME",
-              help="The [params] number to move (params.NAME works too).")
+              help="The [params] number to move (params.NAME works too), or a numeric [network] "
+                   "setting as network.NAME (network.buffer, network.bdp_packets: whole numbers "
+                   "are searched over whole numbers).")
 @click.option("--lo", required=True, metavar="X", help="Low end of the search (exact: 0.1 is 1/10; 1/3 works).")
 @click.option("--hi", required=True, metavar="Y", help="High end of the search.")
 @click.option("--tol", default=None, metavar="E", help="Stop when the bracket is at most E wide [default: (hi - lo) / 100].")
@@ -92,7 +94,7 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
         click.echo(line)
     if r.trace is not None:
         click.echo(f"boundary counterexample (the sat probe closest to the flip): "
-                   f"params.{r.name} = {show(r.boundary_query.params[r.name])}")
+                   f"{r.key} = {show(r.boundary_value)}")
         echo_validation(r.validated, r.violations)
         click.echo(r.trace.table())
     if json_path:
@@ -100,8 +102,7 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     if plot_path and r.trace is not None:
         from ccac.report.plot import plot_trace
 
-        plot_trace(r.trace, plot_path, title=f"{q.name}: params.{r.name} = "
-                                             f"{show(r.boundary_query.params[r.name])}")
+        plot_trace(r.trace, plot_path, title=f"{q.name}: {r.key} = {show(r.boundary_value)}")
         click.echo(f"plot: {plot_path}")
     if r.trace is not None and not r.validated:
         sys.exit(EXIT_INVALID_TRACE)

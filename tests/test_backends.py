@@ -47,13 +47,16 @@ def test_z3_cvc5_and_yices_agree(q, expected):
 
 
 @pytest.mark.parametrize("backend", [solve_cvc5, solve_yices])
-def test_pysmt_assignment_is_exact_and_named_like_z3(backend):
+def test_smtlib_assignment_is_exact_and_named_like_z3(backend):
     # Integers (QF_LIRA), booleans, rationals and names SMT-LIB must quote.
     n, b, x, y = z3.Int("n"), z3.Bool("flag"), z3.Real("a b"), z3.Real("c.d!")
-    formulas = [x > Fraction(1, 3), y == 2 * x, z3.ToReal(n) > x, b == (n > 2), x < Fraction(1, 2)]
+    m, z = z3.Int("m"), z3.Real("z")  # negative values: (- 7), (/ (- 1) 3) or (- (/ 1 3))
+    formulas = [x > Fraction(1, 3), y == 2 * x, z3.ToReal(n) > x, b == (n > 2), x < Fraction(1, 2),
+                m == -7, z == -x]
     outcome = backend(formulas, None)
     assert outcome.answer == "sat"
-    assert set(outcome.assignment) == {"n", "flag", "a b", "c.d!"}
+    assert set(outcome.assignment) == {"n", "flag", "a b", "c.d!", "m", "z"}
+    assert outcome.assignment["m"] == -7 and outcome.assignment["z"] == -outcome.assignment["a b"]
     assert isinstance(outcome.assignment["a b"], Fraction)
     assert isinstance(outcome.assignment["n"], int) and isinstance(outcome.assignment["flag"], bool)
     assert all(evaluate(f, outcome.assignment) is True for f in formulas)
@@ -93,7 +96,8 @@ def test_an_answer_does_not_depend_on_what_the_process_solved_before() -> None:
 
 
 def test_yices_writes_nothing_where_ccac_runs(tmp_path, monkeypatch):
-    """pysmt asks for diagnostics on "stdout", which yices opens as a file: not in our cwd."""
+    """yices runs beside ccac and leaves no file where ccac runs (through pysmt it once wrote its
+    diagnostics to a file named "stdout")."""
     monkeypatch.chdir(tmp_path)
     assert ccac.solve(CASES[1][0], solver="yices").answer == "sat"
     assert list(tmp_path.iterdir()) == []

@@ -37,9 +37,10 @@ from ccac.core.limits import check_horizon
 from ccac.analysis.obligation import VERDICTS
 from ccac.problems.problem import build
 from ccac.problems.query import Query, anchor_files, locate, parse_file, parse_query
+from ccac.solving.backends import backend
 
 BASE_SECTIONS = ("network", "cca", "flow", "params", "definitions")
-PROOF_SECTIONS = BASE_SECTIONS + ("lemma", "steady_state", "description", "expect")
+PROOF_SECTIONS = BASE_SECTIONS + ("lemma", "steady_state", "description", "expect", "solver", "slow")
 LEMMA_KEYS = ("name", "description", "T", "network", "cca", "params", "assume", "show", "exists")
 STEADY_KEYS = ("name", "description", "T", "start", "k", "assume", "region", "progress")
 PROGRESS_KEYS = ("name", "when", "rank", "decrease", "bound")
@@ -91,6 +92,8 @@ class Proof:
     steady: SteadyState | None
     expect: str | None = None  # the verdict this proof is known to get (documentation, tests)
     raw: dict[str, Any] = field(default_factory=dict)
+    solver: str | None = None  # the solver it is checked with unless --solver says otherwise
+    slow: bool = False  # minutes to check: the default test run skips it
 
     def resolved(self) -> dict[str, Any]:
         """The proof as canonical plain data (for result-store keys)."""
@@ -155,7 +158,18 @@ def parse_proof(data: dict[str, Any], name: str = "proof", source: str = "<memor
     expect = data.get("expect")
     if expect is not None and expect not in VERDICTS:
         raise CcacError(f"expect must be one of {', '.join(VERDICTS)}, got {expect!r}", "expect")
-    return Proof(name, source, description.strip(), base, lemmas, steady, expect, data)
+    solver = data.get("solver")
+    if solver is not None:
+        if not isinstance(solver, str):
+            raise CcacError(f"solver must be a solver's name, got {solver!r}", "solver")
+        try:
+            backend(solver)
+        except CcacError as e:
+            raise CcacError(str(e).removeprefix("--solver: "), "solver") from None
+    slow = data.get("slow", False)
+    if not isinstance(slow, bool):
+        raise CcacError(f"slow must be true or false, got {slow!r}", "slow")
+    return Proof(name, source, description.strip(), base, lemmas, steady, expect, data, solver, slow)
 
 
 def _strings(value: Any, where: str) -> list[str]:

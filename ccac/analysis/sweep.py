@@ -205,13 +205,16 @@ class Sweep:
     and makes the tasks for the rest, :meth:`run` runs them and records each result."""
 
     def __init__(self, file_or_name: str, axes: list[Axis], indexes: list[tuple[int, ...]],
-                 overrides: tuple[str, ...], keys: list[tuple[str, str]], solver: str,
+                 overrides: tuple[str, ...], keys: list[tuple[str, str]], solver: str | None,
                  timeout: float | None) -> None:
         """Read the target and each point's query; ``keys`` are the (option, key) pairs of the
         command line (:func:`ccac.analysis.grid.option_keys`). Raises CcacError for a key no point
-        accepts, or when no point is valid; an invalid point gets its error result."""
+        accepts, or when no point is valid; an invalid point gets its error result. ``solver``
+        None: a proof file's own ``solver``, else z3."""
         self.kind, self.target, self.source, data = locate_target(file_or_name)
-        self.solver, self.timeout = solver, timeout
+        own = data.get("solver") if self.kind == "proof" else None
+        self.solver = solver or (own if isinstance(own, str) else None) or "z3"
+        self.timeout = timeout
         self.points = [Point(idx, tuple(a.shown[i] for a, i in zip(axes, idx)),
                              list(overrides) + [f"{a.key}={a.texts[i]}" for a, i in zip(axes, idx)])
                        for idx in indexes]

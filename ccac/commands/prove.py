@@ -42,7 +42,7 @@ CODES = {"proved": 0, "refuted": EXIT_MISMATCH, "vacuous": EXIT_MISMATCH, "unkno
 @click.option("--timeout", type=float, default=None, metavar="S",
               help="Per SMT check: building, solving and validating it (also: compiling the proof when "
                    "it is read); a timeout is 'unknown'.")
-@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
+@click.option("--solver", default=None, help=SOLVER_HELP + " [default: the proof file's `solver`, else z3]")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None,
               help="Directory for counterexample traces (JSON, CSV, PNG) [default: counterexamples/PROOF].")
 @click.option("--candidate", "candidates", multiple=True, metavar="EXPR",
@@ -60,7 +60,7 @@ CODES = {"proved": 0, "refuted": EXIT_MISMATCH, "vacuous": EXIT_MISMATCH, "unkno
 @click.option("--write", "write_path", type=click.Path(dir_okay=False), default=None,
               help="Write the strengthened or tightened proof as a proof file.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print what each check states.")
-def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, solver: str,
+def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, solver: str | None,
           save_dir: str | None, candidates: tuple[str, ...], propose: bool, tighten_name: str | None,
           lo: str | None, hi: str | None, tol: str | None, maximize: bool, write_path: str | None,
           verbose: bool) -> None:
@@ -76,7 +76,8 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     from ccac.analysis.proof_file import load_proof, parse_proof, proof_text
 
     limits.check_seconds(timeout)
-    backend(solver)
+    if solver is not None:
+        backend(solver)  # bad input stops before the proof is read
     strengthening = bool(candidates) or propose
     if strengthening and tighten_name:
         raise CcacError("strengthen (--candidate, --propose) or tighten (--tighten), not both in one run")
@@ -89,6 +90,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     limits.show_progress(True)
     with limits.time_limit(timeout, "building the proof's formulas to check its expressions"):
         proof = load_proof(file_or_name, list(overrides))
+    solver = solver or proof.solver or "z3"
     click.echo(f"proof: {proof.name} ({proof.source})")
     if proof.description:
         click.echo("  " + proof.description.splitlines()[0])

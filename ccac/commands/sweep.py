@@ -92,13 +92,13 @@ point vacuous; 2 some points had errors; 3 some unknown; else 0 (all answered or
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
               help="Per point: seconds of building, solving and validating (per check for a proof; "
                    "answer: unknown).")
-@click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
+@click.option("--solver", default=None, help=SOLVER_HELP + " [default: a proof file's `solver`, else z3]")
 @click.option("--reuse", is_flag=True,
               help="Points whose queries differ only in [params] values share one z3 solver per "
                    "worker (checks under assumptions) instead of a fresh solve each.")
 def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...], workers: int | None,
           scheduler: str | None, out_path: str | None, fresh: bool, timeout: float | None,
-          solver: str, reuse: bool) -> None:
+          solver: str | None, reuse: bool) -> None:
     started = time.perf_counter()
     check_seconds(timeout)
     axes = [parse_grid(g) for g in grids]
@@ -111,7 +111,7 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
 
     client = connect(scheduler) if scheduler else None
     try:
-        env = versions(client, solver)
+        env = versions(client, job.solver)
         with Store() as store:
             nworkers = workers or usable_cpus()
             job.plan(store, env, fresh, reuse, nworkers)

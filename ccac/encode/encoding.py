@@ -123,6 +123,8 @@ class Encoding:
         self.style = style  # how frontiers are encoded: "pairs" or "index" (ccac.encode.frontier)
         self._names: set[str] = set()
         self.slots: dict[str, Slot] = {}
+        # Integer counts with what each counts and in what unit (see whole_count).
+        self.counts: list[tuple[z3.ArithRef, z3.ArithRef, z3.ArithRef]] = []
         self.timeline = timeline
         self._adds = 0  # calls of add, for looking at the clock now and then
 
@@ -162,6 +164,15 @@ class Encoding:
 
     def integer(self, name: str) -> z3.ArithRef:
         return z3.Int(self.fresh_name(name))
+
+    def whole_count(self, name: str, value: z3.ArithRef, unit: z3.ArithRef) -> z3.BoolRef:
+        """``value == unit * n`` for a fresh integer ``n`` named ``name``: value is a whole number
+        of units (z3 solves this faster than ``IsInt(value / unit)``). The count is recorded with
+        what it counts, so a window of a longer run (:mod:`ccac.solving.window`) can give it its
+        value there: the window's value over the unit, a whole number in the longer run too."""
+        n = self.integer(name)
+        self.counts.append((n, value, unit))
+        return value == unit * z3.ToReal(n)
 
     def fresh_name(self, name: str) -> str:
         """``name``, registered: declaring the same name twice is an error."""

@@ -13,8 +13,8 @@ from ccac.core.errors import CcacError
 from ccac.solving.portfolio import members_of, solve_portfolio
 from ccac.solving.solvers import Outcome, single
 
-SOLVER_HELP = ("z3; cvc5 or yices (through SMT-LIB and pysmt); z3#N (z3 with random seed N); portfolio "
-               "(z3 and cvc5 at once, the first definitive answer wins); or portfolio:A,B,... "
+SOLVER_HELP = ("z3; cvc5 (through SMT-LIB and pysmt) or yices (its binary, on SMT-LIB; the fastest "
+               "on whole-packet formulas); z3#N (z3 with random seed N); portfolio (z3 and cvc5 at once, the first definitive answer wins); or portfolio:A,B,... "
                "(those solvers at once, e.g. portfolio:z3,z3#1).")
 
 

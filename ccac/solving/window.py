@@ -22,7 +22,8 @@ the variable's byte axis (:class:`ccac.encode.encoding.Slot`): service-axis valu
 ``S_f[n][shift]``, loss-axis values ``L_f[n][shift]``, arrival-axis values both (so queues,
 undetected losses and in-flight bytes are unchanged) and the wasted-token curve moves so that
 the token line ``C*t - W`` keeps its distance from the service curve. Variables that are not per
-step (alpha, a solver-chosen buffer) are the same in every window.
+step (alpha, a solver-chosen buffer) are the same in every window. A whole-packet count of the
+window (:meth:`ccac.encode.encoding.Encoding.whole_count`) is its re-based value in packets.
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ def rebase(short: Problem, long: Problem, shift: int) -> list[tuple[z3.ExprRef, 
         if slot.axis is not None:
             target = target - anchors[slot.axis, slot.flow]
         pairs.append((slot.at(slot.step), target))
+    # A whole-number count (packets) of the window counts the window's value: the long run's
+    # value re-based, over the unit. Both the long run's value and its anchor are whole numbers
+    # of the unit there, so this is the exact count, and to_int (floor) only states it as an integer.
+    for count, value, unit in short.enc.counts:
+        pairs.append((count, z3.ToInt(z3.substitute(value, *pairs) / unit)))
     return pairs
 
 

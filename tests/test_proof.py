@@ -148,6 +148,14 @@ def test_bad_proofs_are_rejected_clearly(bad: dict, message: str) -> None:
         parse_proof(bad)
 
 
+def test_each_check_is_reported_as_it_is_decided() -> None:
+    """A long proof reports as it goes: on_check gets every check, in the report's order."""
+    seen: list = []
+    report = check_proof(load_proof("const_queue_bounded"), on_check=seen.append)
+    assert seen == report.checks and len(seen) >= 6
+    assert [c.kind for c in seen][:2] == ["closure", "cover"] and seen[-1].kind == "stitching"
+
+
 def test_a_proof_file_names_its_solver_and_the_command_line_overrides_it(cli, tmp_path: Path) -> None:
     path = tmp_path / "served.toml"
     path.write_text('solver = "yices"\n[network]\nT = 6\n[cca]\nname = "const"\n[[lemma]]\nname = "served"\n'

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from ccac.analysis.obligation import Check, prove_claim, scope_text
 from ccac.analysis.proof_file import Lemma, Proof, bundled_proofs, lemma_query, load_proof, parse_proof
@@ -73,13 +74,19 @@ def check_lemma(lemma: Lemma, solver: str, timeout: float | None) -> Check:
 
 
 # ---------------------------------------------------------------------- the whole proof
-def check_proof(proof: Proof, solver: str = "z3", timeout: float | None = None) -> ProofReport:
-    """Check every lemma and the steady-state theorem; the theorem is stated only if all hold."""
+def check_proof(proof: Proof, solver: str = "z3", timeout: float | None = None,
+                on_check: Callable[[Check], None] | None = None) -> ProofReport:
+    """Check every lemma and the steady-state theorem; the theorem is stated only if all hold.
+    ``on_check`` receives each check as it is decided (a long proof reports as it goes)."""
     start = time.perf_counter()
-    checks = [check_lemma(lemma, solver, timeout) for lemma in proof.lemmas]
+    checks = []
+    for lemma in proof.lemmas:
+        checks.append(check_lemma(lemma, solver, timeout))
+        if on_check is not None:
+            on_check(checks[-1])
     theorem = None
     if proof.steady is not None:
-        steady_checks = check_steady_state(proof, solver, timeout)
+        steady_checks = check_steady_state(proof, solver, timeout, on_check)
         checks += steady_checks
         if all(c.verdict == "proved" for c in steady_checks):
             theorem = state_theorem(proof)

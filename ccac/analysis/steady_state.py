@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 from ccac.solving.backends import backend
 
@@ -50,13 +50,15 @@ def check_closure(proof: Proof, solver: str, timeout: float | None, region: list
                          f"{held_at(s)} then it holds at every step {s0 + 1}..{s.T - 1}")
 
 
-def check_steady_state(proof: Proof, solver: str, timeout: float | None) -> list[Check]:
+def check_steady_state(proof: Proof, solver: str, timeout: float | None,
+                       on_check: Callable[[Check], None] | None = None) -> list[Check]:
     """Closure, progress, cover and stitching for ``proof.steady`` (see docs/proofs.md,
-    "Steady-state theorems" for why these together prove the infinite-horizon theorem)."""
+    "Steady-state theorems" for why these together prove the infinite-horizon theorem).
+    ``on_check`` receives each check as it is decided."""
     s = proof.steady
     assert s is not None
     s0, last = s.start, s.T - 1
-    checks: list[Check] = []
+    checks = _Reported(on_check)
     base = steady_query(proof, [])
     scope = scope_text(base, s0)
 
@@ -86,13 +88,29 @@ def check_steady_state(proof: Proof, solver: str, timeout: float | None) -> list
         checks.append(prove_claim(
             "decrease", f"{case.name}: the decrease is positive", base, f"({case.decrease}) > 0", solver,
             timeout, f"under the parameter assumptions, {case.decrease} > 0"))
-    checks.extend(check_stitching(proof, solver, timeout))
-    return checks
+    check_stitching(proof, solver, timeout, checks)
+    return list(checks)
 
 
-def check_stitching(proof: Proof, solver: str, timeout: float | None) -> list[Check]:
+class _Reported(list[Check]):
+    """A list of checks that hands each one, as it is appended, to ``on_check``."""
+
+    def __init__(self, on_check: Callable[[Check], None] | None) -> None:
+        super().__init__()
+        self.on_check = on_check
+
+    def append(self, check: Check) -> None:
+        super().append(check)
+        if self.on_check is not None:
+            self.on_check(check)
+
+
+def check_stitching(proof: Proof, solver: str, timeout: float | None,
+                    checks: list[Check] | None = None) -> list[Check]:
     """Windows placed ``T-1-start`` steps apart chain: each is a trace of the lemma model, and
-    the region, cases and ranks read the same at one window's end and the next one's start."""
+    the region, cases and ranks read the same at one window's end and the next one's start.
+    Appended to ``checks`` (a new list if None) as each is decided; returns that list."""
+    checks = [] if checks is None else checks
     s = proof.steady
     assert s is not None
     shift = s.T - 1 - s.start
@@ -103,10 +121,10 @@ def check_stitching(proof: Proof, solver: str, timeout: float | None) -> list[Ch
             short = build(steady_query(proof, []))
             long = build(steady_query(proof, [], T=s.T + shift))
     except TimeLimit as e:
-        return [Check("stitching", "the windows chain", "unknown", time.perf_counter() - start,
-                      "in every run: windows placed T-1-start steps apart chain", detail=e.reason)]
+        checks.append(Check("stitching", "the windows chain", "unknown", time.perf_counter() - start,
+                            "in every run: windows placed T-1-start steps apart chain", detail=e.reason))
+        return checks
     solve_fn = backend(solver)
-    checks = []
     for offset in (shift, 0):
         checks.append(_window_check(window_is_trace(short, long, offset, solve_fn, timeout)))
     quantities: list[tuple[str, str, Any]] = [("the region", "region", compile_condition)]

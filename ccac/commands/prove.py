@@ -26,7 +26,7 @@ from ccac.core.errors import CcacError
 from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN
 
 if TYPE_CHECKING:
-    from ccac.analysis.proof import ProofReport
+    from ccac.analysis.obligation import Check
     from ccac.analysis.tighten import Tightening
 
 MARKS = {"proved": "proved", "refuted": "REFUTED", "vacuous": "VACUOUS", "unknown": "UNKNOWN",
@@ -91,6 +91,11 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     with limits.time_limit(timeout, "building the proof's formulas to check its expressions"):
         proof = load_proof(file_or_name, list(overrides))
     solver = solver or proof.solver or "z3"
+    out = Path(save_dir) if save_dir else Path("counterexamples") / proof.name
+
+    def report_check(check: Check) -> None:  # each check on its line as soon as it is decided
+        echo_check(check, out, verbose)
+
     click.echo(f"proof: {proof.name} ({proof.source})")
     if proof.description:
         click.echo("  " + proof.description.splitlines()[0])
@@ -110,7 +115,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         data = result.data()
         proof = parse_proof(data, proof.name, proof.source)
         click.echo("the strengthened proof, checked in full:")
-        report = check_proof(proof, solver=solver, timeout=timeout)
+        report = check_proof(proof, solver=solver, timeout=timeout, on_check=report_check)
         header = [f"{proof.name}, strengthened by `ccac prove --candidate/--propose`: {result.outcome}"]
     elif tighten_name is not None:
         from ccac.analysis.tighten import tighten
@@ -127,14 +132,14 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         if best is None:
             sys.exit(EXIT_UNKNOWN if any(p.answer == "unknown" for p in t.search.probes) else EXIT_MISMATCH)
         report = best.report
+        for check in report.checks:
+            report_check(check)
         data = t.data_at(best.value)
         click.echo(f"the proof at {tighten_name} = {show(best.value)}, checked in full:")
         header = [f"{proof.name}, tightened by `ccac prove --tighten {tighten_name}`: "
                   f"{tighten_lines(t)[0].removeprefix('tighten: ')}"]
     else:
-        report = check_proof(proof, solver=solver, timeout=timeout)
-    out = Path(save_dir) if save_dir else Path("counterexamples") / proof.name
-    echo_report(report, out, verbose)
+        report = check_proof(proof, solver=solver, timeout=timeout, on_check=report_check)
     verdict = report.verdict
     if report.theorem:
         click.echo(f"THEOREM: {report.theorem}")
@@ -149,24 +154,23 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         sys.exit(CODES[verdict])
 
 
-def echo_report(report: ProofReport, out: Path, verbose: bool) -> None:
-    """Each check of ``report`` on a line; each failed check's statement and its validated
-    counterexample, saved under ``out`` as JSON, CSV and PNG."""
-    for check in report.checks:
-        click.echo(f"  [{check.kind}] {check.name}: {MARKS[check.verdict]} ({check.seconds:.2f} s)"
-                   + (f" - {check.detail}" if check.detail else ""))
-        if verbose or check.verdict != "proved":
-            click.echo(f"      checked: {check.statement}")
-        for culprit in check.culprits:
-            click.echo(f"      violated: {culprit}")
-        if check.result is not None and check.result.trace is not None and check.verdict != "proved":
-            out.mkdir(parents=True, exist_ok=True)
-            stem = out / "".join(ch if ch.isalnum() else "_" for ch in f"{check.kind}_{check.name}")
-            Path(f"{stem}.json").write_text(json.dumps(check.result.to_json(), indent=1))
-            check.result.trace.write_csv(f"{stem}.csv")
-            check.result.plot(f"{stem}.png")
-            validated = "validated" if check.result.validated else "FAILED validation"
-            click.echo(f"      counterexample ({validated}): {stem}.json, .csv, .png")
+def echo_check(check: Check, out: Path, verbose: bool) -> None:
+    """One check on its line; a failed check's statement and its validated counterexample, saved
+    under ``out`` as JSON, CSV and PNG."""
+    click.echo(f"  [{check.kind}] {check.name}: {MARKS[check.verdict]} ({check.seconds:.2f} s)"
+               + (f" - {check.detail}" if check.detail else ""))
+    if verbose or check.verdict != "proved":
+        click.echo(f"      checked: {check.statement}")
+    for culprit in check.culprits:
+        click.echo(f"      violated: {culprit}")
+    if check.result is not None and check.result.trace is not None and check.verdict != "proved":
+        out.mkdir(parents=True, exist_ok=True)
+        stem = out / "".join(ch if ch.isalnum() else "_" for ch in f"{check.kind}_{check.name}")
+        Path(f"{stem}.json").write_text(json.dumps(check.result.to_json(), indent=1))
+        check.result.trace.write_csv(f"{stem}.csv")
+        check.result.plot(f"{stem}.png")
+        validated = "validated" if check.result.validated else "FAILED validation"
+        click.echo(f"      counterexample ({validated}): {stem}.json, .csv, .png")
 
 
 def tighten_lines(t: Tightening) -> list[str]:

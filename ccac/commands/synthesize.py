@@ -16,7 +16,7 @@ import tomli_w
 from ccac.analysis.executors import Pool, connect, run_dask
 from ccac.analysis.proof import check_proof
 from ccac.analysis.proof_file import load_proof
-from ccac.commands.prove import CODES, echo_report
+from ccac.commands.prove import CODES, echo_check
 from ccac.core.errors import CcacError
 from ccac.report.presentation import EXIT_MISMATCH, EXIT_UNKNOWN
 from ccac.synthesis.cegis import Outcome, Runner, in_process, synthesize
@@ -104,8 +104,8 @@ def prove_found(proof_path: Path, timeout: float) -> None:
     if the proof does not hold."""
     proof = load_proof(str(proof_path))
     click.echo(f"prove: {proof_path}")
-    report = check_proof(proof, timeout=timeout)
-    echo_report(report, Path("counterexamples") / proof.name, False)
+    out = Path("counterexamples") / proof.name
+    report = check_proof(proof, proof.solver or "z3", timeout, lambda check: echo_check(check, out, False))
     if report.theorem:
         click.echo(f"THEOREM: {report.theorem}")
     click.echo(f"{report.verdict}: {report.tally} checks proved in {report.seconds:.1f} s")

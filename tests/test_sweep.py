@@ -242,3 +242,19 @@ def test_an_unsat_point_whose_assumptions_admit_no_trace_is_vacuous(cli) -> None
     table = rows(out)
     assert [(r[0], r[1]) for r in table] == [("5", "vacuous"), ("10", "sat")]
     assert "the assumptions alone admit no trace here" in out
+
+
+def test_a_proof_sweep_uses_the_proof_files_solver_unless_told(tmp_path: Path) -> None:
+    from ccac.analysis.grid import grid_points, option_keys
+    from ccac.analysis.sweep import Sweep
+
+    path = tmp_path / "served.toml"
+    path.write_text('solver = "yices"\n[network]\nT = 6\n[cca]\nname = "const"\n[[lemma]]\nname = "served"\n'
+                    'show = "S[T-1] >= S[0]"\n')
+    axes = [parse_grid("network.T=5,6")]
+    keys = option_keys(axes, ())
+    assert Sweep(str(path), axes, grid_points(axes), (), keys, None, None).solver == "yices"
+    assert Sweep(str(path), axes, grid_points(axes), (), keys, "z3", None).solver == "z3"
+    query = tmp_path / "query.toml"
+    query.write_text('[network]\nT = 6\n[cca]\nname = "const"\n[query]\nfind = "S[T-1] > S[0]"\n')
+    assert Sweep(str(query), axes, grid_points(axes), (), keys, None, None).solver == "z3"

@@ -259,9 +259,15 @@ def to_smtlib(formulas: list[z3.BoolRef], comments: list[str] = ()) -> str:
     integers, functions = _signature(formulas)
     logic = "QF_" + ("UF" if functions else "") + ("LIRA" if integers else "LRA")
     header = "".join(f"; {line}\n" for line in comments)
-    body = solver.to_smt2()
+    # z3 prints an empty conjunction (disjunction) as a bare `and` (`or`), which SMT-LIB does
+    # not have (yices rejects it): write the constant it means.
+    body = _EMPTY_CONNECTIVE.sub(lambda m: "true" if m.group(1) == "and" else "false", solver.to_smt2())
     # SMT-LIB 2.6 allows :produce-models only before set-logic (yices insists on it).
     return f"{header}(set-option :produce-models true)\n(set-logic {logic})\n{body}(get-model)\n"
+
+
+# `and` / `or` as an argument (after a space, not after "("): the empty connective.
+_EMPTY_CONNECTIVE = re.compile(r"(?<=\s)(and|or)(?=[\s)])")
 
 
 def _signature(formulas: list[z3.BoolRef]) -> tuple[bool, bool]:

@@ -107,7 +107,7 @@ def test_yices_writes_nothing_where_ccac_runs(tmp_path, monkeypatch):
 def test_an_empty_conjunction_is_written_as_smtlib(backend):
     """z3 prints And() as a bare `and`, which is not SMT-LIB (yices rejected
     etc_pulling_above_link_jitter for it): the script says true (and false for Or())."""
-    ack, x = z3.Bool("ack"), z3.Bool("x")
-    formulas = [z3.If(ack, z3.And(), x), z3.Or(z3.Not(ack), z3.Or()) == z3.Not(ack), z3.Not(x)]
+    ack, x, quoted = z3.Bool("ack"), z3.Bool("x"), z3.Bool("p and q")  # a name's words stay words
+    formulas = [z3.If(ack, z3.And(), x), z3.Or(z3.Not(ack), z3.Or()) == z3.Not(ack), z3.Not(x), quoted]
     outcome = backend(formulas, None)
     assert outcome.answer == "sat" and all(evaluate(f, outcome.assignment) is True for f in formulas)

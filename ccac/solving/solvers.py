@@ -9,6 +9,7 @@ proof.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
@@ -193,6 +194,7 @@ def _yices_value(value: Any, sort: str) -> Any:
     return int(x) if sort == "Int" else x
 
 
+@functools.lru_cache(maxsize=None)
 def yices_version(binary: str | None = None) -> str:
     binary = binary or shutil.which("yices-smt2") or "yices-smt2"
     try:
@@ -261,13 +263,18 @@ def to_smtlib(formulas: list[z3.BoolRef], comments: list[str] = ()) -> str:
     header = "".join(f"; {line}\n" for line in comments)
     # z3 prints an empty conjunction (disjunction) as a bare `and` (`or`), which SMT-LIB does
     # not have (yices rejects it): write the constant it means.
-    body = _EMPTY_CONNECTIVE.sub(lambda m: "true" if m.group(1) == "and" else "false", solver.to_smt2())
+    body = _EMPTY_CONNECTIVE.sub(_constant_connective, solver.to_smt2())
     # SMT-LIB 2.6 allows :produce-models only before set-logic (yices insists on it).
     return f"{header}(set-option :produce-models true)\n(set-logic {logic})\n{body}(get-model)\n"
 
 
-# `and` / `or` as an argument (after a space, not after "("): the empty connective.
-_EMPTY_CONNECTIVE = re.compile(r"(?<=\s)(and|or)(?=[\s)])")
+# `and` / `or` as an argument (after a space, not after "("): the empty connective. A |quoted|
+# symbol is matched whole, so the words inside one are left alone.
+_EMPTY_CONNECTIVE = re.compile(r"\|[^|]*\||(?<=\s)(and|or)(?=[\s)])")
+
+
+def _constant_connective(m: re.Match[str]) -> str:
+    return m.group(0) if m.group(1) is None else "true" if m.group(1) == "and" else "false"
 
 
 def _signature(formulas: list[z3.BoolRef]) -> tuple[bool, bool]:

@@ -185,6 +185,6 @@ def test_bundled_proofs_get_their_recorded_verdicts(name: str) -> None:
     """Each with the solver its file names (yices for whole packets)."""
     proof = load_proof(name)
     assert proof.expect is not None, f"{name} should record the verdict it gets"
-    report = check_proof(proof, solver=proof.solver or "z3", timeout=300)
+    report = check_proof(proof, solver=proof.solver, timeout=300)
     assert report.verdict == proof.expect, verdicts(report)
     assert report.validated in (None, True)

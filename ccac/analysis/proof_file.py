@@ -92,7 +92,7 @@ class Proof:
     steady: SteadyState | None
     expect: str | None = None  # the verdict this proof is known to get (documentation, tests)
     raw: dict[str, Any] = field(default_factory=dict)
-    solver: str | None = None  # the solver it is checked with unless --solver says otherwise
+    solver: str = "z3"  # the solver it is checked with unless --solver says otherwise
     slow: bool = False  # minutes to check: the default test run skips it
 
     def resolved(self) -> dict[str, Any]:
@@ -158,14 +158,13 @@ def parse_proof(data: dict[str, Any], name: str = "proof", source: str = "<memor
     expect = data.get("expect")
     if expect is not None and expect not in VERDICTS:
         raise CcacError(f"expect must be one of {', '.join(VERDICTS)}, got {expect!r}", "expect")
-    solver = data.get("solver")
-    if solver is not None:
-        if not isinstance(solver, str):
-            raise CcacError(f"solver must be a solver's name, got {solver!r}", "solver")
-        try:
-            backend(solver)
-        except CcacError as e:
-            raise CcacError(str(e).removeprefix("--solver: "), "solver") from None
+    solver = data.get("solver", "z3")
+    if not isinstance(solver, str):
+        raise CcacError(f"solver must be a solver's name, got {solver!r}", "solver")
+    try:
+        backend(solver)
+    except CcacError as e:
+        raise CcacError(str(e).removeprefix("--solver: "), "solver") from None
     slow = data.get("slow", False)
     if not isinstance(slow, bool):
         raise CcacError(f"slow must be true or false, got {slow!r}", "slow")

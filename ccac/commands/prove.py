@@ -90,7 +90,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     limits.show_progress(True)
     with limits.time_limit(timeout, "building the proof's formulas to check its expressions"):
         proof = load_proof(file_or_name, list(overrides))
-    solver = solver or proof.solver or "z3"
+    solver = solver or proof.solver
     out = Path(save_dir) if save_dir else Path("counterexamples") / proof.name
 
     def report_check(check: Check) -> None:  # each check on its line as soon as it is decided

@@ -105,7 +105,7 @@ def prove_found(proof_path: Path, timeout: float) -> None:
     proof = load_proof(str(proof_path))
     click.echo(f"prove: {proof_path}")
     out = Path("counterexamples") / proof.name
-    report = check_proof(proof, proof.solver or "z3", timeout, lambda check: echo_check(check, out, False))
+    report = check_proof(proof, proof.solver, timeout, lambda check: echo_check(check, out, False))
     if report.theorem:
         click.echo(f"THEOREM: {report.theorem}")
     click.echo(f"{report.verdict}: {report.tally} checks proved in {report.seconds:.1f} s")

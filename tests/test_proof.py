@@ -3,6 +3,7 @@ checks that make them sound."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,24 @@ def test_window_check_catches_a_history_constraint_a_long_run_breaks() -> None:
     check = window_is_trace(short, long, 7, solve_z3, 60)
     assert check.outcome.answer == "sat"
     assert any(c.startswith("model.too_strong") for c in check.culprits)
+
+
+def test_window_check_is_unknown_when_one_rule_group_is() -> None:
+    """The window check asks one rule group at a time: a group the solver leaves unknown makes
+    the whole check unknown, never proved, even when every other group is proved."""
+    short = build(parse_query({**CONST, "query": {}}))
+    long = build(parse_query({**CONST, "network": {**CONST["network"], "T": 15}, "query": {}}))
+    asked: list[int] = []
+
+    def gives_up_once(formulas, timeout):  # type: ignore[no-untyped-def]
+        asked.append(len(formulas))
+        outcome = solve_z3(formulas, timeout)
+        return replace(outcome, answer="unknown", reason="gave up") if len(asked) == 2 else outcome
+
+    check = window_is_trace(short, long, 7, gives_up_once, 60)
+    groups = {group for group, _ in short.enc.constraints}
+    assert len(asked) == len(groups) > 2
+    assert check.outcome.answer == "unknown" and check.outcome.reason == "gave up"
 
 
 def test_a_window_of_a_whole_packet_run_is_a_trace_with_its_own_packet_counts() -> None:

@@ -77,6 +77,28 @@ def test_steady_state_theorem_is_stated_only_when_every_check_holds() -> None:
     assert kinds == {"closure", "cover", "bounded", "progress", "decrease", "stitching"}
 
 
+def test_a_premise_two_checks_share_is_solved_once(monkeypatch) -> None:
+    """cover and decrease assume the same premise, as do a case's bounded and progress checks:
+    each is solved once, and each check still reports it (a vacuous premise makes both vacuous)."""
+    import ccac.analysis.obligation as obligation
+    solved: list[list[str]] = []
+    real = obligation.query_premise
+
+    def counted(query, **kwargs):  # type: ignore[no-untyped-def]
+        solved.append(list(query.assume))
+        return real(query, **kwargs)
+
+    monkeypatch.setattr(obligation, "query_premise", counted)
+    report = check_proof(parse_proof(steady(["queue[t] <= cwnd[0][t]"], [DRAIN])))
+    assert report.verdict == "proved", verdicts(report)
+    assert len(solved) == len({tuple(a) for a in solved}) == 3  # closure, cover = decrease, bounded = progress
+    solved.clear()
+    report = check_proof(parse_proof(steady(["queue[t] <= cwnd[0][t]"], [DRAIN], assume=["C < 0"])))
+    assert {c.kind: c.verdict for c in report.checks if c.kind in ("cover", "decrease")} == \
+        {"cover": "vacuous", "decrease": "vacuous"}
+    assert len(solved) == 3
+
+
 def test_missing_progress_case_fails_cover() -> None:
     report = check_proof(parse_proof(steady(["queue[t] <= cwnd[0][t]"])))
     assert verdicts(report)["cover:the region and the progress cases cover every state"] == "refuted"

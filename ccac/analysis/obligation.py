@@ -8,6 +8,7 @@ is reported VACUOUS, not proved.
 from __future__ import annotations
 
 import copy
+import json
 import time
 from dataclasses import dataclass, field
 
@@ -45,9 +46,11 @@ def scope_text(q: Query, start: int | None = None) -> str:
 
 
 def prove_claim(kind: str, name: str, base: Query, claim: str, solver: str, timeout: float | None,
-                statement: str) -> Check:
+                statement: str, premises: dict[str, Result] | None = None) -> Check:
     """A universal claim: no trace of ``base`` (model, CCA, its assumptions) violates ``claim``.
-    Proved only if that is unsat *and* the assumptions alone have a trace (else vacuous)."""
+    Proved only if that is unsat *and* the assumptions alone have a trace (else vacuous).
+    ``premises`` keeps each premise check's result for the next claim over the same premise
+    (a steady state's progress and bounded-rank checks share one, as do cover and decrease)."""
     start = time.perf_counter()
     refute = copy.copy(base)
     refute.find = f"not ({claim})"
@@ -58,7 +61,12 @@ def prove_claim(kind: str, name: str, base: Query, claim: str, solver: str, time
     if result.answer == "unknown":
         return Check(kind, name, "unknown", time.perf_counter() - start, statement,
                      detail=f"solver: {result.reason}")
-    premise = query_premise(base, solver=solver, timeout=timeout)
+    key = json.dumps(base.resolved(), sort_keys=True)
+    premise = premises.get(key) if premises is not None else None
+    if premise is None:
+        premise = query_premise(base, solver=solver, timeout=timeout)
+        if premises is not None:
+            premises[key] = premise
     seconds = time.perf_counter() - start
     if premise.answer == "unsat":
         return Check(kind, name, "vacuous", seconds, statement,

@@ -22,6 +22,7 @@ from ccac.solving.solvers import fresh_context
 from ccac.encode.expr import compile_condition, compile_number
 from ccac.core.limits import TimeLimit, time_limit
 from ccac.analysis.obligation import Check, prove_claim, scope_text
+from ccac.solving.solve import Result
 from ccac.problems.problem import build
 from ccac.analysis.proof_file import Proof, SteadyState, steady_query
 from ccac.solving.window import WindowCheck, same_reading, window_is_trace
@@ -59,6 +60,7 @@ def check_steady_state(proof: Proof, solver: str, timeout: float | None,
     assert s is not None
     s0, last = s.start, s.T - 1
     checks = _Reported(on_check)
+    premises: dict[str, Result] = {}  # a premise shared by two checks is solved once
     base = steady_query(proof, [])
     scope = scope_text(base, s0)
 
@@ -69,7 +71,7 @@ def check_steady_state(proof: Proof, solver: str, timeout: float | None,
     checks.append(prove_claim(
         "cover", "the region and the progress cases cover every state", cover,
         " or ".join([f"region[{s0}]"] + cases), solver, timeout,
-        f"for {scope}: at step {s0} the state is in the region or in one of the progress cases"))
+        f"for {scope}: at step {s0} the state is in the region or in one of the progress cases", premises))
 
     for i, case in enumerate(s.progress):
         earlier = [f"not case_{j}[{s0}]" for j in range(i)]
@@ -77,17 +79,18 @@ def check_steady_state(proof: Proof, solver: str, timeout: float | None,
         q = steady_query(proof, premise)
         checks.append(prove_claim(
             "bounded", f"{case.name}: rank bounded below", q, f"rank_{i}[{s0}] >= ({case.bound})", solver,
-            timeout, f"for {scope}: in case '{case.name}' at step {s0}, {case.rank} >= {case.bound}"))
+            timeout, f"for {scope}: in case '{case.name}' at step {s0}, {case.rank} >= {case.bound}", premises))
         goal = [f"region[{last}]"] + [f"case_{j}[{last}]" for j in range(i)] + [
             f"(case_{i}[{last}] and rank_{i}[{last}] <= rank_{i}[{s0}] - ({case.decrease}))"]
         checks.append(prove_claim(
             "progress", case.name, q, " or ".join(goal), solver, timeout,
             f"for {scope}: from case '{case.name}' at step {s0} (when {case.when}; not in the region"
             f"{' or an earlier case' if i else ''}), by step {last} the run is in the region"
-            f"{', in an earlier case,' if i else ''} or {case.rank} has dropped by at least {case.decrease}"))
+            f"{', in an earlier case,' if i else ''} or {case.rank} has dropped by at least {case.decrease}",
+            premises))
         checks.append(prove_claim(
             "decrease", f"{case.name}: the decrease is positive", base, f"({case.decrease}) > 0", solver,
-            timeout, f"under the parameter assumptions, {case.decrease} > 0"))
+            timeout, f"under the parameter assumptions, {case.decrease} > 0", premises))
     check_stitching(proof, solver, timeout, checks)
     return list(checks)
 

@@ -114,7 +114,7 @@ def window_is_trace(short: Problem, long: Problem, shift: int,
             culprits = [f"{group}: {original}" for original, moved in window
                         if not evaluate(moved, outcome.assignment or {}, memo)]
             return WindowCheck(what, _combined(outcomes, "sat", None), culprits)
-    reasons = [f"{o.reason}" for o in outcomes if o.answer == "unknown"] + ([unasked] if unasked else [])
+    reasons = [str(o.reason) for o in outcomes if o.answer == "unknown"] + ([unasked] if unasked else [])
     return WindowCheck(what, _combined(outcomes, "unknown" if reasons else "unsat", "; ".join(reasons) or None), [])
 
 

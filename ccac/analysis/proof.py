@@ -12,6 +12,7 @@ importable from it too.
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -79,15 +80,14 @@ def check_proof(proof: Proof, solver: str = "z3", timeout: float | None = None,
     """Check every lemma and the steady-state theorem; the theorem is stated only if all hold.
     ``on_check`` receives each check as it is decided (a long proof reports as it goes)."""
     start = time.perf_counter()
+    lemmas = (check_lemma(lemma, solver, timeout) for lemma in proof.lemmas)
+    steady = check_steady_state(proof, solver, timeout) if proof.steady is not None else iter(())
     checks = []
-    for lemma in proof.lemmas:
-        checks.append(check_lemma(lemma, solver, timeout))
+    for check in itertools.chain(lemmas, steady):
+        checks.append(check)
         if on_check is not None:
-            on_check(checks[-1])
-    theorem = None
-    if proof.steady is not None:
-        steady_checks = check_steady_state(proof, solver, timeout, on_check)
-        checks += steady_checks
-        if all(c.verdict == "proved" for c in steady_checks):
-            theorem = state_theorem(proof)
+            on_check(check)
+    steady_checks = checks[len(proof.lemmas):]
+    proved = proof.steady is not None and all(c.verdict == "proved" for c in steady_checks)
+    theorem = state_theorem(proof) if proved else None
     return ProofReport(proof, checks, theorem, time.perf_counter() - start)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Iterator
 
 from ccac.solving.backends import backend
 
@@ -51,69 +51,50 @@ def check_closure(proof: Proof, solver: str, timeout: float | None, region: list
                          f"{held_at(s)} then it holds at every step {s0 + 1}..{s.T - 1}")
 
 
-def check_steady_state(proof: Proof, solver: str, timeout: float | None,
-                       on_check: Callable[[Check], None] | None = None) -> list[Check]:
+def check_steady_state(proof: Proof, solver: str, timeout: float | None) -> Iterator[Check]:
     """Closure, progress, cover and stitching for ``proof.steady`` (see docs/proofs.md,
-    "Steady-state theorems" for why these together prove the infinite-horizon theorem).
-    ``on_check`` receives each check as it is decided."""
+    "Steady-state theorems" for why these together prove the infinite-horizon theorem), each
+    yielded as soon as it is decided (a long proof reports as it goes)."""
     s = proof.steady
     assert s is not None
     s0, last = s.start, s.T - 1
-    checks = _Reported(on_check)
     premises: dict[str, Result] = {}  # a premise shared by two checks is solved once
     base = steady_query(proof, [])
     scope = scope_text(base, s0)
 
-    checks.append(check_closure(proof, solver, timeout))
+    yield check_closure(proof, solver, timeout)
 
     cases = [f"case_{i}[{s0}]" for i in range(len(s.progress))]
-    cover = steady_query(proof, [])
-    checks.append(prove_claim(
-        "cover", "the region and the progress cases cover every state", cover,
+    yield prove_claim(
+        "cover", "the region and the progress cases cover every state", base,
         " or ".join([f"region[{s0}]"] + cases), solver, timeout,
-        f"for {scope}: at step {s0} the state is in the region or in one of the progress cases", premises))
+        f"for {scope}: at step {s0} the state is in the region or in one of the progress cases", premises)
 
     for i, case in enumerate(s.progress):
         earlier = [f"not case_{j}[{s0}]" for j in range(i)]
         premise = [f"case_{i}[{s0}]", f"not region[{s0}]"] + earlier
         q = steady_query(proof, premise)
-        checks.append(prove_claim(
+        yield prove_claim(
             "bounded", f"{case.name}: rank bounded below", q, f"rank_{i}[{s0}] >= ({case.bound})", solver,
-            timeout, f"for {scope}: in case '{case.name}' at step {s0}, {case.rank} >= {case.bound}", premises))
+            timeout, f"for {scope}: in case '{case.name}' at step {s0}, {case.rank} >= {case.bound}", premises)
         goal = [f"region[{last}]"] + [f"case_{j}[{last}]" for j in range(i)] + [
             f"(case_{i}[{last}] and rank_{i}[{last}] <= rank_{i}[{s0}] - ({case.decrease}))"]
-        checks.append(prove_claim(
+        yield prove_claim(
             "progress", case.name, q, " or ".join(goal), solver, timeout,
             f"for {scope}: from case '{case.name}' at step {s0} (when {case.when}; not in the region"
             f"{' or an earlier case' if i else ''}), by step {last} the run is in the region"
             f"{', in an earlier case,' if i else ''} or {case.rank} has dropped by at least {case.decrease}",
-            premises))
-        checks.append(prove_claim(
+            premises)
+        yield prove_claim(
             "decrease", f"{case.name}: the decrease is positive", base, f"({case.decrease}) > 0", solver,
-            timeout, f"under the parameter assumptions, {case.decrease} > 0", premises))
-    check_stitching(proof, solver, timeout, checks)
-    return list(checks)
+            timeout, f"under the parameter assumptions, {case.decrease} > 0", premises)
+    yield from check_stitching(proof, solver, timeout)
 
 
-class _Reported(list[Check]):
-    """A list of checks that hands each one, as it is appended, to ``on_check``."""
-
-    def __init__(self, on_check: Callable[[Check], None] | None) -> None:
-        super().__init__()
-        self.on_check = on_check
-
-    def append(self, check: Check) -> None:
-        super().append(check)
-        if self.on_check is not None:
-            self.on_check(check)
-
-
-def check_stitching(proof: Proof, solver: str, timeout: float | None,
-                    checks: list[Check] | None = None) -> list[Check]:
+def check_stitching(proof: Proof, solver: str, timeout: float | None) -> Iterator[Check]:
     """Windows placed ``T-1-start`` steps apart chain: each is a trace of the lemma model, and
     the region, cases and ranks read the same at one window's end and the next one's start.
-    Appended to ``checks`` (a new list if None) as each is decided; returns that list."""
-    checks = [] if checks is None else checks
+    Each check is yielded as it is decided."""
     s = proof.steady
     assert s is not None
     shift = s.T - 1 - s.start
@@ -124,12 +105,12 @@ def check_stitching(proof: Proof, solver: str, timeout: float | None,
             short = build(steady_query(proof, []))
             long = build(steady_query(proof, [], T=s.T + shift))
     except TimeLimit as e:
-        checks.append(Check("stitching", "the windows chain", "unknown", time.perf_counter() - start,
-                            "in every run: windows placed T-1-start steps apart chain", detail=e.reason))
-        return checks
+        yield Check("stitching", "the windows chain", "unknown", time.perf_counter() - start,
+                    "in every run: windows placed T-1-start steps apart chain", detail=e.reason)
+        return
     solve_fn = backend(solver)
     for offset in (shift, 0):
-        checks.append(_window_check(window_is_trace(short, long, offset, solve_fn, timeout)))
+        yield _window_check(window_is_trace(short, long, offset, solve_fn, timeout))
     quantities: list[tuple[str, str, Any]] = [("the region", "region", compile_condition)]
     for i, case in enumerate(s.progress):
         quantities += [(f"case '{case.name}'", f"case_{i}", compile_condition),
@@ -137,8 +118,7 @@ def check_stitching(proof: Proof, solver: str, timeout: float | None,
     for label, name, compile_ in quantities:
         at_start = compile_(f"{name}[{s.start}]", short.symbols, "steady_state")
         at_end = compile_(f"{name}[{s.T - 1}]", long.symbols, "steady_state")
-        checks.append(_window_check(same_reading(short, long, shift, at_start, at_end, label, solve_fn, timeout)))
-    return checks
+        yield _window_check(same_reading(short, long, shift, at_start, at_end, label, solve_fn, timeout))
 
 
 def _window_check(w: WindowCheck) -> Check:

@@ -158,6 +158,16 @@ def parse_proof(data: dict[str, Any], name: str = "proof", source: str = "<memor
     expect = data.get("expect")
     if expect is not None and expect not in VERDICTS:
         raise CcacError(f"expect must be one of {', '.join(VERDICTS)}, got {expect!r}", "expect")
+    solver = proof_solver(data)
+    slow = data.get("slow", False)
+    if not isinstance(slow, bool):
+        raise CcacError(f"slow must be true or false, got {slow!r}", "slow")
+    return Proof(name, source, description.strip(), base, lemmas, steady, expect, data, solver, slow)
+
+
+def proof_solver(data: dict[str, Any]) -> str:
+    """The solver a proof file names (``solver = "..."``), else z3; CcacError if it names none
+    ccac has."""
     solver = data.get("solver", "z3")
     if not isinstance(solver, str):
         raise CcacError(f"solver must be a solver's name, got {solver!r}", "solver")
@@ -165,10 +175,7 @@ def parse_proof(data: dict[str, Any], name: str = "proof", source: str = "<memor
         backend(solver)
     except CcacError as e:
         raise CcacError(str(e).removeprefix("--solver: "), "solver") from None
-    slow = data.get("slow", False)
-    if not isinstance(slow, bool):
-        raise CcacError(f"slow must be true or false, got {slow!r}", "slow")
-    return Proof(name, source, description.strip(), base, lemmas, steady, expect, data, solver, slow)
+    return solver
 
 
 def _strings(value: Any, where: str) -> list[str]:

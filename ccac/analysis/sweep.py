@@ -27,6 +27,7 @@ from ccac.analysis.executors import call_on_cluster, run_dask, run_local
 from ccac.analysis.grid import Axis
 from ccac.core.limits import TimeLimit, time_limit
 from ccac.problems.query import QUERY_KEYS, SECTIONS, apply_overrides, bundled_queries, locate, read_toml
+from ccac.analysis.proof_file import proof_solver
 from ccac.solving.store import Store, ccac_version, result_key, reusable, solver_version
 
 __all__ = ["Point", "Sweep", "environment", "run_point", "versions"]
@@ -212,8 +213,7 @@ class Sweep:
         accepts, or when no point is valid; an invalid point gets its error result. ``solver``
         None: a proof file's own ``solver``, else z3."""
         self.kind, self.target, self.source, data = locate_target(file_or_name)
-        own = data.get("solver") if self.kind == "proof" else None
-        self.solver = solver or (own if isinstance(own, str) else None) or "z3"
+        self.solver = solver or (proof_solver(data) if self.kind == "proof" else "z3")
         self.timeout = timeout
         self.points = [Point(idx, tuple(a.shown[i] for a, i in zip(axes, idx)),
                              list(overrides) + [f"{a.key}={a.texts[i]}" for a, i in zip(axes, idx)])

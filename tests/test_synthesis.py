@@ -22,7 +22,7 @@ import pytest
 from conftest import run_cli
 
 from ccac.problems.query import load_query, parse_query
-from ccac.solving.solve import solve
+from ccac.solving.solve import premise_verdict, solve
 from ccac.solving.validate import check_trace
 from ccac.encode.rules import parse_definition
 from ccac.encode.trace import Trace
@@ -42,10 +42,14 @@ def test_a_template_holding_cc_qdel_finds_it_and_the_file_meets_the_goal(tmp_pat
     assert code == 0, (text, err)
     assert "found: down = 1/2, up = 2, congested = `min_qdel > 0`" in text
     assert "iteration 1:" in text and "on its path: " in text and "suspected" in text
+    assert "confirmed: " in text and "answers every goal unsat with its premise satisfiable" in text
+    # queried as written: the goals' query with [cca] naming the file and nothing else (the goals'
+    # memory = 2 is the file's own default now, not a setting the query adds)
     for name, overrides in (("cc_qdel_utilization", ["network.T=10"]), ("cc_qdel_queue", ["params.q=5.31"])):
-        data = load_query(name, overrides).raw
-        data = {**data, "cca": {**{k: v for k, v in data["cca"].items() if k != "name"}, "file": str(out)}}
-        assert solve(parse_query(data, name, str(tmp_path / "q.toml")), timeout=120).answer == "unsat", name
+        data = {**load_query(name, overrides).raw, "cca": {"file": str(out)}}
+        query = parse_query(data, name, str(tmp_path / "q.toml"))
+        assert solve(query, timeout=120).answer == "unsat", name
+        assert premise_verdict(query)[0] == "satisfiable", name
 
 
 def test_a_template_holding_cc_probe_slow_finds_a_cca_meeting_its_goal_as_cc_probe_slow_does() -> None:
@@ -225,12 +229,12 @@ def test_a_goal_may_use_its_own_definitions(tmp_path: Path) -> None:
 
 def test_candidates_of_one_shape_are_read_as_their_files_are(big_spec: Spec) -> None:
     """A candidate's CCA (the template's rules read once per choice of expressions, its numbers
-    set as defaults) equals the CCA its filled file reads as."""
+    and the goals' settings set as defaults) equals the CCA its filled file reads as."""
     spec = big_spec
     for index in (0, 1, 2, 250, 506):
         assignment = spec.assignment(index)
         where = f"{spec.template.source} with {spec.template.describe(assignment)}"
-        assert spec.cca(index).definition == parse_definition(spec.template.fill(assignment), where)
+        assert spec.cca(index).definition == parse_definition(spec.template.fill(assignment, spec.settings), where)
 
 
 def test_the_vector_rules_decide_as_the_sender_does(big_spec: Spec) -> None:
@@ -304,12 +308,59 @@ network = {{ T = 6 }}
     ("k = [1, 2]", 'query = "cc_qdel_queue"\nfind = "True"', "names a query or writes one out"),
     ("k = [1, 2]\nj = { int = [0, 999] }\nm = { int = [0, 9999] }", 'find = "True"', "candidates, more than"),
     ("k = { one_of = [\"min_c * min_c\"] }", 'find = "True"', "non-linear"),
+    ("k = [1, 2]\nunused = [1, 2]", 'find = "True"', "holes.unused: no rule reads this hole"),
+    ("k = { range = [0, 1], resolution = 0.3 }", 'find = "True"', "so 1 would be left out"),
 ])
 def test_bad_templates_and_goals_are_one_line_and_exit_2(holes: str, goal: str, message: str, tmp_path: Path) -> None:
     (tmp_path / "t.toml").write_text(TEMPLATE.format(holes=holes))
     (tmp_path / "s.toml").write_text(SPEC.format(goal=goal))
     code, out, err = run_cli("synthesize", str(tmp_path / "s.toml"))
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (out, err)
+
+
+@pytest.mark.parametrize("goal, hole", [
+    ('query = "cc_qdel_utilization"\nset = ["network.T=10", "cca.up=2"]', "up"),   # by set, on a bundled query
+    ('network = { T = 8 }\ncca = { jitter = 1, memory = 2, down = 0.5 }\nfind = "False"', "down"),   # written out
+    ('network = { T = 8 }\nflow = [{ name = "qdel_template", up = 1 }]\nfind = "False"', "up"),   # a flow's table
+])
+def test_a_goal_cannot_set_a_hole(goal: str, hole: str, tmp_path: Path) -> None:
+    """Were a goal's setting of a hole applied while checking, the search would verify the value
+    the goal sets, not the candidate's, and write a file that fails the goal: refused."""
+    (tmp_path / "qdel_template.toml").write_text((DATA / "qdel_template.toml").read_text())
+    (tmp_path / "s.toml").write_text(f'[synthesize]\ntemplate = "qdel_template.toml"\n[[goal]]\nname = "g"\n{goal}\n')
+    code, out, err = run_cli("synthesize", str(tmp_path / "s.toml"))
+    assert code == 2 and f"goal 'g': sets the template's hole {hole!r}" in err and "s.toml" in err, (out, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_goal_whose_premise_admits_no_trace_ends_the_search_naming_it(tmp_path: Path) -> None:
+    """Contradictory assumptions make every candidate's every goal unsat: not a CCA found."""
+    (tmp_path / "qdel_template.toml").write_text((DATA / "qdel_template.toml").read_text())
+    (tmp_path / "s.toml").write_text(
+        '[synthesize]\ntemplate = "qdel_template.toml"\n[[goal]]\nname = "contradiction"\nnetwork = { T = 8 }\ncca = { jitter = 1, memory = 2 }\n'
+        'assume = ["alpha > C * R", "alpha < 0.5 * C * R"]\nfind = "S[T-1] < S[3]"\n')
+    code, out, err = run_cli("synthesize", str(tmp_path / "s.toml"), "--out", str(tmp_path / "found.toml"))
+    assert code == 1, (out, err)
+    assert "goal contradiction: unsat; VACUOUS" in out and "NOT confirmed" in out and "goal contradiction" in out
+    assert not (tmp_path / "found.toml").exists()
+
+
+def test_a_goal_naming_a_missing_query_is_one_line_naming_the_file_and_the_goal(tmp_path: Path) -> None:
+    (tmp_path / "qdel_template.toml").write_text((DATA / "qdel_template.toml").read_text())
+    (tmp_path / "s.toml").write_text('[synthesize]\ntemplate = "qdel_template.toml"\n[[goal]]\nname = "g"\n'
+                                     'query = "no_such_query"\n')
+    code, out, err = run_cli("synthesize", str(tmp_path / "s.toml"))
+    assert code == 2 and "s.toml: goal[0].query: goal 'g' names 'no_such_query': no such query file" in err, (out, err)
+    assert len(err.strip().splitlines()) == 1 and len(err) < 300
+
+
+def test_goals_setting_a_parameter_differently_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "qdel_template.toml").write_text((DATA / "qdel_template.toml").read_text())
+    (tmp_path / "s.toml").write_text(
+        '[synthesize]\ntemplate = "qdel_template.toml"\n[[goal]]\nname = "a"\nquery = "cc_qdel_queue"\n'
+        '[[goal]]\nname = "b"\nnetwork = { T = 8 }\ncca = { jitter = 1, memory = 3 }\nfind = "False"\n')
+    code, out, err = run_cli("synthesize", str(tmp_path / "s.toml"))
+    assert code == 2 and "goal 'b': sets memory = 3 where an earlier goal sets 2" in err, (out, err)
 
 
 def test_a_template_is_not_a_cca_for_a_query(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import click
-import tomli_w
 
 from ccac.analysis.executors import Pool, connect, run_dask
 from ccac.analysis.proof import check_proof
@@ -19,6 +18,7 @@ from ccac.analysis.proof_file import load_proof
 from ccac.commands.prove import CODES, echo_check
 from ccac.core.errors import CcacError
 from ccac.report.presentation import EXIT_MISMATCH, EXIT_UNKNOWN
+from ccac.synthesis import written
 from ccac.synthesis.cegis import Outcome, Runner, in_process, synthesize
 from ccac.synthesis.spec import Spec, load_spec
 
@@ -58,14 +58,18 @@ def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int |
     click.echo(f"template: {_relative(spec.template.source)}, {spec.template.size} candidates (holes {holes})")
     for goal in spec.goals:
         click.echo(f"goal {goal.name} ({goal.label}): never {goal.data['query']['find']}")
+    if spec.settings:
+        click.echo("the goals set the CCA's " + ", ".join(f"{k} = {v}" for k, v in spec.settings.items())
+                   + ": every candidate is verified with them, and the file written carries them")
     started = time.monotonic()
     with runner(workers, scheduler) as (run, batch):
         out = synthesize(spec, timeout, lambda line: click.echo(line), limit, run, batch)
     click.echo(summary(spec, out, time.monotonic() - started))
     if out.found is not None:
         target = Path(out_path) if out_path else path.parent / f"{spec.cca_name}_synthesized.toml"
-        target.write_text(filled_file(spec, out.found), encoding="utf-8")
+        written.write(spec, out.found, target)
         click.echo(f"wrote: {target}")
+        confirm_written(spec, target, timeout)
         if proof_path is not None:
             prove_found(Path(proof_path), timeout)
         return
@@ -135,9 +139,21 @@ def summary(spec: Spec, out: Outcome, seconds: float) -> str:
             f"nor refuted\n  {counts}")
 
 
-def filled_file(spec: Spec, candidate: int) -> str:
-    """The CCA found, as a CCA file (the template with its holes filled)."""
-    head = (f"# Synthesized by `ccac synthesize {Path(spec.source).name}` from {Path(spec.template.source).name}:\n"
-            f"# {spec.template.describe(spec.assignment(candidate))}; every goal unsat:\n"
-            + "".join(f"#   {g.name}: {g.data['query']['find']}\n" for g in spec.goals))
-    return head + tomli_w.dumps(spec.template.fill(spec.assignment(candidate)))
+def confirm_written(spec: Spec, target: Path, timeout: float) -> None:
+    """Ask every goal again of the file just written, as written (:func:`ccac.synthesis.written.recheck`),
+    printing each as it is decided. If one does not hold, the file is removed and the command
+    exits 1 (a counterexample, or a goal whose premise admits no trace) or 3 (no answer)."""
+    click.echo(f"re-checking every goal with the CCA read from {target}:")
+    failed = []
+    for check in written.recheck(spec, target, timeout):
+        click.echo(f"  goal {check.goal}: {check.answer}; {check.line} ({check.seconds:.2f} s)")
+        if not check.holds:
+            failed.append(check)
+    if not failed:
+        click.echo(f"confirmed: {target}, queried as written, answers every goal unsat with its premise satisfiable")
+        return
+    target.unlink()
+    names = ", ".join(check.goal for check in failed)
+    click.echo(f"NOT confirmed: {target} does not meet goal {names} as written; removed it")
+    decided = all(check.answer == "sat" or check.premise == "vacuous" for check in failed)
+    sys.exit(EXIT_MISMATCH if decided else EXIT_UNKNOWN)

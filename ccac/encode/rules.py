@@ -311,11 +311,7 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
                 raise CcacError(f"{key} must be an expression string", f"{source}: send.{key}")
             _check_names(text_, set(states) | named, param_names, f"{source}: send.{key}")
     texts += [t_ for t_ in (send.get("window"), send.get("rate")) if isinstance(t_, str)]
-    used: set[str] = set()
-    frontier = set().union(*(_names(t_, source) for t_ in texts)) & named if texts else set()
-    while frontier:
-        used |= frontier
-        frontier = set().union(*(_names(definitions[d], source) for d in frontier)) & named - used
+    used = reached_names(texts, definitions, source) & named
     observed |= set().union(*(reads[d] for d in used)) if used else set()
     rate_when = send.get("rate_when")
     if rate_when is not None and (not isinstance(rate_when, str) or
@@ -419,6 +415,17 @@ def _param(name: str, spec: Any, where: str) -> Param:
         raise CcacError("a parameter needs a default", where)
     param.parse(default, where.rsplit(".", 1)[0])
     return param
+
+
+def reached_names(texts: list[str], definitions: dict[str, str], where: str) -> set[str]:
+    """Every name the expressions ``texts`` read, directly or through the ``definitions`` they
+    use (and those definitions use, and so on): what a CCA evaluates."""
+    reached = set().union(*(_names(text, where) for text in texts))
+    expanded: set[str] = set()
+    while todo := (reached & set(definitions)) - expanded:
+        expanded |= todo
+        reached |= set().union(*(_names(definitions[name], where) for name in todo))
+    return reached
 
 
 def _names(source: str, where: str) -> set[str]:

@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 from ccac.core.errors import CcacError
 from ccac.core.params import to_fraction
+from ccac.encode.rules import BELIEF_DEFINITIONS, reached_names
 
 #: the most values one hole may take, and the most candidates a template may have
 MAX_HOLE_VALUES = 10_000
@@ -73,11 +74,14 @@ class Template:
         for combo in itertools.product(*(h.choices for h in self.holes)):
             yield dict(zip((h.name for h in self.holes), combo))
 
-    def fill(self, assignment: dict[str, Any]) -> dict[str, Any]:
+    def fill(self, assignment: dict[str, Any], settings: dict[str, Any] | None = None) -> dict[str, Any]:
         """The CCA file (as data) this assignment makes: number holes become parameters with the
-        chosen default, expression holes definitions."""
+        chosen default, expression holes definitions; ``settings`` (parameter -> value) become
+        those parameters' defaults."""
         data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.data.items()}
         params, definitions = dict(data.get("params", {})), dict(data.get("definitions", {}))
+        for name, value in (settings or {}).items():
+            params[name] = {**params[name], "default": value} if isinstance(params[name], dict) else value
         for hole in self.holes:
             choice = assignment[hole.name]
             if hole.options:
@@ -113,7 +117,25 @@ def split_template(data: dict[str, Any], source: str) -> Template:
     if size > MAX_CANDIDATES:
         raise CcacError(f"the template has {size} candidates, more than {MAX_CANDIDATES}: make holes smaller",
                         f"{source}: holes")
+    _check_read(holes, data, source)
     return Template({k: v for k, v in data.items() if k != "holes"}, tuple(holes), source)
+
+
+def _check_read(holes: list[Hole], data: dict[str, Any], source: str) -> None:
+    """Every hole is read by what the CCA evaluates (a state's rule, initial or start, a send
+    expression, or a definition those read, an expression hole's options included): a hole
+    nothing reads multiplies the candidates by its values without changing one decision."""
+    texts = [text for table in (data.get("state") or {}).values() if isinstance(table, dict)
+             for text in (table.get("rule"), table.get("initial"), table.get("start")) if isinstance(text, str)]
+    texts += [text for text in (data.get("send") or {}).values() if isinstance(text, str)]
+    definitions = {**BELIEF_DEFINITIONS, **{k: v for k, v in (data.get("definitions") or {}).items() if isinstance(v, str)},
+                   **{h.name: ", ".join(f"({option})" for option in h.options) for h in holes if h.options}}
+    reached = reached_names(texts, definitions, source)
+    for hole in holes:
+        if hole.name not in reached:
+            raise CcacError(f"no rule reads this hole (nor a definition or send expression the rules use): its "
+                            f"{len(hole.choices)} values would multiply the candidates without changing one",
+                            f"{source}: holes.{hole.name}")
 
 
 def _hole(name: str, spec: Any, where: str) -> Hole:
@@ -160,6 +182,9 @@ def _hole(name: str, spec: Any, where: str) -> Hole:
         step = to_fraction(spec["resolution"], where)
         if step <= 0:
             raise CcacError("resolution must be > 0", where)
+    if ((hi - lo) / step).denominator != 1:   # whole numbers always divide; a resolution may not
+        raise CcacError(f"the range from {lo} to {hi} is not a whole number of steps of {step}, so {hi} would "
+                        f"be left out: make the highest value the lowest plus a multiple of the resolution", where)
     count = int((hi - lo) / step) + 1
     if count > MAX_HOLE_VALUES:
         raise CcacError(f"{count} values, more than {MAX_HOLE_VALUES} for one hole", where)

@@ -35,6 +35,8 @@ import numpy as np
 
 from ccac.ccas.language import LanguageCCA
 from ccac.core.errors import CcacError
+from ccac.core.params import to_fraction
+from ccac.encode.network import FLOW_PATH_PARAMS
 from ccac.encode.rules import Definition, parse_definition, with_defaults
 from ccac.encode.templates import Template, split_template
 from ccac.problems.query import Query, apply_overrides, locate, parse_query, read_toml
@@ -54,6 +56,7 @@ class Goal:
     data: dict[str, Any]
     source: str
     label: str = ""   # where it comes from, for the terminal: a query's name or "written out"
+    settings: dict[str, Any] = field(default_factory=dict)   # the CCA parameters it gives the candidate
 
 
 @dataclass
@@ -62,6 +65,7 @@ class Spec:
     goals: list[Goal]
     source: str
     description: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)   # CCA parameters the goals set: the CCA's own
     _ccas: OrderedDict[int, LanguageCCA] = field(default_factory=OrderedDict)
     _queries: OrderedDict[tuple[int, int], Query] = field(default_factory=OrderedDict)
     _shapes: dict[tuple[str, ...], Definition] = field(default_factory=dict)
@@ -86,14 +90,20 @@ class Spec:
             rest, out[hole.name] = np.divmod(rest, len(hole.choices))
         return {h.name: out[h.name] for h in self.template.holes}
 
+    def filled(self, index: int) -> dict[str, Any]:
+        """Candidate ``index`` as a CCA file's data: the template with its holes filled and the
+        goals' settings of its parameters as their defaults. This is the file ``ccac
+        synthesize`` writes, and what every goal verifies."""
+        return self.template.fill(self.assignment(index), self.settings)
+
     def cca(self, index: int) -> LanguageCCA:
-        """Candidate ``index`` as a CCA: the file its assignment fills, read as any CCA file is."""
+        """Candidate ``index`` as a CCA: its :meth:`filled` file, read as any CCA file is."""
         if index in self._ccas:
             self._ccas.move_to_end(index)
         else:
             assignment = self.assignment(index)
             where = f"{self.template.source} with {self.template.describe(assignment)}"
-            filled = self.template.fill(assignment)
+            filled = self.filled(index)
             shape = self.shape(index)
             if shape not in self._shapes:   # the rules are read once per choice of expressions
                 self._shapes[shape] = parse_definition(filled, where)
@@ -154,7 +164,8 @@ def load_spec(path: Path) -> Spec:
         raise CcacError("needs at least one goal: [[goal]] tables, each a query the CCA must answer unsat", source)
     if len(goals) > MAX_GOALS:
         raise CcacError(f"{len(goals)} goals, more than {MAX_GOALS}", source)
-    spec = Spec(template, [_goal(g, i, path, name) for i, g in enumerate(goals)], source, str(head.get("description", "")))
+    read = [_goal(g, i, path, name) for i, g in enumerate(goals)]
+    spec = Spec(template, read, source, str(head.get("description", "")), _agreed_settings(read, template, source))
     for goal in spec.goals:   # the template's rules and every goal, read once with the first candidate
         spec.query(goal, 0)
     return spec
@@ -177,8 +188,7 @@ def _goal(table: dict[str, Any], i: int, path: Path, cca_name: str) -> Goal:
             raise CcacError(f"a goal names a query or writes one out, not both (remove {written[0]!r})", where)
         if not isinstance(table["query"], str):
             raise CcacError("query is a query file or a bundled query's name", f"{where}.query")
-        query_path = locate(str(path.parent / table["query"])) if (path.parent / table["query"]).is_file() \
-            else locate(table["query"])
+        query_path = _goal_query(path, table["query"], name, f"{where}.query")
         data = read_toml(query_path)
         source, label = str(query_path), f"query {table['query']}" + (f" with {', '.join(overrides)}" if overrides else "")
     else:
@@ -190,6 +200,78 @@ def _goal(table: dict[str, Any], i: int, path: Path, cca_name: str) -> Goal:
         raise CcacError("a goal needs find: the behaviour the CCA must never show", where)
     data = apply_overrides(data, overrides)
     data["query"] = {**data["query"], "expect": "unsat"}
-    data["cca"] = {**{k: v for k, v in (data.get("cca") or {}).items() if k not in ("name", "file")},
-                   "name": cca_name}
-    return Goal(name, data, source, label)
+    data, settings = _candidate_settings(data, cca_name, f"{path}: goal {name!r}")
+    return Goal(name, data, source, label, settings)
+
+
+def _goal_query(path: Path, named: str, goal: str, where: str) -> Path:
+    """The query a goal names: a file beside the synthesis file, or a bundled query."""
+    if (path.parent / named).is_file():
+        return path.parent / named
+    try:
+        return locate(named)
+    except CcacError:
+        raise CcacError(f"goal {goal!r} names {named!r}: no such query file beside the synthesis file, and no "
+                        f"bundled query of that name (`ccac list` lists them)", where) from None
+
+
+def _candidate_settings(data: dict[str, Any], cca_name: str, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A goal's query data with the candidate's parameters taken out, and those parameters.
+
+    The candidate runs in the goal's ``[cca]`` table (its ``name`` or ``file`` replaced by the
+    template's name) and in every ``[[flow]]`` table that names no CCA or names the template.
+    What those tables give the candidate (``memory = 2``, ``cca.up=2`` by ``set``) is not left
+    to the goal: :func:`_agreed_settings` makes it the candidate's own, so the file written
+    carries every value it was verified with."""
+    path_keys = {p.name for p in FLOW_PATH_PARAMS}
+    settings: dict[str, Any] = {}
+    given = {k: v for k, v in (data.get("cca") or {}).items() if k not in ("name", "file")}
+    _merge(settings, given, f"{where}: cca", "")
+    out = {**data, "cca": {"name": cca_name}}
+    if isinstance(data.get("flow"), list):
+        flows = []
+        for i, table in enumerate(data["flow"]):
+            if isinstance(table, dict) and table.get("name") == cca_name and "file" not in table:
+                own = {k: v for k, v in table.items() if k not in path_keys and k != "name"}
+                _merge(settings, own, f"{where}: flow[{i}]", "its [cca] table or an earlier flow")
+                table = {k: v for k, v in table.items() if k in path_keys or k == "name"}
+            flows.append(table)
+        out["flow"] = flows
+    return out, settings
+
+
+def _agreed_settings(goals: list[Goal], template: Template, source: str) -> dict[str, Any]:
+    """The CCA parameters the goals set, which become the candidates' own (every goal verifies
+    the CCA with them, and the file written carries them). A goal may not set a hole (the search
+    chooses it) nor a name the template has no parameter for, and two goals may not set one
+    parameter to different values: one file cannot carry both."""
+    holes = {h.name for h in template.holes}
+    params = template.data.get("params", {})
+    agreed: dict[str, Any] = {}
+    for goal in goals:
+        where = f"{source}: goal {goal.name!r}"
+        for key in goal.settings:
+            if key in holes:
+                raise CcacError(f"sets the template's hole {key!r}: a goal cannot fix what the search chooses "
+                                f"(remove the setting, or give the hole one value in the template)", where)
+            if key not in params:
+                raise CcacError(f"sets {key!r}, which is not a parameter of the template (its parameters: "
+                                f"{', '.join(sorted(params)) or 'none'})", where)
+        _merge(agreed, goal.settings, where, "an earlier goal")
+    return agreed
+
+
+def _merge(settings: dict[str, Any], new: dict[str, Any], where: str, earlier: str) -> None:
+    """Add ``new`` to ``settings``; a parameter already set to another value is bad input."""
+    for key, value in new.items():
+        if key in settings and _number_or_value(settings[key]) != _number_or_value(value):
+            raise CcacError(f"sets {key} = {value!r} where {earlier} sets {settings[key]!r}: the CCA written "
+                            f"carries one value", where)
+        settings.setdefault(key, value)
+
+
+def _number_or_value(value: Any) -> Any:
+    try:
+        return to_fraction(value, "")
+    except CcacError:
+        return value

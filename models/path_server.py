@@ -371,6 +371,9 @@ class PathServer(ABC):
         with the pairs encoding).
         """
         net = v.net
+        if net.loss_detection == "oracle":
+            self.loss_oracle(enc, v)
+            return
         for n in range(net.flows):
             R = net.path(n).R
             A, S, L, Ld, tmo = v.A_f[n], v.So_f[n], v.L_f[n], v.Ld_f[n], v.timeout[n]
@@ -414,6 +417,31 @@ class PathServer(ABC):
                                           self._no_new_detection(tmo[t], earlier, Ld[t] > Ld[t - 1])),
                         *(previous.next_at(frontier) if previous is not None else []))
                 previous = frontier
+
+    @staticmethod
+    def loss_oracle(enc: Encoding, v: PathVars) -> None:
+        """CCmatic's loss oracle (``[network] loss_detection = "oracle"``; CCmatic's verifier
+        states ``Ld_f[t] = L_f[t-1]`` at one step per RTT): from step R on, the sender knows
+        exactly the losses that had happened R steps earlier, Ld_f[t] = L_f[t-R], and no timeout
+        fires (with every loss known one RTT after it, the retransmission timer has nothing left
+        to reveal; CCmatic's model has none). Before step R the detected-loss curve is history,
+        at most the losses that had happened by step 0, as in :meth:`loss_detection`.
+
+        A **restriction** of the model, not an over-approximation: of the detection schedules
+        :meth:`loss_detection` admits it keeps one (losses detected one RTT after they happen
+        need ACKs for later bytes within that RTT; the oracle assumes them even when nothing
+        was sent after the loss), and it drops the timeouts. So an unsat under it holds only on
+        paths whose senders learn of losses so; it is here to ask CCmatic's questions as CCmatic
+        asks them. A periodic query's history steps (before ``v.first``) are left free, as in
+        :meth:`loss_detection`."""
+        for n in range(v.net.flows):
+            R, L, Ld, tmo = v.net.path(n).R, v.L_f[n], v.Ld_f[n], v.timeout[n]
+            for t in range(v.first, v.net.T):
+                if t < R:
+                    enc.add("model.loss_detection", Ld[t] <= L[0])
+                else:
+                    enc.add("model.loss_detection", Ld[t] == L[t - R])
+                    enc.add("model.timeout", z3.Not(tmo[t]))
 
     @staticmethod
     def _no_new_detection(timeout: Cond, earlier: Cond, grew: Cond) -> Cond:

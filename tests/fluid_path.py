@@ -6,7 +6,8 @@ the composing model): tokens arrive at C per step and are wasted only while the 
 use them; the bottleneck serves anywhere between the token line of D steps ago and the token
 line; bytes beyond the buffer are lost; non-congestive loss takes at most eta of what was sent;
 losses are detected as soon as ``dupacks`` bytes after them are ACKed, and a timeout fires as
-soon as everything in flight is known lost. The first R steps are history (free arrivals);
+soon as everything in flight is known lost (under the loss oracle, ``PathConfig.oracle``, every
+loss is known exactly R steps after it happens and nothing times out). The first R steps are history (free arrivals);
 from step R on the sender decides (:class:`ccac.senders.interface.ConcreteSender`) and sends exactly
 what its window and pacing allow. Its RTT sample lies anywhere in the model's delay reading.
 
@@ -47,11 +48,13 @@ class PathConfig:
     dupacks: Fraction = F(1)            # in alpha
     rto: int = 1
     packets: bool = False               # whole-packet mode (the run must then move whole packets)
+    oracle: bool = False                # CCmatic's loss oracle: losses known exactly R steps later, no timeouts
 
     def network(self) -> dict[str, Any]:
         return {"T": self.T, "R": self.R, "D": self.D, "C": self.C, "alpha": self.alpha,
                 "dupacks": self.dupacks, "eta": self.eta, "rto": self.rto, "packets": self.packets,
-                "buffer": "inf" if self.buffer is None else self.buffer / (self.C * self.R)}
+                "buffer": "inf" if self.buffer is None else self.buffer / (self.C * self.R),
+                "loss_detection": "oracle" if self.oracle else "acks"}
 
 
 @dataclass
@@ -99,6 +102,9 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
         admitted = [a - l for a, l in zip(run.A, run.L)]
         if t < R:
             run.Ld.append(F(0))
+            run.timeout.append(False)
+        elif cfg.oracle:
+            run.Ld.append(run.L[t - R])
             run.timeout.append(False)
         else:
             stalled = all_in_flight_lost(run.A, admitted, run.L, run.Ld, run.S[t - R], t, R)

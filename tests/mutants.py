@@ -58,7 +58,7 @@ CONFORMANCE = {
     VALIDATE: ("tests/test_synthesis.py",),
     CEGIS: ("tests/test_synthesis.py",),
     CUBES: ("tests/test_cubes.py",),
-    PATH_SERVER: ("tests/test_packets.py",),
+    PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py"),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -308,6 +308,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("packets_fluid_send", PATH_SERVER, "whole packets: the sender sends exactly its window, fractions of a packet too",
            "enc.add(\"model.sender\", v.A_f[n][t] <= target, v.A_f[n][t] > target - v.alpha)",
            "enc.add(\"model.sender\", v.A_f[n][t] == target)"),
+    Mutant("oracle_a_step_early", PATH_SERVER, "loss oracle: the sender knows a step's losses R - 1 steps after them",
+           'enc.add("model.loss_detection", Ld[t] == L[t - R])', 'enc.add("model.loss_detection", Ld[t] == L[t - R + 1])'),
+    Mutant("oracle_always_times_out", PATH_SERVER, "loss oracle: every step times out",
+           'enc.add("model.timeout", z3.Not(tmo[t]))', 'enc.add("model.timeout", tmo[t])'),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

@@ -52,6 +52,9 @@ NETWORK_PARAMS: tuple[Param, ...] = (
           "CCmatic's constant-rate link with delay jitter (the bottleneck serves C whenever it has bytes, and "
           "every flow's ACKs pass a box of up to D steps); ideal: CCmatic's ideal link (constant rate, D = 0)",
           kind="choice", choices=("ccac", "cbrdelay", "ideal")),
+    Param("loss_detection", "acks", "acks: a loss is detected once dupacks bytes sent after it are ACKed, or by a "
+          "timeout; oracle: CCmatic's loss oracle, every loss known exactly R steps after it happens and no "
+          "timeouts (a restriction of the model)", kind="choice", choices=("acks", "oracle")),
 )
 LINKS = ("ccac", "cbrdelay", "ideal")
 
@@ -107,6 +110,7 @@ class Network:
     eta: Fraction
     rto: int
     link: str = "ccac"
+    loss_detection: str = "acks"
     packets: bool = False
     bdp_packets: int = 10
     paths: tuple[FlowPath, ...] = field(default=())

@@ -42,8 +42,9 @@ def describe_query(q: Any) -> str:
         lines.append("  " + q.description.splitlines()[0])
     link = {"ccac": f"{net.model_name} path-server", "ideal": "ideal link (constant rate, no jitter)",
             "cbrdelay": "cbrdelay link (constant-rate bottleneck, ACKs held up to D steps)"}[net.link]
+    oracle = ", losses known exactly R steps after they happen (loss oracle)" if net.loss_detection == "oracle" else ""
     lines.append(f"model: {link}, T={net.T} R={net.R} D={net.jitter} C={float(net.C):g} "
-                 f"buffer={buffer}, {net.flows} flow(s)")
+                 f"buffer={buffer}, {net.flows} flow(s){oracle}")
     for n, f in enumerate(q.flows):
         params = ", ".join(f"{k}={_show(v)}" for k, v in f.params.items())
         path = net.paths[n] if net.paths else None

@@ -225,7 +225,8 @@ def check_path(tr: Trace) -> list[str]:
         out += [f"flow {n}: {p}" for p in check_box(S[n], So[n], net.path(n).D)]
         out += [f"flow {n}: {p}" for p in check_sender(A[n], So[n], L[n], Ld[n], cwnd[n], rate[n],
                                                          timeout[n], dupacks, net.path(n).R, net.rto,
-                                                         alpha if net.path(n).packets else None)]
+                                                         alpha if net.path(n).packets else None,
+                                                         net.loss_detection == "oracle")]
     if N > 1:
         for t in range(T):
             for s in range(t):
@@ -286,11 +287,13 @@ def check_whole_packets(tr: Trace, alpha: Fraction) -> list[str]:
 
 def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: list[Fraction],
                  cwnd: list[Fraction], rate: list[Fraction] | None, timeout: list[bool],
-                 dupacks: Fraction, R: int, rto: int, packet: Fraction | None = None) -> list[str]:
+                 dupacks: Fraction, R: int, rto: int, packet: Fraction | None = None,
+                 oracle: bool = False) -> list[str]:
     """Loss detection, timeouts and ACK clocking of one sender. With ``packet`` (whole-packet
     mode) the sender sends whole packets, its window is at least one packet, and a step's
     losses are its burst's last packets (drop-tail), so none of them is detected before every
-    byte the step admitted is."""
+    byte the step admitted is. With ``oracle`` (CCmatic's loss oracle) the sender knows at each
+    step from R on exactly the losses of R steps before, and never times out."""
     out: list[str] = []
     T = len(A)
     all_lost = []
@@ -304,30 +307,47 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
         nothing_outstanding_but_losses = (A[t - 1] == A[t - R] and acked == A[t - R] - L[t - R]
                                           and L[t - R] > Ld[t - 1])
         all_lost.append(nothing_outstanding_but_losses)
-        if Ld[t] > L[t - R]:
-            out.append(f"step {t}: detected losses the ACKs cannot have revealed yet")
-        if timeout[t]:
-            if not nothing_outstanding_but_losses:
-                out.append(f"step {t}: timeout while bytes were still in flight")
+        if oracle:
             if Ld[t] != L[t - R]:
-                out.append(f"step {t}: a timeout must detect every outstanding loss")
+                out.append(f"step {t}: the loss oracle reports the losses of step {t - R} ({L[t - R]}), not {Ld[t]}")
+            if timeout[t]:
+                out.append(f"step {t}: a timeout under the loss oracle")
         else:
-            if t - rto + 1 >= R and all(all_lost[t - rto + 1:t + 1]):
-                out.append(f"step {t}: every byte in flight known lost for {rto} steps without a timeout")
-            # A loss at step s is detectable once dupacks bytes admitted after it are acked.
-            detectable = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks <= acked]
-            hidden = [L[s - 1] if packet is not None and s > 0 else L[s]
-                      for s in range(t - R + 1) if A[s] - L[s] + dupacks > acked]
-            if detectable and Ld[t] < max(detectable):
-                out.append(f"step {t}: a detectable loss went undetected")
-            if hidden and Ld[t] > max(min(hidden), Ld[t - 1]):
-                out.append(f"step {t}: detected a loss before enough duplicate ACKs arrived")
+            out += _detected_by_acks(A, L, Ld, timeout, all_lost, acked, dupacks, t, R, rto, packet)
         window = max(acked + Ld[t] + (cwnd[t] if packet is None else max(cwnd[t], packet)), A[t - 1])
         expected = window if rate is None else min(window, A[t - 1] + rate[t])
         if packet is not None:
             expected = packet * math.floor(expected / packet)
         if A[t] != expected:
             out.append(f"step {t}: sent {A[t]} but cwnd/pacing allow exactly {expected}")
+    return out
+
+
+def _detected_by_acks(A: list[Fraction], L: list[Fraction], Ld: list[Fraction], timeout: list[bool],
+                      all_lost: list[bool], acked: Fraction, dupacks: Fraction, t: int, R: int, rto: int,
+                      packet: Fraction | None) -> list[str]:
+    """Loss detection at step t (from R on) by duplicate ACKs and timeouts: what the ACKs of
+    ``acked`` bytes reveal is detected, nothing more, unless a timeout (allowed only once every
+    byte in flight is known lost, forced after ``rto`` such steps) detects everything."""
+    out: list[str] = []
+    if Ld[t] > L[t - R]:
+        out.append(f"step {t}: detected losses the ACKs cannot have revealed yet")
+    if timeout[t]:
+        if not all_lost[t]:
+            out.append(f"step {t}: timeout while bytes were still in flight")
+        if Ld[t] != L[t - R]:
+            out.append(f"step {t}: a timeout must detect every outstanding loss")
+        return out
+    if t - rto + 1 >= R and all(all_lost[t - rto + 1:t + 1]):
+        out.append(f"step {t}: every byte in flight known lost for {rto} steps without a timeout")
+    # A loss at step s is detectable once dupacks bytes admitted after it are acked.
+    detectable = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks <= acked]
+    hidden = [L[s - 1] if packet is not None and s > 0 else L[s]
+              for s in range(t - R + 1) if A[s] - L[s] + dupacks > acked]
+    if detectable and Ld[t] < max(detectable):
+        out.append(f"step {t}: a detectable loss went undetected")
+    if hidden and Ld[t] > max(min(hidden), Ld[t - 1]):
+        out.append(f"step {t}: detected a loss before enough duplicate ACKs arrived")
     return out
 
 

@@ -130,6 +130,7 @@ def test_the_worked_example_writes_the_file_it_ships_and_proves_its_lemmas(tmp_p
 def test_a_template_without_an_answer_ends_none_with_every_candidate_refuted() -> None:
     code, text, _ = run_cli("synthesize", str(DATA / "impossible.toml"))
     assert code == 1 and "none: no CCA in this template meets the goal" in text, text
+    assert "pruning: 23 of the 23 candidates the verifier did not ask were set aside on counterexamples' paths (100%)" in text
     spec = load_spec(DATA / "impossible.toml")
     out = synthesize(spec, timeout=120)
     assert out.exhausted and len(out.refuted) + len(out.pruned) == spec.template.size == 24

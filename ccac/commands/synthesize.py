@@ -129,7 +129,7 @@ def summary(spec: Spec, out: Outcome, seconds: float) -> str:
               f"refuted by the verifier, {len(out.pruned)} pruned on a counterexample's path, "
               + (f"{out.suspected} suspected there and not checked on their own, " if out.suspected else "")
               + f"{len(out.unknown)} unknown; {seconds:.1f} s (verifier {out.verifier_seconds:.1f} s, generator "
-              f"{out.generator_seconds:.1f} s)")
+              f"{out.generator_seconds:.1f} s)\n  {pruning(out)}")
     if out.found is not None:
         return f"found: {spec.template.describe(spec.assignment(out.found))}\n  {counts}"
     if out.exhausted:
@@ -137,6 +137,17 @@ def summary(spec: Spec, out: Outcome, seconds: float) -> str:
                 f"validated trace of the model\n  {counts}")
     return (f"undecided: {out.size - len(out.refuted) - len(out.pruned)} candidates neither found to meet the goal "
             f"nor refuted\n  {counts}")
+
+
+def pruning(out: Outcome) -> str:
+    """How much the counterexamples' paths spared the verifier: the candidates set aside there
+    (pruned, or suspected and not yet checked), of those the verifier did not ask itself."""
+    spared = len(out.pruned) + out.suspected
+    unasked = out.size - len(out.refuted) - len(out.unknown) - (out.found is not None)
+    share = f" ({100 * spared / unasked:.0f}%)" if unasked else ""
+    rest = "; the search ended before the others" if out.found is not None and spared < unasked else ""
+    return (f"pruning: {spared} of the {unasked} candidates the verifier did not ask were set aside on "
+            f"counterexamples' paths{share}{rest}")
 
 
 def confirm_written(spec: Spec, target: Path, timeout: float) -> None:

@@ -104,3 +104,16 @@ def test_console_script_runs_as_installed() -> None:
     proc = subprocess.run([sys.executable, "-m", "ccac.commands.cli", "query", SANITY_UNSAT, "--set", "network.T=5", "-q"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("unsat")
+
+
+def test_version_is_the_installed_package_s() -> None:
+    """One version: the package metadata pip installed (what the result store keys on too)."""
+    from importlib import metadata
+
+    from conftest import run_cli
+
+    import ccac
+
+    code, out, _ = run_cli("--version")
+    assert code == 0 and out.strip() == f"ccac {metadata.version('ccac')}"
+    assert ccac.__version__ == metadata.version("ccac")

@@ -28,7 +28,8 @@ from ccac.analysis.grid import Axis
 from ccac.core.limits import TimeLimit, time_limit
 from ccac.problems.query import QUERY_KEYS, SECTIONS, apply_overrides, bundled_queries, locate, read_toml
 from ccac.analysis.proof_file import proof_solver
-from ccac.solving.store import Store, ccac_version, result_key, reusable, solver_version
+from ccac.core import VERSION
+from ccac.solving.store import Store, result_key, reusable, solver_version
 
 __all__ = ["Point", "Sweep", "environment", "run_point", "versions"]
 
@@ -41,7 +42,7 @@ _SOLVING = threading.Lock()  # z3's default context is per process and not threa
 
 def environment(solver: str) -> dict[str, str]:
     """The versions that key results computed in this process."""
-    return {"solver_version": solver_version(solver), "ccac_version": ccac_version()}
+    return {"solver_version": solver_version(solver), "ccac_version": VERSION}
 
 
 def versions(client: Any, solver: str) -> dict[str, str]:

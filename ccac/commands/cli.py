@@ -20,12 +20,13 @@ from ccac.commands.query import query
 from ccac.commands.replay import replay_cmd
 from ccac.commands.sweep import sweep
 from ccac.commands.synthesize import synthesize_cmd
-from ccac.core import limits
+from ccac.core import VERSION, limits
 from ccac.core.errors import CcacError
 from ccac.report.presentation import EXIT_BAD_INPUT, EXIT_UNKNOWN
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(VERSION, "--version", prog_name="ccac", message="%(prog)s %(version)s")
 def cli() -> None:
     """ccac: prove how a congestion control algorithm behaves on every path of the CCAC model,
     or get a validated counterexample trace."""

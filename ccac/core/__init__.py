@@ -5,4 +5,16 @@ declared, exactly parsed parameters (:mod:`~ccac.core.params`).
 May import: nothing of ccac outside this room.
 """
 
-VERSION = "0.1.0"
+from importlib import metadata
+
+
+def _installed_version() -> str:
+    """The version pip installed (the package's metadata, from pyproject.toml): one version for a
+    checkout installed with ``pip install -e .`` and for a wheel alike."""
+    try:
+        return metadata.version("ccac")
+    except metadata.PackageNotFoundError:   # run from a source tree that was never installed
+        return "0+unknown"
+
+
+VERSION = _installed_version()

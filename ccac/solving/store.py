@@ -18,13 +18,12 @@ import json
 import os
 import sqlite3
 import time
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from ccac.core.errors import CcacError
 
-__all__ = ["Store", "ccac_version", "reusable", "result_key", "solver_version", "store_path"]
+__all__ = ["Store", "reusable", "result_key", "solver_version", "store_path"]
 
 SCHEMA_VERSION = 1
 DEFINITE = ("sat", "unsat", "proved", "refuted", "vacuous")  # answers that do not depend on time
@@ -57,13 +56,6 @@ def store_path() -> Path:
     return Path(root) / "results.sqlite"
 
 
-def ccac_version() -> str:
-    try:
-        return metadata.version("ccac")
-    except metadata.PackageNotFoundError:  # a source checkout that is not installed
-        from ccac.core import VERSION
-
-        return VERSION
 
 
 def solver_version(solver: str) -> str:

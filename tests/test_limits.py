@@ -99,6 +99,29 @@ def test_a_decimal_literal_beyond_float_range_is_refused(tmp_path: Path) -> None
     assert_bad_input(code, err, "query.find", "number too large: a decimal literal")
 
 
+@pytest.mark.parametrize("extra, cca", [
+    ("", ""),   # the assumption makes the MSS a 401-digit number
+    ("", 'file = "big.toml"'),   # a CCA parameter of 1e308, cubed by its rule
+])
+def test_values_beyond_float_range_are_printed_plotted_and_saved_without_a_traceback(tmp_path: Path, extra: str,
+                                                                                    cca: str) -> None:
+    """A trace's values grow as large as its assumptions make them: the table shows them
+    (scientific notation past the float range), the plot and the JSON take them (the JSON's
+    "float" is null there, its "exact" exact)."""
+    (tmp_path / "big.toml").write_text('name = "big"\n[params]\nbig = 1e308\n'
+                                       '[state.cwnd]\nrule = "big * big * big"\n')
+    (tmp_path / "q.toml").write_text(
+        '[network]\nT = 6\n[cca]\n' + (cca or 'name = "aimd"') + '\n[query]\n'
+        + ('assume = ["alpha == 10**400 + 0.5"]\n' if not cca else 'assume = ["cwnd[0][3] > 1"]\n') + 'find = "True"\n')
+    code, out, err, _ = run("query", str(tmp_path / "q.toml"), "--plot", str(tmp_path / "p.png"),
+                            "--json", str(tmp_path / "r.json"), "--csv", str(tmp_path / "t.csv"))
+    assert code == 0 and "Traceback" not in err and "validated: yes" in out, (out, err)
+    # a whole number exactly, others in scientific notation
+    assert ("e+" in out or max(len(word) for word in out.split()) > 900) and (tmp_path / "p.png").stat().st_size > 0
+    text = (tmp_path / "r.json").read_text()
+    assert '"float": null' in text and "Infinity" not in text
+
+
 def test_shift_is_not_an_operator(tmp_path: Path) -> None:
     code, _, err, _ = run("query", query_file(tmp_path, "1 << 10**10 > L[0]"))
     assert_bad_input(code, err, "query.find", "unsupported operator")

@@ -21,6 +21,7 @@ from ccac.solving.backends import backend
 from ccac.solving.solvers import fresh_context
 from ccac.encode.expr import compile_condition, compile_number
 from ccac.core.limits import TimeLimit, time_limit
+from ccac.core.params import rounded_text
 from ccac.analysis.obligation import Check, prove_claim, scope_text
 from ccac.solving.solve import Result
 from ccac.problems.problem import build
@@ -142,4 +143,4 @@ def state_theorem(proof: Proof) -> str:
 
 
 def _num(x: Fraction) -> str:
-    return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"
+    return rounded_text(x, 6)

@@ -10,7 +10,9 @@ read through its decimal text, so it becomes exactly 1/10 rather than the neares
 
 from __future__ import annotations
 
+import math
 import re
+from decimal import Decimal, localcontext
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
@@ -73,10 +75,27 @@ def exact_text(x: Fraction) -> str:
     return decimal_text(x) or f"{x.numerator}/{x.denominator}"
 
 
-def rounded_text(x: Fraction) -> str:
-    """x for the eye, in tables and figures: a whole number exactly, else 4 significant digits
-    (exact values are in the JSON and CSV outputs)."""
-    return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"
+def approximate(x: Fraction | int) -> float:
+    """x as the nearest float, for figures and tables only (exact values stay Fractions): beyond
+    the float range (about 1.8e308; a trace's values grow as large as its assumptions make them)
+    it is plus or minus infinity, never an OverflowError."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
+def rounded_text(x: Fraction, digits: int = 4) -> str:
+    """x for the eye, in tables and figures: a whole number exactly, else ``digits`` significant
+    digits, in scientific notation beyond the float range (exact values are in the JSON and CSV
+    outputs)."""
+    if x.denominator == 1:
+        return str(x.numerator)
+    if math.isinf(approximate(x)):
+        with localcontext() as context:
+            context.prec = digits
+            return f"{Decimal(x.numerator) / Decimal(x.denominator):.{digits}g}"
+    return f"{float(x):.{digits}g}"
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -143,7 +162,7 @@ def _show(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, Fraction):
-        return str(value.numerator) if value.denominator == 1 else str(float(value))
+        return str(value.numerator) if value.denominator == 1 else str(approximate(value))
     return str(value)
 
 

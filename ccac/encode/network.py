@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from ccac.core.errors import CcacError
 from ccac.core.limits import check_horizon
-from ccac.core.params import Param, resolve
+from ccac.core.params import Param, resolve, rounded_text
 
 ZERO = Fraction(0)
 
@@ -207,8 +207,8 @@ def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
         if not isinstance(net.buffer, Fraction):
             raise CcacError("buffer_min needs a finite numeric buffer", where)
         if net.buffer_min > net.buffer:
-            raise CcacError(f"buffer_min ({float(net.buffer_min)}) must not exceed buffer "
-                            f"({float(net.buffer)})", where)
+            raise CcacError(f"buffer_min ({rounded_text(net.buffer_min)}) must not exceed buffer "
+                            f"({rounded_text(net.buffer)})", where)
     if net.compose and net.epsilon != 0:
         raise CcacError("epsilon applies only to the single-box model (compose = false)", where)
     return net

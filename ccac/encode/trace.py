@@ -9,6 +9,7 @@ and computes the queueing-delay range the way the model defines it.
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 from ccac.encode.expr import Series, Symbols
 from ccac.encode.network import Network
-from ccac.core.params import rounded_text
+from ccac.core.params import approximate, rounded_text
 
 
 @dataclass
@@ -181,7 +182,7 @@ def _unpair(v: Any) -> Any:
 
 
 def _float(v: Any) -> Any:
-    return float(v) if isinstance(v, Fraction) else v
+    return approximate(v) if isinstance(v, Fraction) else v
 
 
 def _exact(v: Any) -> Any:
@@ -194,7 +195,8 @@ def _pair(v: Any) -> Any:
     if isinstance(v, bool) or v is None:
         return v
     if isinstance(v, (int, Fraction)):
-        return {"exact": str(Fraction(v)), "float": float(v)}
+        near = approximate(v)
+        return {"exact": str(Fraction(v)), "float": near if math.isfinite(near) else None}
     return v
 
 

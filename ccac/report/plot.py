@@ -31,7 +31,7 @@ from matplotlib.ticker import MaxNLocator, MultipleLocator
 from ccac.ccas import CCAS
 from ccac.ccas.interface import StateVar
 from ccac.core.errors import CcacError
-from ccac.core.params import rounded_text
+from ccac.core.params import approximate, rounded_text
 from ccac.encode.trace import Trace
 
 FORMATS = (".png", ".svg", ".pdf")
@@ -137,7 +137,7 @@ def _cumulative(ax: Axes, trace: Trace) -> None:
     """Arrival, admitted and service curves, the service bounds and the loss threshold."""
     net, t = trace.network, list(range(trace.T))
     A, S, L, W = (_floats(trace.total(x)) for x in "ASLW")
-    C, D = float(net.C), net.D
+    C, D = approximate(net.C), net.D
     upper = [C * i - W[i] for i in t]
     lower = [C * (i - D) - W[max(i - D, 0)] for i in t]
     admitted = [a - l for a, l in zip(A, L)]
@@ -149,11 +149,11 @@ def _cumulative(ax: Axes, trace: Trace) -> None:
     ax.plot(t, lower, color=BOUND, lw=1, ls="-.", label="$C(t-D) - W(t-D)$ service lower bound")
     buffer = trace.constant("buffer")
     if net.finite_buffer and buffer is not None:
-        ax.plot(t, [u + float(buffer) for u in upper], color="dimgray", lw=1, ls="--",
+        ax.plot(t, [u + approximate(buffer) for u in upper], color="dimgray", lw=1, ls="--",
                 label=f"$Ct - W(t) + \\beta$ loss threshold ($\\beta$ = {_num(buffer)} B)")
         low = net.buffer_min_bytes()
         if net.buffer_min is not None and low is not None and low != buffer:
-            ax.plot(t, [u + float(low) for u in upper], color="dimgray", lw=1, ls=":",
+            ax.plot(t, [u + approximate(low) for u in upper], color="dimgray", lw=1, ls=":",
                     label=f"loss allowed above (buffer_min = {_num(low)} B)")
 
     if trace.flows > 1:
@@ -192,7 +192,7 @@ def _share(ax: Axes, trace: Trace) -> None:
         ax.bar(t, got, bottom=bottom, width=0.6, color=_flow_style(trace, n)["color"], alpha=0.8,
                label=f"flow {n} ({trace.ccas[n]})")
         bottom = [b + g for b, g in zip(bottom, got)]
-    ax.axhline(float(trace.network.C), color=BOUND, lw=1, ls="--", label="link rate C")
+    ax.axhline(approximate(trace.network.C), color=BOUND, lw=1, ls="--", label="link rate C")
     ax.set_ylabel("served per step\n(bytes)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
 
@@ -204,7 +204,7 @@ def _per_flow(ax: Axes, trace: Trace, name: str, flows: Sequence[int], ylabel: s
         ax.plot(t, _floats(_flow(trace, name, n)), label=f"{name} flow {n}", **_flow_style(trace, n))
         ticks = [i for i in t if _timeout(trace, n, i)]
         if name == "cwnd" and ticks:
-            ax.scatter(ticks, [float(_flow(trace, name, n)[i]) for i in ticks], s=50, marker="D",
+            ax.scatter(ticks, [approximate(_flow(trace, name, n)[i]) for i in ticks], s=50, marker="D",
                        facecolor="none", edgecolor=TIMEOUT, linewidth=1.8, zorder=5)
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]))
@@ -227,13 +227,13 @@ def _state(ax: Axes, trace: Trace, key: str, variables: list[tuple[int, StateVar
     t, unit = list(range(trace.T)), key.removeprefix("state:")
     names = list(dict.fromkeys(var.name for _, var in variables))
     for n, var in variables:
-        values = [float("nan") if v is None else float(v) for v in _flow(trace, var.name, n) or []]
+        values = [float("nan") if v is None else approximate(v) for v in _flow(trace, var.name, n) or []]
         label = var.name if trace.flows == 1 else f"{var.name} flow {n}"
         ax.plot(t, values, color=STATE_COLOURS[names.index(var.name) % len(STATE_COLOURS)],
                 marker=FLOW_MARKERS[n % len(FLOW_MARKERS)], markersize=3, lw=1.3,
                 ls=("-", "--", ":", "-.")[n % 4], label=label)
     if unit == "bytes/step":
-        ax.axhline(float(trace.network.C), color=BOUND, lw=0.8, ls="--", label="C link rate")
+        ax.axhline(approximate(trace.network.C), color=BOUND, lw=0.8, ls="--", label="C link rate")
     ax.set_ylabel(f"CCA state\n({unit})" if unit else "CCA state")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
 
@@ -325,7 +325,7 @@ def _timeout(trace: Trace, n: int, t: int) -> bool:
 
 
 def _floats(values: Sequence[Any] | None) -> list[float]:
-    return [float(v) for v in values or []]
+    return [approximate(v) for v in values or []]
 
 
 def _num(v: Any) -> str:

@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from ccac.core.params import rounded_text
+
 EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INVALID_TRACE = 1, 2, 3, 4
 
 
@@ -36,14 +38,14 @@ def answer_line(answer: str, timeout: float | None, reason: str | None) -> str:
 
 def describe_query(q: Any) -> str:
     net = q.network
-    buffer = "infinite" if net.buffer == "inf" else "solver-chosen" if net.buffer == "any" else f"{float(net.buffer):g} BDP"
+    buffer = "infinite" if net.buffer == "inf" else "solver-chosen" if net.buffer == "any" else f"{rounded_text(net.buffer, 6)} BDP"
     lines = [f"query: {q.name} ({q.source})"]
     if q.description:
         lines.append("  " + q.description.splitlines()[0])
     link = {"ccac": f"{net.model_name} path-server", "ideal": "ideal link (constant rate, no jitter)",
             "cbrdelay": "cbrdelay link (constant-rate bottleneck, ACKs held up to D steps)"}[net.link]
     oracle = ", losses known exactly R steps after they happen (loss oracle)" if net.loss_detection == "oracle" else ""
-    lines.append(f"model: {link}, T={net.T} R={net.R} D={net.jitter} C={float(net.C):g} "
+    lines.append(f"model: {link}, T={net.T} R={net.R} D={net.jitter} C={rounded_text(net.C, 6)} "
                  f"buffer={buffer}, {net.flows} flow(s){oracle}")
     for n, f in enumerate(q.flows):
         params = ", ".join(f"{k}={_show(v)}" for k, v in f.params.items())
@@ -76,5 +78,5 @@ def _show(v: Any) -> str:
     if isinstance(v, bool):
         return str(v).lower()
     if isinstance(v, Fraction):
-        return f"{float(v):g}"
+        return rounded_text(v, 6)
     return str(v)

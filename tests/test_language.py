@@ -340,6 +340,8 @@ def refusal(tmp_path: Path, cca_file: str, message: str) -> str:
     ('name = "x"\n[params]\njitter = 1\nmemory = { default = 2, kind = "int", minimum = 1 }\n'
      '[state.rate]\nrule = "min_c_lambda"\n', "min_c_lambda counts jitter in whole steps"),
     ('name = "x"\n[params]\njitter = 1\n[state.rate]\nrule = "bq_belief"\n', "missing: memory"),
+    # a unit the rules would not scale, spelled like one they would
+    ('name = "x"\n[params]\nq = { default = 1, unit = "bdp" }\n[state.cwnd]\nrule = "q"\n', "params.q.unit: unknown unit 'bdp'"),
 ])
 def test_a_malformed_cca_file_is_refused_in_one_line(text: str, message: str, tmp_path: Path) -> None:
     refusal(tmp_path, text, message)

@@ -409,7 +409,12 @@ def _param(name: str, spec: Any, where: str) -> Param:
     exclusive = spec.get("exclusive_minimum", False)
     if not isinstance(exclusive, bool):
         raise CcacError("exclusive_minimum is true or false", where)
-    param = Param(name, default, str(spec.get("description", "")), str(spec.get("unit", "")), kind, **bound,
+    unit = spec.get("unit", "")
+    if unit not in PARAM_UNITS:
+        raise CcacError(f"unknown unit {unit!r}: BDP (read by the rules in bytes, times C R), C (in bytes per "
+                        f"step, times C), or one the rules read as given: {', '.join(u for u in PARAM_UNITS if u not in SCALED_UNITS and u)} "
+                        f"(or none)", f"{where}.unit")
+    param = Param(name, default, str(spec.get("description", "")), unit, kind, **bound,
                   exclusive_minimum=exclusive)
     if default is None:
         raise CcacError("a parameter needs a default", where)
@@ -488,6 +493,8 @@ def _extract_choices(rule: str, state: str, where: str) -> tuple[str, tuple[Choi
 # ---------------------------------------------------------------------- exact evaluation
 #: the units in which a parameter is given relative to the path, and scaled to bytes by the rules
 SCALED_UNITS = ("BDP", "C")
+#: every unit a parameter may declare: the scaled ones, and those read as given (a name for the reader)
+PARAM_UNITS = (*SCALED_UNITS, "bytes", "bytes/step", "steps", "RTTs", "")
 
 
 def unit_scale(unit: str, C: Any, R: int) -> Any:

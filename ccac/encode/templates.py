@@ -29,12 +29,11 @@ from typing import Any, Iterator
 
 from ccac.core.errors import CcacError
 from ccac.core.params import to_fraction
-from ccac.encode.rules import BELIEF_DEFINITIONS, reached_names
+from ccac.encode.rules import BELIEF_DEFINITIONS, SCALED_UNITS, reached_names
 
 #: the most values one hole may take, and the most candidates a template may have
 MAX_HOLE_VALUES = 10_000
 MAX_CANDIDATES = 1_000_000
-UNITS = ("BDP", "C")
 
 
 @dataclass(frozen=True)
@@ -150,8 +149,8 @@ def _hole(name: str, spec: Any, where: str) -> Hole:
     if len(kinds) != 1:
         raise CcacError("give exactly one of values, int, range (with resolution) or one_of", where)
     unit = spec.get("unit")
-    if unit is not None and unit not in UNITS:
-        raise CcacError(f"unit is one of {', '.join(UNITS)} (or none: bytes, steps or a plain number)", where)
+    if unit is not None and unit not in SCALED_UNITS:
+        raise CcacError(f"unit is one of {', '.join(SCALED_UNITS)} (or none: bytes, steps or a plain number)", where)
     kind = kinds[0]
     if kind == "one_of":
         options = spec["one_of"]

@@ -224,6 +224,12 @@ class CCA(ABC):
         the ACKs of step t-R and its own state at t-1."""
         return R + 1
 
+    def first_rule_step(self, params: dict[str, Any], R: int) -> int:
+        """The first step at which the CCA's rules constrain its state; before it the state is
+        free history, as the model's first R steps are. The default: the first step that reads
+        ACKs, R."""
+        return R
+
     def period_divisor(self, params: dict[str, Any], R: int) -> int:
         """A periodic trace's period (T - 1 steps) must be a multiple of this: the length of
         any clock the CCA runs on (a probing cycle, an update timer), which must repeat too."""

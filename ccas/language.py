@@ -87,6 +87,11 @@ class LanguageCCA(CCA):
     def lookback(self, params: dict[str, Any], R: int) -> int:
         return max(R + 1, self.definition.first_rule_step(R, params))
 
+    def first_rule_step(self, params: dict[str, Any], R: int) -> int:
+        """Rules that read an observation first known later than step R (``newly_acked`` reads
+        the ACKs of two steps, a belief its window) start there: the whole state before is free."""
+        return max(R, self.definition.first_rule_step(R, params))
+
     # ------------------------------------------------------------------ observations
     @staticmethod
     def _observed(S: Any, Ld: Any, A: Any, timeout: Any, R: int, t: int, recorded: dict[str, Any]) -> dict[str, Any]:

@@ -345,3 +345,16 @@ def refusal(tmp_path: Path, cca_file: str, message: str) -> str:
 ])
 def test_a_malformed_cca_file_is_refused_in_one_line(text: str, message: str, tmp_path: Path) -> None:
     refusal(tmp_path, text, message)
+
+
+def test_the_checked_line_states_the_free_cca_state(tmp_path: Path) -> None:
+    """A rule reading newly_acked (the ACKs of two steps) starts a step after the model's
+    history: the output says the CCA state is free through that step, not only the history."""
+    (tmp_path / "na.toml").write_text('name = "na"\n[state.cwnd]\nrule = "cwnd + newly_acked"\n')
+    (tmp_path / "q.toml").write_text('[network]\nT = 5\n[cca]\nfile = "na.toml"\n[query]\nfind = "True"\n')
+    code, out, _ = run_cli("query", str(tmp_path / "q.toml"))
+    assert code == 0 and ("steps 0..0 are free history; the CCA state is free through step 1, its rules apply "
+                          "from step 2; any initial state") in out, out
+    (tmp_path / "na.toml").write_text('name = "na"\n[state.cwnd]\nrule = "cwnd + alpha"\n')
+    code, out, _ = run_cli("query", str(tmp_path / "q.toml"))
+    assert code == 0 and "steps 0..0 are free history; any initial state" in out, out

@@ -63,8 +63,11 @@ def statement(q: Any, answer: str) -> str:
                  f"period {net.T - 1}; every rule holds at every step, reading the earlier periods)")
     else:
         history = max(net.path(n).R for n in range(net.flows))
+        rules = max(f.cca.first_rule_step(f.params, net.path(n).R) for n, f in enumerate(q.flows))
+        state = (f"; the CCA state is free through step {rules - 1}, its rules apply from step {rules}"
+                 if rules > history else "")
         scope = (f"traces of the {net.model_name} model over steps 0..{net.T - 1} (steps 0..{history - 1} "
-                 f"are free history; any initial state)")
+                 f"are free history{state}; any initial state)")
     conds = [f"assume {a}" for a in q.assume] + ([f"find {q.find}"] if q.find else [])
     body = "; ".join(conds) or "no conditions"
     if answer == "sat":

@@ -117,3 +117,12 @@ def test_version_is_the_installed_package_s() -> None:
     code, out, _ = run_cli("--version")
     assert code == 0 and out.strip() == f"ccac {metadata.version('ccac')}"
     assert ccac.__version__ == metadata.version("ccac")
+
+
+def test_a_query_s_description_is_printed_whole(tmp_path) -> None:
+    from conftest import run_cli
+
+    (tmp_path / "q.toml").write_text('[network]\nT = 5\n[cca]\nname = "aimd"\n[query]\nfind = "True"\n'
+                                     'description = """A first line that stops\nmid-sentence, and a second."""\n')
+    code, out, _ = run_cli("query", str(tmp_path / "q.toml"))
+    assert code == 0 and "  A first line that stops\n  mid-sentence, and a second.\n" in out, out

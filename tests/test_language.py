@@ -342,6 +342,9 @@ def refusal(tmp_path: Path, cca_file: str, message: str) -> str:
     ('name = "x"\n[params]\njitter = 1\n[state.rate]\nrule = "bq_belief"\n', "missing: memory"),
     # a unit the rules would not scale, spelled like one they would
     ('name = "x"\n[params]\nq = { default = 1, unit = "bdp" }\n[state.cwnd]\nrule = "q"\n', "params.q.unit: unknown unit 'bdp'"),
+    # initial holds at step 0 too, where no ACK has arrived: it names what it may read instead
+    ('name = "x"\n[state.cwnd]\nrule = "cwnd"\ninitial = "cwnd <= acked"\n',
+     "state.cwnd.initial: unknown name `acked` (known: R, alpha, cwnd, lost, timeout)"),
 ])
 def test_a_malformed_cca_file_is_refused_in_one_line(text: str, message: str, tmp_path: Path) -> None:
     refusal(tmp_path, text, message)

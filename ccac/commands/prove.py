@@ -98,7 +98,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
 
     click.echo(f"proof: {proof.name} ({proof.source})")
     if proof.description:
-        click.echo("  " + proof.description.splitlines()[0])
+        click.echo("\n".join("  " + line for line in proof.description.splitlines()))
     if strengthening:
         from ccac.analysis.strengthen import propose as proposals, strengthen
 

@@ -40,8 +40,7 @@ def describe_query(q: Any) -> str:
     net = q.network
     buffer = "infinite" if net.buffer == "inf" else "solver-chosen" if net.buffer == "any" else f"{rounded_text(net.buffer, 6)} BDP"
     lines = [f"query: {q.name} ({q.source})"]
-    if q.description:
-        lines.append("  " + q.description.splitlines()[0])
+    lines += ["  " + line for line in q.description.splitlines()]
     link = {"ccac": f"{net.model_name} path-server", "ideal": "ideal link (constant rate, no jitter)",
             "cbrdelay": "cbrdelay link (constant-rate bottleneck, ACKs held up to D steps)"}[net.link]
     oracle = ", losses known exactly R steps after they happen (loss oracle)" if net.loss_detection == "oracle" else ""

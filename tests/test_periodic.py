@@ -4,7 +4,8 @@ For every periodic query of the library that answers sat, the trace is repeated 
 periods here (plain list arithmetic, not the validator's code), every byte curve, window and
 timeout of the repetition is pinned with ``assume`` in an ordinary (non-periodic) query over
 3 * (T - 1) + 1 steps, and ccac's own encoding must find that longer run to be a trace. This
-is the check that showed the old periodic semantics wrong (issue 9).
+check tells a trace that repeats forever from one whose two ends merely match (see
+``test_a_trace_that_only_matches_at_its_ends_is_not_periodic``).
 """
 
 from __future__ import annotations
@@ -82,11 +83,11 @@ def test_every_periodic_sat_trace_repeats_as_a_trace(name: str) -> None:
 
 
 def test_a_trace_that_only_matches_at_its_ends_is_not_periodic() -> None:
-    """The old reading of "periodic" (queues and undetected loss equal at both ends) admits an
+    """A weaker reading of "periodic" (queues and undetected loss equal at both ends) admits an
     ordinary trace that starts with half a BDP of undetected loss on a path that loses nothing,
     hidden by a dupack threshold of 7 bytes while the link serves at most 6 per period.
     Repeated, later periods' ACKs reveal it, so it is no periodic trace: the validator must
-    reject it, and a periodic query must find that no such run exists (issue 9, cause 1)."""
+    reject it, and a periodic query must find that no such run exists."""
     ends = ["S_f[0][0] - (A_f[0][0] - L_f[0][0]) == S_f[0][T-1] - (A_f[0][T-1] - L_f[0][T-1])",
             "L_f[0][0] - Ld_f[0][0] == L_f[0][T-1] - Ld_f[0][T-1]",
             "(A[0] - L[0]) - (C * 0 - W[0]) == (A[T-1] - L[T-1]) - (C * (T-1) - W[T-1])"]
@@ -128,7 +129,7 @@ def test_periodic_runs_of_each_kind_validate_when_repeated(network: dict[str, An
     ("unknown", "sat", None, "unknown"),
 ])
 def test_periodic_solves_race_and_the_first_decisive_one_answers(monkeypatch, settled, loose, slow, expected):
-    from ccac.core import limits
+    from ccac.core import machine
     import time as clock
 
     from ccac.solving import solvers
@@ -151,5 +152,5 @@ def test_periodic_solves_race_and_the_first_decisive_one_answers(monkeypatch, se
     assert out.answer == expected
     if expected == "unknown" and loose == "sat" and settled == "unsat":
         assert "is sat" in out.reason
-    if slow is not None and limits.usable_cpus() >= 2:
+    if slow is not None and machine.usable_cpus() >= 2:
         assert clock.perf_counter() - start < 20  # the slow one was not waited for

@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import z3
 
-from ccac.core import limits
+from ccac.core import deadline, limits
 from ccac.analysis.bisection import bisect, search_range
 from ccac.core.params import exact_text as show
 from ccac.solving.backends import backend
@@ -163,7 +163,7 @@ class _Prober:
             self.rebuilt = "a [network] setting shapes the formula"
             return
         try:  # a TimeLimit escapes: no probe can be answered if the formula cannot be built in time
-            with limits.time_limit(timeout, "building the formula (once, for every probe)"):
+            with deadline.time_limit(timeout, "building the formula (once, for every probe)"):
                 self.problem = build(dataclasses.replace(query, params={**query.params, name: self.symbol}))
                 self.formulas = self.problem.enc.formulas()
         except CcacError as e:  # e.g. the parameter multiplies a solver quantity
@@ -185,14 +185,14 @@ class _Prober:
         The timeout bounds the probe: building its formula (when rebuilt) and solving."""
         start = time.perf_counter()
         try:
-            with limits.time_limit(self.timeout) as clock:
+            with deadline.time_limit(self.timeout) as clock:
                 if self.problem is None:
                     problem = build(self.at(value))
                     formulas = problem.enc.formulas()
                 else:
                     problem = dataclasses.replace(self.problem, query=self.at(value))
                     formulas = [*self.formulas, self.symbol == num(value)]
-                limits.set_phase("solving")
+                deadline.set_phase("solving")
                 left = clock.remaining()
                 if self.incremental is not None:
                     return self._reused(value, problem, clock, start)
@@ -202,13 +202,13 @@ class _Prober:
                     outcome = solve_periodic(problem, self.solver, budget, fixed)
                 else:
                     outcome = backend(self.solver)(formulas, budget)
-        except limits.TimeLimit as e:
+        except deadline.TimeLimit as e:
             return Probe(value, "unknown", time.perf_counter() - start, e.reason), self.problem, None
         self.version = outcome.version
         return Probe(value, outcome.answer, outcome.seconds, outcome.reason), problem, outcome.assignment
 
 
-    def _reused(self, value: Fraction, problem: Problem, clock: limits.Clock,
+    def _reused(self, value: Fraction, problem: Problem, clock: deadline.Clock,
                 start: float) -> tuple[Probe, Problem | None, Assignment | None]:
         """The probe as a check of the one shared solver under ``p == value`` (and, for a
         periodic unsat, again without the settling conditions)."""

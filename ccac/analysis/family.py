@@ -19,7 +19,7 @@ from typing import Any
 
 import z3
 
-from ccac.core import limits
+from ccac.core import deadline
 from ccac.solving.solvers import fresh_context
 from ccac.encode.encoding import num
 from ccac.core.errors import CcacError
@@ -52,7 +52,7 @@ def solve_family(queries: list[Query], timeout: float | None = None) -> list[Res
     fresh_context()
     symbols = {name: z3.Real(f"__family_{name}") for name in names}
     try:
-        with limits.time_limit(timeout, "building the formula (once, for every point)"):
+        with deadline.time_limit(timeout, "building the formula (once, for every point)"):
             base = queries[0]
             problem = build(dataclasses.replace(base, params={**base.params, **symbols}))
     except CcacError:  # a parameter cannot be a solver constant: each query on its own

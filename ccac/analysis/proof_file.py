@@ -33,6 +33,7 @@ import z3
 
 from ccac.core.errors import CcacError
 from ccac.encode.expr import Symbols, compile_condition, compile_number
+from ccac.encode.terms import is_variable, subterms
 from ccac.core.limits import check_horizon
 from ccac.analysis.obligation import VERDICTS
 from ccac.problems.problem import build
@@ -309,18 +310,8 @@ def _check_time_free(base: dict[str, Any], s: SteadyState) -> None:
 
 
 def _mentions_steps(value: Any, slots: dict[str, Any]) -> bool:
-    if not isinstance(value, z3.ExprRef):
-        return False
-    stack, seen = [value], set()
-    while stack:
-        e = stack.pop()
-        if e.get_id() in seen:
-            continue
-        seen.add(e.get_id())
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED and e.decl().name() in slots:
-            return True
-        stack.extend(e.children())
-    return False
+    """Whether ``value`` reads a variable of the trace's steps."""
+    return isinstance(value, z3.ExprRef) and any(is_variable(e) and e.decl().name() in slots for e in subterms([value]))
 
 
 # ---------------------------------------------------------------------- the queries a proof stands for

@@ -20,7 +20,7 @@ from ccac.solving.backends import backend
 
 from ccac.solving.solvers import fresh_context
 from ccac.encode.expr import compile_condition, compile_number
-from ccac.core.limits import TimeLimit, time_limit
+from ccac.core.deadline import TimeLimit, time_limit
 from ccac.core.params import rounded_text
 from ccac.analysis.obligation import Check, prove_claim, scope_text
 from ccac.solving.solve import Result

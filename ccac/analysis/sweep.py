@@ -25,7 +25,7 @@ from typing import Any, Callable
 from ccac.core.errors import CcacError
 from ccac.analysis.executors import call_on_cluster, run_dask, run_local
 from ccac.analysis.grid import Axis
-from ccac.core.limits import TimeLimit, time_limit
+from ccac.core.deadline import TimeLimit, time_limit
 from ccac.problems.query import QUERY_KEYS, SECTIONS, apply_overrides, bundled_queries, locate, read_toml
 from ccac.analysis.proof_file import proof_solver
 from ccac.core import VERSION

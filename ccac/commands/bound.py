@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ccac.analysis.bound import MONOTONE_CAVEAT, BoundResult, find_bound
-from ccac.core import limits
+from ccac.core import progress
 from ccac.core.params import exact_text as show
 from ccac.problems.query import load_query
 from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, describe_query, echo_validation
@@ -82,7 +82,7 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
 
     if plot_path is not None:
         check_format(plot_path)
-    limits.show_progress(True)
+    progress.show_progress(True)
     backend(solver)  # bad input stops before anything is printed
     q = load_query(file_or_name, list(overrides))
     click.echo(describe_query(q))

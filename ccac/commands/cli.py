@@ -20,7 +20,7 @@ from ccac.commands.query import query
 from ccac.commands.replay import replay_cmd
 from ccac.commands.sweep import sweep
 from ccac.commands.synthesize import synthesize_cmd
-from ccac.core import VERSION, limits
+from ccac.core import VERSION, deadline
 from ccac.core.errors import CcacError
 from ccac.report.presentation import EXIT_BAD_INPUT, EXIT_UNKNOWN
 
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     except CcacError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    except limits.TimeLimit as e:  # a time limit that ran out outside an SMT check
+    except deadline.TimeLimit as e:  # a time limit that ran out outside an SMT check
         click.echo(f"unknown: {e.reason}")
         sys.exit(EXIT_UNKNOWN)
     except OSError as e:  # a file named on the command line cannot be written or read

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ccac.core import limits
+from ccac.core import deadline, limits, progress
 from ccac.solving.backends import SOLVER_HELP
 from ccac.core.params import exact_text as show
 from ccac.core.errors import CcacError
@@ -87,8 +87,8 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         raise CcacError("--tighten needs --lo and --hi")
     if write_path and not (strengthening or tighten_name):
         raise CcacError("--write saves a strengthened or tightened proof: add --candidate/--propose or --tighten")
-    limits.show_progress(True)
-    with limits.time_limit(timeout, "building the proof's formulas to check its expressions"):
+    progress.show_progress(True)
+    with deadline.time_limit(timeout, "building the proof's formulas to check its expressions"):
         proof = load_proof(file_or_name, list(overrides))
     solver = solver or proof.solver
     out = Path(save_dir) if save_dir else Path("counterexamples") / proof.name

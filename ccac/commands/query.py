@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ccac.commands.replay import run_and_report
-from ccac.core import limits
+from ccac.core import limits, machine, progress
 from ccac.core.errors import CcacError
 from ccac.encode.frontier import STYLES
 from ccac.report.presentation import (EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line, describe_query,
@@ -66,7 +66,7 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     from ccac.solving.solve import solve
 
     limits.check_seconds(timeout)
-    limits.show_progress(not quiet)
+    progress.show_progress(not quiet)
     q = load_query(file_or_name, list(overrides))
     if expect is not None:
         q.expect = expect
@@ -148,7 +148,7 @@ def solve_cases(q: Query, cubes: int, workers: int | None, scheduler: str | None
             return solve_in_cubes(q, cubes, lambda fn, tasks, done: run_dask(client, fn, tasks, done), timeout, encoding)
         finally:
             client.close()
-    count = workers or limits.usable_cpus()
+    count = workers or machine.usable_cpus()
     return solve_in_cubes(q, cubes, lambda fn, tasks, done: run_local(fn, tasks, count, done), timeout, encoding)
 
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ccac.core import limits
+from ccac.core import deadline
 from ccac.solving.solvers import fresh_context
 from ccac.core.errors import CcacError
 from ccac.problems.problem import build
@@ -125,9 +125,9 @@ def measure_build(case: Case, timeout: float | None, encoding: str = "pairs",
         fresh_context()
         start = time.perf_counter()
         try:
-            with limits.time_limit(timeout):
+            with deadline.time_limit(timeout):
                 build(load_query(case.name, overrides(case.name, T, None)), encoding)
-        except limits.TimeLimit as e:
+        except deadline.TimeLimit as e:
             out.points.append(Point(T, None, "timeout", time.perf_counter() - start, 0.0, e.reason))
             continue
         except CcacError as e:

@@ -22,7 +22,8 @@ from ccac.solving.backends import SOLVER_HELP
 from ccac.core.errors import CcacError
 from ccac.analysis.executors import connect
 from ccac.analysis.grid import Axis, grid_points, option_keys, parse_grid
-from ccac.core.limits import check_seconds, usable_cpus
+from ccac.core.limits import check_seconds
+from ccac.core.machine import usable_cpus
 from ccac.report.presentation import EXIT_BAD_INPUT, EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN
 from ccac.solving.store import Store
 from ccac.analysis.sweep import Point, Sweep, versions

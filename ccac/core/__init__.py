@@ -1,6 +1,8 @@
 """The foundation every other room stands on: the one error type of bad input
-(:mod:`~ccac.core.errors`), time and size limits with progress (:mod:`~ccac.core.limits`), and
-declared, exactly parsed parameters (:mod:`~ccac.core.params`).
+(:mod:`~ccac.core.errors`), bounds on what input may cause (:mod:`~ccac.core.limits`), time
+limits (:mod:`~ccac.core.deadline`, with its ``SIGALRM`` backstop :mod:`~ccac.core.backstop`
+and progress line :mod:`~ccac.core.progress`), the machine's CPUs and memory
+(:mod:`~ccac.core.machine`), and declared, exactly parsed parameters (:mod:`~ccac.core.params`).
 
 May import: nothing of ccac outside this room.
 """

@@ -18,7 +18,8 @@ from typing import Any, Union
 
 import z3
 
-from ccac.core import limits
+from ccac.core import deadline
+from ccac.encode.terms import is_variable, subterms
 Term = Union[z3.ArithRef, Fraction, int]
 Cond = Union[z3.BoolRef, bool]
 
@@ -66,6 +67,7 @@ def as_real(value: Term) -> z3.ArithRef:
 
 
 AXES = ("A", "S", "L", "W")
+STEP_SCAN = 400   # subterms of the latest constraint searched for its step (progress and timeouts)
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,15 @@ class Encoding:
         growth = slot.at(tl.period) - slot.at(0)
         return later - periods * growth
 
+    def latest_step(self) -> int | None:
+        """How far the build has got: the largest step among the variables of the latest
+        constraint (the first :data:`STEP_SCAN` of its subterms), None before any."""
+        if not self.constraints:
+            return None
+        steps = [self.slots[term.decl().name()].step for term in subterms([self.constraints[-1][1]], STEP_SCAN)
+                 if is_variable(term) and term.decl().name() in self.slots]
+        return max(steps, default=None)
+
     def real(self, name: str) -> z3.ArithRef:
         return z3.Real(self.fresh_name(name))
 
@@ -184,8 +195,8 @@ class Encoding:
     def add(self, group: str, *constraints: Cond | Iterable[Cond]) -> None:
         """Add constraints under ``group``; Python ``True`` is dropped, ``False`` kept as false.
 
-        Every :data:`ccac.core.limits.CHECK_EVERY` calls, the current time limit (if any) is
-        checked: past its deadline this raises :class:`ccac.core.limits.TimeLimit`."""
+        Every :data:`ccac.core.deadline.CHECK_EVERY` calls, the current time limit (if any) is
+        checked: past its deadline this raises :class:`ccac.core.deadline.TimeLimit`."""
         for c in constraints:
             if isinstance(c, (bool, z3.BoolRef)):
                 self._add_one(group, c)
@@ -193,8 +204,8 @@ class Encoding:
                 for item in c:
                     self._add_one(group, item)
         self._adds += 1
-        if not self._adds % limits.CHECK_EVERY:
-            limits.checkpoint(self, group)
+        if not self._adds % deadline.CHECK_EVERY:
+            deadline.checkpoint(self, group)
 
     def _add_one(self, group: str, c: Cond) -> None:
         if c is True:

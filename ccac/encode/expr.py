@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterator
 
 import z3
 
-from ccac.core import limits
+from ccac.core import deadline
 from ccac.encode.encoding import as_real, is_symbolic, maximum, minimum, num
 from ccac.core.errors import CcacError
 from ccac.core.limits import MAX_DEPTH, MAX_EXPANSION, MAX_NUMBER_BITS, number_bits, power_bits, show_size
@@ -181,8 +181,8 @@ class _Compiler:
         budget.used += units
         if budget.used > MAX_EXPANSION:
             raise self.too_big(node)
-        if budget.used % limits.CHECK_EVERY_NODES < units:
-            limits.checkpoint(None, budget.where)
+        if budget.used % deadline.CHECK_EVERY_NODES < units:
+            deadline.checkpoint(None, budget.where)
 
     def known_number(self, node: ast.AST, value: Value) -> Value:
         """``value``, if it is no larger than :data:`ccac.core.limits.MAX_NUMBER_BITS`."""

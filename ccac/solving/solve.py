@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from ccac.core import limits
+from ccac.core import deadline, machine
 from ccac.solving.backends import backend
 from ccac.solving.solvers import Outcome, evaluate, fresh_context, to_smtlib
 from ccac.core.errors import CcacError
@@ -86,15 +86,15 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
     answer ``unknown`` with a reason starting ``timeout:`` that says where the time went."""
     backend(solver)  # an unknown name is bad input before anything is built
     try:
-        with limits.time_limit(timeout) as clock:
+        with deadline.time_limit(timeout) as clock:
             return _solve(query, solver, clock, smtlib, encoding)
-    except limits.TimeLimit as e:
+    except deadline.TimeLimit as e:
         spent = clock.spent()
         return Result(query, "unknown", e.reason, None, None, solver, solver_version(solver),
-                      spent.get(limits.BUILDING, 0.0), spent.get("solving", 0.0))
+                      spent.get(deadline.BUILDING, 0.0), spent.get("solving", 0.0))
 
 
-def _solve(query: Query, solver: str, clock: limits.Clock, smtlib: str | Path | None,
+def _solve(query: Query, solver: str, clock: deadline.Clock, smtlib: str | Path | None,
            encoding: str) -> Result:
     start = time.perf_counter()
     fresh_context()
@@ -154,7 +154,7 @@ def solve_periodic(problem: Problem, solver: str, timeout: float | None,
     only "settled unsat, unsettled not" needs both. Sequentially an unsat costs two solves;
     this way it costs the slower one's time only when the answer needs both. ``extra`` are
     formulas solved with the problem's own (e.g. a probed parameter's value)."""
-    if limits.usable_cpus() < 2:
+    if machine.usable_cpus() < 2:
         outcome = backend(solver)([*problem.enc.formulas(), *extra], timeout)
         if outcome.answer == "unsat":
             outcome = confirm_periodic_unsat(problem, solver, outcome, timeout, extra)
@@ -207,21 +207,21 @@ def periodic_verdict(outcome: Outcome, loose: Outcome) -> Outcome:
     return Outcome("unknown", reason, None, outcome.solver, outcome.version, seconds)
 
 
-def _time_to_solve(clock: limits.Clock, build_seconds: float) -> float | None:
+def _time_to_solve(clock: deadline.Clock, build_seconds: float) -> float | None:
     """What is left of the time limit for the solver (None: no limit)."""
     left = clock.remaining()
     if left is not None and left <= 0:
         raise clock.timeout(f"it took {build_seconds:.2f} s, leaving no time to solve")
     clock.note = f"the formula was built in {build_seconds:.2f} s"
-    limits.set_phase("solving")
+    deadline.set_phase("solving")
     return left
 
 
-def _validating(clock: limits.Clock, build_seconds: float, solve_seconds: float) -> None:
+def _validating(clock: deadline.Clock, build_seconds: float, solve_seconds: float) -> None:
     """The time limit's remainder now goes to reading back and validating a trace."""
     clock.note = (f"the formula was built in {build_seconds:.2f} s, the solver answered sat in "
                   f"{solve_seconds:.2f} s; a trace is never reported unvalidated")
-    limits.set_phase("reading back and validating the trace")
+    deadline.set_phase("reading back and validating the trace")
 
 
 def checked_trace(problem: Problem, assignment: dict[str, Any]) -> tuple[Trace, list[str]]:

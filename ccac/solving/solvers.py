@@ -25,6 +25,8 @@ from typing import Any, Callable
 
 import z3
 
+from ccac.encode.terms import subterms
+
 Assignment = dict[str, Any]
 
 
@@ -280,17 +282,10 @@ def _constant_connective(m: re.Match[str]) -> str:
 def _signature(formulas: list[z3.BoolRef]) -> tuple[bool, bool]:
     """Whether the formulas use integers, and uninterpreted functions (``ccac.encode.frontier``)."""
     integers = functions = False
-    seen: set[int] = set()
-    stack: list[z3.ExprRef] = list(formulas)
-    while stack:
-        e = stack.pop()
-        if e.get_id() in seen:
-            continue
-        seen.add(e.get_id())
+    for e in subterms(formulas):
         integers = integers or z3.is_int(e)
         functions = functions or (z3.is_app(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED
                                   and e.decl().arity() > 0)
-        stack.extend(e.children())
     return integers, functions
 
 

@@ -1,4 +1,4 @@
-"""AIMD as the thesis defines it (6.2), and the RFC 6582 reading as a parameter (issue 10)."""
+"""AIMD as the thesis defines it (6.2), and the RFC 6582 reading as a parameter (``hold_in_recovery``)."""
 
 from __future__ import annotations
 

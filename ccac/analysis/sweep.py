@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ccac.core.errors import CcacError
-from ccac.analysis.executors import call_on_cluster, run_dask, run_local
+from ccac.analysis.executors import Executor
 from ccac.analysis.grid import Axis
 from ccac.core.deadline import TimeLimit, time_limit
 from ccac.problems.query import QUERY_KEYS, SECTIONS, apply_overrides, bundled_queries, locate, read_toml
@@ -45,9 +45,9 @@ def environment(solver: str) -> dict[str, str]:
     return {"solver_version": solver_version(solver), "ccac_version": VERSION}
 
 
-def versions(client: Any, solver: str) -> dict[str, str]:
+def versions(where: Executor, solver: str) -> dict[str, str]:
     """The versions that key results: those of the Dask cluster's workers, or of this process."""
-    return call_on_cluster(client, environment, solver) if client is not None else environment(solver)
+    return where.call(environment, solver)
 
 
 def run_point(task: dict[str, Any]) -> dict[str, Any]:
@@ -241,16 +241,13 @@ class Sweep:
             self.tasks = [{"kind": self.kind, "file": self.target, "overrides": self.points[ns[0]].overrides,
                            "solver": self.solver, "timeout": self.timeout} for ns in self.groups]
 
-    def run(self, store: Store, client: Any, workers: int, progress: Callable[[list[str]], None]) -> None:
-        """Run the tasks on the Dask ``client``, or without one in a pool of ``workers``
-        processes; after each, ``progress`` gets the answers of the points it answered."""
+    def run(self, store: Store, where: Executor, progress: Callable[[list[str]], None]) -> None:
+        """Run the tasks where ``where`` runs them; after each, ``progress`` gets the answers of
+        the points it answered."""
         def done(i: int, outcome: dict[str, Any] | Exception) -> None:
             progress(self.record(store, i, outcome))
 
-        if self.tasks and client is not None:
-            run_dask(client, run_point, self.tasks, done)
-        elif self.tasks:
-            run_local(run_point, self.tasks, workers, done)
+        where.run(run_point, self.tasks, done)
 
     def record(self, store: Store, i: int, outcome: dict[str, Any] | Exception) -> list[str]:
         """Task i's results in its points, and in the store unless errors; the answer of each

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ccac.commands.replay import run_and_report
-from ccac.core import limits, machine, progress
+from ccac.core import limits, progress
 from ccac.core.errors import CcacError
 from ccac.encode.frontier import STYLES
 from ccac.report.presentation import (EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line, describe_query,
@@ -140,16 +140,10 @@ def solve_cases(q: Query, cubes: int, workers: int | None, scheduler: str | None
                 encoding: str) -> CubeRun:
     """``q`` split into cases solved on a local pool or a Dask cluster (:mod:`ccac.analysis.cubes`)."""
     from ccac.analysis.cubes import solve_in_cubes
-    from ccac.analysis.executors import connect, run_dask, run_local
+    from ccac.analysis.executors import executor
 
-    if scheduler is not None:
-        client = connect(scheduler)
-        try:
-            return solve_in_cubes(q, cubes, lambda fn, tasks, done: run_dask(client, fn, tasks, done), timeout, encoding)
-        finally:
-            client.close()
-    count = workers or machine.usable_cpus()
-    return solve_in_cubes(q, cubes, lambda fn, tasks, done: run_local(fn, tasks, count, done), timeout, encoding)
+    with executor(workers, scheduler) as where:
+        return solve_in_cubes(q, cubes, where.run, timeout, encoding)
 
 
 def echo_cases(split: CubeRun) -> None:

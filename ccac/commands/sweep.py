@@ -20,10 +20,9 @@ import click
 
 from ccac.solving.backends import SOLVER_HELP
 from ccac.core.errors import CcacError
-from ccac.analysis.executors import connect
+from ccac.analysis.executors import executor
 from ccac.analysis.grid import Axis, grid_points, option_keys, parse_grid
 from ccac.core.limits import check_seconds
-from ccac.core.machine import usable_cpus
 from ccac.report.presentation import EXIT_BAD_INPUT, EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN
 from ccac.solving.store import Store
 from ccac.analysis.sweep import Point, Sweep, versions
@@ -110,19 +109,16 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
     job = Sweep(file_or_name, axes, indexes, overrides, keys, solver, timeout)
     points = job.points
 
-    client = connect(scheduler) if scheduler else None
-    try:
-        env = versions(client, job.solver)
+    with executor(workers, scheduler) as where:
+        env = versions(where, job.solver)
         with Store() as store:
-            nworkers = workers or usable_cpus()
-            job.plan(store, env, fresh, reuse, nworkers)
+            job.plan(store, env, fresh, reuse, where.workers)
             tasks = job.tasks
-            where = f"Dask scheduler {scheduler}" if client else _plural(min(nworkers, len(tasks)), "local worker")
             click.echo(f"sweep: {_plural(len(points), 'point')}, {sum(p.cached for p in points)} in the store "
                        f"({store.path}), {len(job.groups)} to compute"
                        + (f" in {len(tasks)} {'family' if len(tasks) == 1 else 'families'} sharing a solver each"
                           if job.shared else "")
-                       + (f" on {where}" if tasks else ""), err=True)
+                       + (f" on {where.describe(len(tasks))}" if tasks else ""), err=True)
             counts = Counter(p.answer for p in points if p.result)
             bar = _progress(len(tasks))
             bar.set_postfix(_postfix(job.kind, counts), refresh=False)
@@ -133,7 +129,7 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
                 bar.update(1)
 
             try:
-                job.run(store, client, nworkers, progress)
+                job.run(store, where, progress)
             except KeyboardInterrupt:
                 bar.close()
                 stored = sum(1 for p in points if p.result and p.answer != "error")
@@ -142,9 +138,6 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
                 raise
             finally:
                 bar.close()
-    finally:
-        if client is not None:
-            client.close()
     report(job.kind, axes, points, out_path, time.perf_counter() - started)
 
 

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+
 
 import click
 
-from ccac.analysis.executors import Pool, connect, run_dask
+from ccac.analysis.executors import executor
 from ccac.analysis.proof import check_proof
 from ccac.analysis.proof_file import load_proof
 from ccac.commands.prove import CODES, echo_check
 from ccac.core.errors import CcacError
 from ccac.report.presentation import EXIT_MISMATCH, EXIT_UNKNOWN
 from ccac.synthesis import written
-from ccac.synthesis.cegis import Outcome, Runner, in_process, synthesize
+from ccac.synthesis.cegis import Outcome, synthesize
 from ccac.synthesis.spec import Spec, load_spec
 
 
@@ -31,15 +30,16 @@ from ccac.synthesis.spec import Spec, load_spec
               help="Where to write the CCA found [default: NAME_synthesized.toml beside FILE].")
 @click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
               help="Stop after N verifier iterations.")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
-              help="Verify N candidates at once and prune in N parts, in a local process pool.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Verify N candidates at once and prune in N parts, in a local process pool [default: 1; "
+                   "with --scheduler, the cluster's workers].")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run the verifier and the pruning on this Dask scheduler (e.g. tcp://host:8786); its workers "
                    "need ccac installed and FILE and its template at the same absolute paths.")
 @click.option("--prove", "proof_path", type=click.Path(dir_okay=False), default=None, metavar="PROOF",
               help="Once the CCA is written, check this proof file about it (its [cca] names the file --out "
                    "writes), as `ccac prove PROOF` does: lemmas and steady-state theorems.")
-def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int | None, workers: int,
+def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int | None, workers: int | None,
                    scheduler: str | None, proof_path: str | None) -> None:
     """Find a CCA in FILE's template whose every goal query is unsat, or show that none is.
 
@@ -62,8 +62,8 @@ def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int |
         click.echo("the goals set the CCA's " + ", ".join(f"{k} = {v}" for k, v in spec.settings.items())
                    + ": every candidate is verified with them, and the file written carries them")
     started = time.monotonic()
-    with runner(workers, scheduler) as (run, batch):
-        out = synthesize(spec, timeout, lambda line: click.echo(line), limit, run, batch)
+    with executor(workers or (None if scheduler else 1), scheduler) as where:
+        out = synthesize(spec, timeout, lambda line: click.echo(line), limit, where.map, where.workers)
     click.echo(summary(spec, out, time.monotonic() - started))
     if out.found is not None:
         target = Path(out_path) if out_path else path.parent / f"{spec.cca_name}_synthesized.toml"
@@ -74,33 +74,6 @@ def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int |
             prove_found(Path(proof_path), timeout)
         return
     sys.exit(EXIT_MISMATCH if out.exhausted else EXIT_UNKNOWN)
-
-
-@contextmanager
-def runner(workers: int, scheduler: str | None) -> Iterator[tuple[Runner, int]]:
-    """How tasks run: here (one worker), on a local pool kept for the whole search, or on a Dask
-    cluster; and how many candidates each iteration verifies at once."""
-    if scheduler is not None:
-        client = connect(scheduler)
-        count = workers if workers > 1 else max(1, len(client.scheduler_info().get("workers", {})))
-
-        def on_cluster(fn: Callable[[Any], Any], tasks: list[Any]) -> list[Any]:
-            results: list[Any] = [None] * len(tasks)
-
-            def done(i: int, outcome: Any) -> None:
-                if isinstance(outcome, BaseException):
-                    raise outcome
-                results[i] = outcome
-
-            run_dask(client, fn, tasks, done)
-            return results
-
-        yield on_cluster, count
-    elif workers == 1:
-        yield in_process, 1
-    else:
-        with Pool(workers, "ccac.synthesis.cegis") as pool:
-            yield pool.map, workers
 
 
 def prove_found(proof_path: Path, timeout: float) -> None:

@@ -10,7 +10,7 @@ import z3
 
 from ccac.solving import solvers
 from ccac.solving.solvers import Outcome
-from ccac.solving.portfolio import solve_portfolio
+from ccac.solving.backends import backend, parse_solver
 from ccac.problems.query import load_query
 from ccac.solving.solve import solve
 
@@ -40,22 +40,22 @@ def members(monkeypatch):
 
 
 def test_portfolio_answers_sat_and_unsat_with_the_winner_named():
-    sat = solve_portfolio(_formulas(True), 10)
+    sat = backend("portfolio")(_formulas(True), 10)
     assert sat.answer == "sat" and sat.solver.endswith("(portfolio)")
     assert 1 < sat.assignment["x"] < 3
-    assert solve_portfolio(_formulas(False), 10).answer == "unsat"
+    assert backend("portfolio")(_formulas(False), 10).answer == "unsat"
 
 
 def test_the_first_definitive_answer_wins_and_a_slow_member_is_stopped(members):
     start = time.perf_counter()
-    out = solve_portfolio(_formulas(True), 60, members=("sleepy", "z3"))
+    out = backend("portfolio:sleepy,z3")(_formulas(True), 60)
     assert out.answer == "sat" and out.solver == "z3 (portfolio)"
     assert time.perf_counter() - start < 10  # sleepy was killed, not waited for
 
 
 def test_a_failing_member_is_that_members_unknown_not_the_races(members):
-    assert solve_portfolio(_formulas(False), 10, members=("broken", "z3")).answer == "unsat"
-    out = solve_portfolio(_formulas(False), 10, members=("broken", "gives_up"))
+    assert backend("portfolio:broken,z3")(_formulas(False), 10).answer == "unsat"
+    out = backend("portfolio:broken,gives_up")(_formulas(False), 10)
     assert out.answer == "unknown"
     assert "no such solver" in out.reason and "incomplete" in out.reason
 
@@ -68,13 +68,14 @@ def test_a_portfolio_query_is_validated_like_any_other():
 
 
 def test_solver_names_seeds_and_custom_portfolios():
-    from ccac.solving.backends import backend
     from ccac.core.errors import CcacError
-    from ccac.solving.portfolio import members_of
+    from ccac.solving.backends import solver_version
 
     assert backend("z3#3")(_formulas(True), 10).solver == "z3#3"
-    assert members_of("portfolio") == ("z3", "cvc5")
-    assert members_of("portfolio:z3, z3#1") == ("z3", "z3#1")
+    assert [m.text for m in parse_solver("portfolio").members] == ["z3", "cvc5"]
+    assert [m.text for m in parse_solver("portfolio:z3, z3#1").members] == ["z3", "z3#1"]
+    assert parse_solver("z3#7").engine == "z3" and parse_solver("z3#7").seed == 7
+    assert solver_version("portfolio:z3,z3#1") == f"z3 {z3.get_version_string()} + z3#1 {z3.get_version_string()}"
     out = backend("portfolio:z3#1,z3#2")(_formulas(False), 10)
     assert out.answer == "unsat" and out.solver in ("z3#1 (portfolio)", "z3#2 (portfolio)")
     for bad in ("bogus", "z3#", "portfolio:z3", "portfolio:z3,portfolio", "portfolio:z3,nope"):

@@ -43,7 +43,7 @@ from ccac.problems.problem import build
 from ccac.problems.query import Query
 from ccac.solving.solve import Result, checked_trace
 from ccac.solving.solvers import fresh_context, solve_z3_text
-from ccac.solving.store import solver_version
+from ccac.solving.backends import solver_version
 
 #: the most cases one query is split into, per formula
 MAX_CUBES = 1024

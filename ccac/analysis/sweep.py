@@ -29,7 +29,8 @@ from ccac.core.deadline import TimeLimit, time_limit
 from ccac.problems.query import QUERY_KEYS, SECTIONS, apply_overrides, bundled_queries, locate, read_toml
 from ccac.analysis.proof_file import proof_solver
 from ccac.core import VERSION
-from ccac.solving.store import Store, result_key, reusable, solver_version
+from ccac.solving.backends import solver_version
+from ccac.solving.store import Store, result_key, reusable
 
 __all__ = ["Point", "Sweep", "environment", "run_point", "versions"]
 

@@ -25,23 +25,11 @@ from typing import Callable
 
 import z3
 
-from ccac.core.errors import CcacError
-from ccac.solving.solvers import Outcome, single
+from ccac.solving.solvers import Outcome
 
-MEMBERS = ("z3", "cvc5")
+DEFAULT_PORTFOLIO = ("z3", "cvc5")   # what ``--solver portfolio`` races
 DEFINITIVE = ("sat", "unsat")
 MAX_MEMBERS = 8
-
-
-def members_of(name: str) -> tuple[str, ...]:
-    """The members of portfolio ``name``: ``portfolio`` (z3 and cvc5) or ``portfolio:A,B,...``."""
-    if name == "portfolio":
-        return MEMBERS
-    members = tuple(m.strip() for m in name.removeprefix("portfolio:").split(","))
-    if not 2 <= len(members) <= MAX_MEMBERS or any(not m or m.startswith("portfolio") for m in members):
-        raise CcacError(f"a portfolio names 2 to {MAX_MEMBERS} solvers other than portfolios, "
-                        f"got {name!r}", "--solver")
-    return members
 
 
 def race(jobs: dict[str, Callable[[], Outcome]],
@@ -77,14 +65,12 @@ def race(jobs: dict[str, Callable[[], Outcome]],
 
 
 def solve_portfolio(formulas: list[z3.BoolRef], timeout: float | None,
-                    members: tuple[str, ...] = MEMBERS) -> Outcome:
-    """Race ``members`` (single solvers, each named as :func:`~ccac.solving.solvers.single`
-    knows them) on ``formulas``; the first definitive answer wins."""
+                    members: dict[str, Callable[[list[z3.BoolRef], float | None], Outcome]]) -> Outcome:
+    """Race ``members`` (single solvers by name, :func:`ccac.solving.backends.parse_solver`) on
+    ``formulas``; the first definitive answer wins."""
     start = time.perf_counter()
 
-    def job(name: str) -> Callable[[], Outcome]:
-        solve = single(name)
-        assert solve is not None, f"portfolio member {name!r} is not a single solver"
+    def job(solve: Callable[[list[z3.BoolRef], float | None], Outcome]) -> Callable[[], Outcome]:
         return lambda: solve(formulas, timeout)
 
     def first_definitive(finished: dict[str, Outcome]) -> Outcome | None:
@@ -98,7 +84,7 @@ def solve_portfolio(formulas: list[z3.BoolRef], timeout: float | None,
         versions = ", ".join(f"{o.solver} {o.version}" for o in finished.values())
         return Outcome("unknown", reasons, None, "portfolio", versions, seconds)
 
-    return race({name: job(name) for name in members}, first_definitive)
+    return race({name: job(solve) for name, solve in members.items()}, first_definitive)
 
 
 def _spawn(name: str, job: Callable[[], Outcome]) -> dict[int, tuple[str, int]]:

@@ -25,7 +25,7 @@ from ccac.core.errors import CcacError
 from ccac.encode.periodic import SETTLED
 from ccac.problems.problem import Problem, build, symbols_for
 from ccac.problems.query import Query
-from ccac.solving.store import solver_version
+from ccac.solving.backends import solver_version
 from ccac.encode.trace import Trace
 from ccac.solving.validate import unrolled, validate
 

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
@@ -360,12 +360,14 @@ SOLVERS: dict[str, Callable[[list[z3.BoolRef], float | None], Outcome]] = {
     "yices": solve_yices,
 }
 
-def single(name: str) -> Callable[[list[z3.BoolRef], float | None], Outcome] | None:
-    """The one solver called ``name`` (z3, cvc5, yices, or z3#N: z3 with random seed N), or
-    None if no single solver has that name."""
-    if name in SOLVERS:
-        return SOLVERS[name]
-    seed = re.fullmatch(r"z3#(\d{1,9})", name)
-    if seed:
-        return lambda formulas, timeout: replace(solve_z3(formulas, timeout, int(seed.group(1))), solver=name)
-    return None
+
+def cvc5_version() -> str:
+    import cvc5
+
+    version = cvc5.Solver().getVersion()
+    return (version.decode() if isinstance(version, bytes) else version).strip('"')
+
+
+#: each engine's version, as this process runs it
+ENGINE_VERSIONS: dict[str, Callable[[], str]] = {"z3": z3.get_version_string, "cvc5": cvc5_version,
+                                                 "yices": lambda: yices_version()}

@@ -23,7 +23,7 @@ from typing import Any
 
 from ccac.core.errors import CcacError
 
-__all__ = ["Store", "reusable", "result_key", "solver_version", "store_path"]
+__all__ = ["Store", "reusable", "result_key", "store_path"]
 
 SCHEMA_VERSION = 1
 DEFINITE = ("sat", "unsat", "proved", "refuted", "vacuous")  # answers that do not depend on time
@@ -54,33 +54,6 @@ def store_path() -> Path:
 
         root = platformdirs.user_cache_dir("ccac")
     return Path(root) / "results.sqlite"
-
-
-
-
-def solver_version(solver: str) -> str:
-    """The version of ``solver`` in this process, as the backends report it."""
-    from ccac.solving.backends import backend
-    backend(solver)  # an unknown name is bad input
-    if solver == "z3":
-        import z3
-
-        return z3.get_version_string()
-    if solver == "cvc5":
-        import cvc5
-
-        version = cvc5.Solver().getVersion()
-        return (version.decode() if isinstance(version, bytes) else version).strip('"')
-    if solver == "yices":
-        from ccac.solving.solvers import yices_version
-        return yices_version()
-    if solver.startswith("z3#"):
-        return solver_version("z3")
-    if solver.startswith("portfolio"):
-        from ccac.solving.portfolio import members_of
-
-        return " + ".join(f"{member} {solver_version(member)}" for member in members_of(solver))
-    raise CcacError(f"unknown solver {solver!r}")
 
 
 def canonical(resolved: dict[str, Any]) -> str:

@@ -53,7 +53,7 @@ def test_bench_uses_the_query_s_own_horizons_unless_told_otherwise(tmp_path):
 
 
 def test_scaling_fits_the_growth_exponent() -> None:
-    from ccac.commands.scaling import Case, Measured, Point
+    from ccac.analysis.scaling import Case, Measured, Point
 
     m = Measured(Case("q", "", ()), [Point(10, 1, "sat", 1.0, 0.5), Point(20, 2, "unsat", 4.0, 4.0),
                                      Point(40, 4, "unknown", 16.0, 1.0, "timeout"),
@@ -66,7 +66,7 @@ def test_scaling_fits_the_growth_exponent() -> None:
 
 def test_scaling_runs_cases_and_draws_them(tmp_path) -> None:
     from ccac.commands.bench import bench_scaling
-    from ccac.commands.scaling import CASES, Case
+    from ccac.analysis.scaling import CASES, Case
 
     assert {c.name for c in CASES} <= set(bundled_queries())
     path = tmp_path / "scaling.png"
@@ -76,7 +76,7 @@ def test_scaling_runs_cases_and_draws_them(tmp_path) -> None:
 
 
 def test_scaling_build_only_builds_at_long_horizons(tmp_path) -> None:
-    from ccac.commands.scaling import Case, measure_build
+    from ccac.analysis.scaling import Case, measure_build
 
     m = measure_build(Case("aimd_premature_loss", "AIMD", ()), 60, "index", horizons=(50, 100))
     assert [p.answer for p in m.points] == ["built", "built"] and m.exponent("build") is not None
@@ -86,7 +86,7 @@ def test_scaling_build_only_builds_at_long_horizons(tmp_path) -> None:
 
 def test_resolution_scales_every_duration_with_R() -> None:
     from ccac.problems.query import load_query
-    from ccac.commands.scaling import finer_horizon, overrides
+    from ccac.analysis.scaling import finer_horizon, overrides
 
     q = load_query("copa_starvation_unequal_jitter", overrides("copa_starvation_unequal_jitter", 25, 3))
     assert (q.network.R, q.network.D, q.network.rto) == (3, 0, 3)

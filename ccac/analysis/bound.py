@@ -16,7 +16,7 @@ when the parameter only loosens or tightens the query's conditions (e.g.
 
 Solving: the formula is built once with the parameter as a solver constant p, and each probe
 solves it plus ``p == value`` in a fresh solver (so any backend works). With ``--reuse`` every
-probe is instead a check of one z3 solver under assumptions (:mod:`ccac.solving.incremental`), a
+probe is instead a check of one z3 solver under assumptions (:mod:`ccac.analysis.incremental`), a
 periodic probe's re-check without the settling conditions included; measured against fresh
 solvers it is no faster on the library's bounds (docs/bounds-and-sweeps.md, the `--reuse` table), so fresh is
 the default. If the parameter cannot be a solver constant (a product with a solver quantity,
@@ -50,7 +50,7 @@ from ccac.core.errors import CcacError
 from ccac.problems.problem import Problem, build
 from ccac.problems.query import Query, apply_overrides, parse_query
 from ccac.encode.network import NETWORK_PARAMS
-from ccac.solving.incremental import Incremental
+from ccac.analysis.incremental import Incremental
 from ccac.solving.solve import checked_trace, premise_verdict, solve_periodic
 from ccac.encode.trace import Trace
 

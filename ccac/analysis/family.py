@@ -2,7 +2,7 @@
 
 A sweep over ``params.*`` axes asks the same formula at many values. :func:`solve_family` builds
 it once with every varying parameter as a solver constant and answers each query as a check of
-one :class:`~ccac.solving.incremental.Incremental` solver under the assumption ``p == value`` (a
+one :class:`~ccac.analysis.incremental.Incremental` solver under the assumption ``p == value`` (a
 periodic query's settling conditions behind their own literal, so the unsat re-check runs in
 the same solver). Each answer is exactly what :func:`ccac.solving.solve.solve` would say: a sat trace is
 read back against that query (its own parameter values) and validated independently.
@@ -23,7 +23,7 @@ from ccac.core import deadline
 from ccac.solving.solvers import fresh_context
 from ccac.encode.encoding import num
 from ccac.core.errors import CcacError
-from ccac.solving.incremental import Incremental
+from ccac.analysis.incremental import Incremental
 from ccac.problems.problem import build
 from ccac.problems.query import Query
 from ccac.solving.solve import Result, checked_trace, solve

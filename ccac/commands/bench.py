@@ -23,7 +23,7 @@ from ccac.core.errors import CcacError
 from ccac.encode.frontier import STYLES
 from ccac.core.limits import check_seconds
 from ccac.problems.query import bundled_queries, load_query, locate
-from ccac.commands.scaling import (BUILD_HORIZONS, CASES, Case, Measured, finer_horizon, measure, measure_build,
+from ccac.analysis.scaling import (BUILD_HORIZONS, CASES, Case, Measured, finer_horizon, measure, measure_build,
                           overrides, plot)
 from ccac.solving.solve import solve
 
@@ -165,7 +165,7 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: 
 def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
                   cases: tuple[Case, ...] = CASES, encoding: str = "pairs",
                   build_only: bool = False) -> list[Measured]:
-    """Run the scaling yardstick (``ccac.commands.scaling``) and print one row per point, then the
+    """Run the scaling yardstick (``ccac.analysis.scaling``) and print one row per point, then the
     fitted exponents."""
     if plot_path is not None:
         from ccac.report.plot import check_format

@@ -47,6 +47,7 @@ VALIDATE = "ccac.solving.validate"
 CEGIS = "ccac.synthesis.cegis"
 CUBES = "ccac.analysis.cubes"
 PATH_SERVER = "ccac.models.path_server"
+SOLVE = "ccac.solving.solve"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -58,6 +59,7 @@ CONFORMANCE = {
     VALIDATE: ("tests/test_synthesis.py",),
     CEGIS: ("tests/test_synthesis.py",),
     CUBES: ("tests/test_cubes.py",),
+    SOLVE: ("tests/test_periodic.py", "tests/test_cubes.py"),
     PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py"),
 }
 
@@ -297,8 +299,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "        back.extend(set(members) - set(confirmed))",
            "        back.extend([])"),
     Mutant("cubes_any_unsat", CUBES, "a query split into cases is unsat once any case is (not every one)",
-           'if all(cases[k].answer == "unsat" for k in needed):',
-           'if any(cases[k].answer == "unsat" for k in needed):'),
+           'if all(c.answer == "unsat" for c in own):',
+           'if any(c.answer == "unsat" for c in own):'),
     Mutant("packets_no_partial_packet", PATH_SERVER, "whole packets: the link is never part-way through a packet",
            "v.S[t] > oldest - v.alpha if net.any_packets else v.S[t] >= oldest", "v.S[t] >= oldest"),
     Mutant("packets_fluid_drop", PATH_SERVER, "whole packets: a packet is dropped only once the queue reaches the buffer",
@@ -308,6 +310,12 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("packets_fluid_send", PATH_SERVER, "whole packets: the sender sends exactly its window, fractions of a packet too",
            "enc.add(\"model.sender\", v.A_f[n][t] <= target, v.A_f[n][t] > target - v.alpha)",
            "enc.add(\"model.sender\", v.A_f[n][t] == target)"),
+    Mutant("periodic_settled_unsat_decides", SOLVE, "a periodic query is unsat once its settled formula is (not its loose one)",
+           'if loose is not None and loose.answer == "unsat":',
+           'if (loose is not None and loose.answer == "unsat") or (settled is not None and settled.answer == "unsat"):'),
+    Mutant("periodic_loose_sat_decides", SOLVE, "a periodic query is sat once its loose formula is (a trace that need not settle)",
+           'if settled is not None and settled.answer == "sat":',
+           'if (settled is not None and settled.answer == "sat") or (loose is not None and loose.answer == "sat"):'),
     Mutant("oracle_a_step_early", PATH_SERVER, "loss oracle: the sender knows a step's losses R - 1 steps after them",
            'enc.add("model.loss_detection", Ld[t] == L[t - R])', 'enc.add("model.loss_detection", Ld[t] == L[t - R + 1])'),
     Mutant("oracle_always_times_out", PATH_SERVER, "loss oracle: every step times out",

@@ -145,3 +145,23 @@ def test_the_layer_check_sees_a_violation(tmp_path: Path) -> None:
     assert any("ccac.core.low (floor core) imports ccac.commands.cli" in w for w in wrong)
     assert any("imports the facade" in w for w in wrong)
     assert import_circles(graph_of(found)) != []
+
+
+def test_a_periodic_answer_is_decided_by_one_rule() -> None:
+    """A periodic query asks two formulas (settled, and loose without the settling conditions),
+    and how their outcomes make its answer is soundness-critical. Only ``problems/problem.py``
+    (and the periodic encoding itself) names the settling conditions; every module that asks
+    the loose formula decides through ``ccac.solving.solve.periodic_answer``, which is defined
+    once: a second copy of the rule would have to name the loose formula and skip the rule."""
+    settling_names = {"problem", "periodic"}
+    definitions = 0
+    for name, path in modules().items():
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        definitions += sum(isinstance(n, ast.FunctionDef) and n.name == "periodic_answer" for n in ast.walk(tree))
+        if path.stem not in settling_names:
+            assert "SETTLED" not in text, f"{name} names the settling conditions itself"
+        asks_loose = "settled=False" in text or ".settling()" in text
+        if asks_loose and name not in ("ccac.problems.problem",):
+            assert "periodic_answer" in text, f"{name} asks the loose formula without periodic_answer"
+    assert definitions == 1

@@ -38,11 +38,10 @@ from typing import Any, Callable
 import z3
 
 from ccac.core.errors import CcacError
-from ccac.encode.periodic import SETTLED
 from ccac.problems.problem import build
 from ccac.problems.query import Query
-from ccac.solving.solve import Result, checked_trace
-from ccac.solving.solvers import fresh_context, solve_z3_text
+from ccac.solving.solve import Result, checked_trace, periodic_answer
+from ccac.solving.solvers import Outcome, fresh_context, solve_z3_text
 from ccac.solving.backends import solver_version
 
 #: the most cases one query is split into, per formula
@@ -135,8 +134,8 @@ def solve_in_cubes(query: Query, cubes: int, run: Runner, timeout: float | None 
     fresh_context()
     problem = build(query, encoding)
     build_seconds = time.perf_counter() - started
-    sets = {"settled": problem.enc.formulas(), "loose": problem.enc.formulas(skip=[SETTLED])} \
-        if query.periodic else {"whole": problem.enc.formulas()}
+    sets = {"settled": problem.formulas(), "loose": problem.formulas(settled=False)} \
+        if query.periodic else {"whole": problem.formulas()}
     started = time.perf_counter()
     cases, tasks = [], []
     texts = {name: _assertions(formulas) for name, formulas in sets.items()}
@@ -156,15 +155,15 @@ def solve_in_cubes(query: Query, cubes: int, run: Runner, timeout: float | None 
             case.answer, case.reason = "unknown", f"the worker failed: {type(outcome).__name__}: {outcome}"
             return
         case.answer, case.reason, assignment, case.seconds = outcome
-        sat_formula = "whole" if "whole" in sets else "settled"
-        unsat_formula = "whole" if "whole" in sets else "loose"
-        if case.answer == "sat" and case.formula == sat_formula:
-            deciding.append(i)
-            won["assignment"] = assignment
-            raise _Decided
-        needed = [k for k, c in enumerate(cases) if c.formula == unsat_formula]
-        if all(cases[k].answer == "unsat" for k in needed):
-            deciding.extend(needed)
+        if case.answer == "sat":
+            won.setdefault(case.formula, (i, assignment))
+        answer = _answer(cases, won, periodic=query.periodic)
+        if answer is not None and answer.answer in ("sat", "unsat"):
+            if answer.answer == "sat":
+                deciding.append(won["settled" if query.periodic else "whole"][0])
+                won["assignment"] = answer.assignment
+            else:
+                deciding.extend(k for k, c in enumerate(cases) if c.formula == ("loose" if query.periodic else "whole"))
             raise _Decided
 
     solving = time.perf_counter()
@@ -188,6 +187,29 @@ def solve_in_cubes(query: Query, cubes: int, run: Runner, timeout: float | None 
                       "conditions is: as a whole solve, no periodic trace settles within one period")
         result = Result(query, "unknown", reason, None, None, "z3 (cubes)", version, build_seconds, solve_seconds)
     return CubeRun(result, cases, split_seconds, deciding)
+
+
+def _answer(cases: list[Case], sat_cases: dict[str, tuple[int, Any]], periodic: bool) -> Outcome | None:
+    """The query's answer from its cases so far (None: not decided yet): a periodic query's by
+    :func:`ccac.solving.solve.periodic_answer` from its two formulas' outcomes."""
+    outcomes = {name: _formula_outcome([c for c in cases if c.formula == name], sat_cases.get(name))
+                for name in {c.formula for c in cases}}
+    if periodic:
+        return periodic_answer(outcomes["settled"], outcomes["loose"])
+    return outcomes["whole"]
+
+
+def _formula_outcome(own: list[Case], sat_case: tuple[int, Any] | None) -> Outcome | None:
+    """One formula's outcome from its cases: sat once a case is (with its assignment), unsat
+    once every case is (they cover every assignment), unknown once every case has answered
+    otherwise, None before."""
+    if sat_case is not None:
+        return Outcome("sat", None, sat_case[1], "z3 (cubes)", "", 0.0)
+    if all(c.answer == "unsat" for c in own):
+        return Outcome("unsat", None, None, "z3 (cubes)", "", 0.0)
+    if all(c.answer != "cancelled" for c in own):
+        return Outcome("unknown", "a case without an answer", None, "z3 (cubes)", "", 0.0)
+    return None
 
 
 def _assertions(formulas: list[z3.BoolRef]) -> str:

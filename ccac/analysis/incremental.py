@@ -23,7 +23,6 @@ from typing import Callable, Sequence
 import z3
 
 from ccac.solving.solvers import Outcome, z3_value
-from ccac.encode.periodic import SETTLED
 
 if TYPE_CHECKING:
     from ccac.problems.problem import Problem
@@ -45,21 +44,20 @@ class Incremental:
     @classmethod
     def for_problem(cls, problem: "Problem") -> "Incremental":
         """The solver for a built problem: its formula for good, a periodic query's settling
-        conditions (:data:`ccac.encode.periodic.SETTLED`) as the optional group."""
-        settled = [c for g, c in problem.enc.constraints if g.startswith(SETTLED)]
-        return cls(problem.enc.formulas(skip=[SETTLED]), settled)
+        conditions (:meth:`ccac.problems.problem.Problem.settling`) as the optional group."""
+        return cls(problem.formulas(settled=False), problem.settling())
 
     def answer(self, facts: Sequence[z3.BoolRef], periodic: bool,
                budget: Callable[[], float | None]) -> Outcome:
         """The answer under ``facts`` as :func:`ccac.solving.solve.solve` gives it: for a periodic query,
         an unsat is checked again without the settling conditions (in this same solver).
         ``budget()`` is the time each check may take (None: no limit)."""
-        from ccac.solving.solve import periodic_verdict
+        from ccac.solving.solve import periodic_answer
 
-        outcome = self.check(facts, True, budget())
-        if outcome.answer == "unsat" and periodic:
-            outcome = periodic_verdict(outcome, self.check(facts, False, budget()))
-        return outcome
+        settled = self.check(facts, True, budget())
+        if not periodic:
+            return settled
+        return periodic_answer(settled, None) or periodic_answer(settled, self.check(facts, False, budget()))
 
     def check(self, facts: Sequence[z3.BoolRef], optional: bool, timeout: float | None) -> Outcome:
         """Solve the formula plus ``facts`` (and the optional group if ``optional``)."""

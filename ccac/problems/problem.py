@@ -54,6 +54,16 @@ class Problem:
     symbols: Symbols
     periodic_pairs: list[tuple[str, Any, Any]] = field(default_factory=list)
 
+    def formulas(self, settled: bool = True) -> list[Any]:
+        """The formula to solve: every constraint, or for a periodic query's second question
+        (``settled=False``, :func:`ccac.solving.solve.periodic_answer`) all but the settling
+        conditions (:data:`ccac.encode.periodic.SETTLED`)."""
+        return self.enc.formulas() if settled else self.enc.formulas(skip=[steady.SETTLED])
+
+    def settling(self) -> list[Any]:
+        """A periodic query's settling conditions alone (what :meth:`formulas` leaves out)."""
+        return [c for g, c in self.enc.constraints if g.startswith(steady.SETTLED)]
+
 
 def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
                 value: Callable[[Any], Any]) -> Symbols:

@@ -22,7 +22,6 @@ from ccac.core import deadline, machine
 from ccac.solving.backends import backend
 from ccac.solving.solvers import Outcome, evaluate, fresh_context, to_smtlib
 from ccac.core.errors import CcacError
-from ccac.encode.periodic import SETTLED
 from ccac.problems.problem import Problem, build, symbols_for
 from ccac.problems.query import Query
 from ccac.solving.backends import solver_version
@@ -147,64 +146,58 @@ def premise_verdict(query: Query, solver: str = "z3", timeout: float | None = No
 
 def solve_periodic(problem: Problem, solver: str, timeout: float | None,
                    extra: Sequence[Any] = ()) -> Outcome:
-    """A periodic query: sat needs a settled periodic trace, unsat needs the query without the
-    settling conditions to be unsat too (:func:`confirm_periodic_unsat`). With two or more
-    CPUs both are solved at once (:func:`ccac.solving.portfolio.race`) and the first that decides wins:
-    a settled trace (sat) or an unsat without settling (unsat, which implies the settled one);
-    only "settled unsat, unsettled not" needs both. Sequentially an unsat costs two solves;
-    this way it costs the slower one's time only when the answer needs both. ``extra`` are
-    formulas solved with the problem's own (e.g. a probed parameter's value)."""
-    if machine.usable_cpus() < 2:
-        outcome = backend(solver)([*problem.enc.formulas(), *extra], timeout)
-        if outcome.answer == "unsat":
-            outcome = confirm_periodic_unsat(problem, solver, outcome, timeout, extra)
-        return outcome
-    from ccac.solving.portfolio import race
-
+    """A periodic query's answer (:func:`periodic_answer`) from its two formulas, the settled
+    one and the loose one without the settling conditions. With two or more CPUs both are
+    solved at once (:func:`ccac.solving.portfolio.race`) and the answer comes as soon as the
+    outcomes so far decide it; on one CPU the settled formula first, the loose one only if that
+    does not decide. ``extra`` are formulas solved with the problem's own (e.g. a probed
+    parameter's value)."""
     solve = backend(solver)
     start = time.perf_counter()
-    jobs = {"settled": lambda: solve([*problem.enc.formulas(), *extra], timeout),
-            "loose": lambda: solve([*problem.enc.formulas(skip=[SETTLED]), *extra], timeout)}
+    jobs = {"settled": lambda: solve([*problem.formulas(), *extra], timeout),
+            "loose": lambda: solve([*problem.formulas(settled=False), *extra], timeout)}
 
     def decide(done: dict[str, Outcome]) -> Outcome | None:
-        settled, loose = done.get("settled"), done.get("loose")
-        seconds = time.perf_counter() - start
-        if settled is not None and settled.answer == "sat":
-            return replace(settled, seconds=seconds)
-        if loose is not None and loose.answer == "unsat":
-            return replace(loose, seconds=seconds)
-        if settled is None or loose is None:
-            return None
-        if settled.answer == "unsat":
-            return replace(periodic_verdict(settled, loose), seconds=seconds)
-        return replace(settled, seconds=seconds)  # unknown, with the settled solve's reason
+        answer = periodic_answer(done.get("settled"), done.get("loose"))
+        return None if answer is None else replace(answer, seconds=time.perf_counter() - start)
 
-    return race(jobs, decide)
+    if machine.usable_cpus() >= 2:
+        from ccac.solving.portfolio import race
 
-
-def confirm_periodic_unsat(problem: Problem, solver: str, outcome: Outcome,
-                           remaining: float | None, extra: Sequence[Any] = ()) -> Outcome:
-    """A periodic query's unsat holds only if it holds without the settling conditions too
-    (:mod:`ccac.encode.periodic`): solve again without them. Unsat again: no periodic run exists.
-    Sat: only runs in which some byte waits, or some loss stays undetected, for longer than a
-    period remain, which the settled encoding cannot represent exactly: unknown, said so.
-    ``extra`` are formulas solved with the problem's own (e.g. a probed parameter's value);
-    ``remaining`` is what is left of the time limit (None: no limit)."""
-    left = None if remaining is None else max(remaining, 0.001)
-    loose = backend(solver)([*problem.enc.formulas(skip=[SETTLED]), *extra], left)
-    return periodic_verdict(outcome, loose)
+        return race(jobs, decide)
+    done = {"settled": jobs["settled"]()}
+    if decide(done) is None:
+        remaining = None if timeout is None else max(timeout - (time.perf_counter() - start), 0.001)
+        done["loose"] = solve([*problem.formulas(settled=False), *extra], remaining)
+    answer = decide(done)
+    assert answer is not None, "both formulas answered decide a periodic query"
+    return answer
 
 
-def periodic_verdict(outcome: Outcome, loose: Outcome) -> Outcome:
-    """A periodic unsat (``outcome``) given the answer without the settling conditions."""
-    seconds = outcome.seconds + loose.seconds
-    if loose.answer == "unsat":
-        return replace(outcome, seconds=seconds)
+def periodic_answer(settled: Outcome | None, loose: Outcome | None) -> Outcome | None:
+    """The one rule for a periodic query's answer (:mod:`ccac.encode.periodic`), from the
+    outcome of its settled formula and of its loose formula (without the settling conditions),
+    each None while not known: None while they do not decide it yet.
+
+    * The settled formula sat: sat (a periodic trace that settles within a period, exact).
+    * The loose formula unsat: unsat (no periodic run at all, settled or not).
+    * Both known otherwise: unknown. The settled formula unsat with the loose one sat leaves
+      only runs in which some byte waits, or some loss stays undetected, for longer than a
+      period, which the settled encoding cannot represent exactly: not ruled out, said so."""
+    if settled is not None and settled.answer == "sat":
+        return settled
+    if loose is not None and loose.answer == "unsat":
+        return replace(loose, seconds=loose.seconds + (settled.seconds if settled is not None else 0.0))
+    if settled is None or loose is None:
+        return None
+    seconds = settled.seconds + loose.seconds
+    if settled.answer != "unsat":
+        return replace(settled, seconds=seconds)   # unknown, with the settled formula's reason
     reason = ("no periodic trace settles within one period, but the query without that condition "
               + ("is sat: a periodic run in which some byte waits, or some loss stays undetected, for "
                  "longer than a period (T - 1 steps) is not ruled out; a larger T settles over a longer period"
                  if loose.answer == "sat" else f"is unknown ({loose.reason})"))
-    return Outcome("unknown", reason, None, outcome.solver, outcome.version, seconds)
+    return Outcome("unknown", reason, None, settled.solver, settled.version, seconds)
 
 
 def _time_to_solve(clock: deadline.Clock, build_seconds: float) -> float | None:

@@ -11,7 +11,11 @@ Each CCA provides two independent descriptions of itself:
   run of the real algorithm satisfies them: the superset property);
 * :meth:`CCA.check` re-checks a concrete trace in exact rational arithmetic against the same
   rules, written directly and without the solver, so a counterexample is validated by code
-  that shares nothing with the encoding.
+  apart from the encoding. (A CCA written in the CCA language is the exception in part: its
+  encoding and its check are derived from the same file, through the same rule definitions and
+  belief updates, :mod:`ccac.encode.rules` and :mod:`ccac.encode.beliefs`; the check then
+  catches the encoding's use of the solver, and the file's reading of the algorithm is checked
+  against an implementation or a paper-faithful sender instead.)
 
 The engine knows no CCA by name: ``ccac.ccas`` discovers the modules.
 """

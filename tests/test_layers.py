@@ -165,3 +165,31 @@ def test_a_periodic_answer_is_decided_by_one_rule() -> None:
         if asks_loose and name not in ("ccac.problems.problem",):
             assert "periodic_answer" in text, f"{name} asks the loose formula without periodic_answer"
     assert definitions == 1
+
+
+def declared_imports(room_name: str) -> set[str]:
+    """The rooms a room's ``__init__`` docstring says it may import ("May import: ..."): none
+    outside itself, every room below it (core to X), every room, or the rooms it names."""
+    folder = ROOT / room_name if room_name in TOP_LEVEL else ROOT / "ccac" / room_name
+    doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
+    line = " ".join(doc.split("May import:", 1)[1].split()) if "May import:" in doc else ""
+    assert line, f"ccac.{room_name}'s __init__ says nothing of what it may import"
+    named = [part.split("`")[0] for part in line.split(":mod:`ccac.")[1:]]
+    if line.startswith("nothing of ccac"):
+        return set()
+    if line.startswith("every room of ccac"):
+        return set(FLOORS)
+    if line.startswith("every room below it"):
+        return set(FLOORS[:FLOORS.index(named[-1]) + 1])
+    return set(named)
+
+
+def test_each_room_imports_only_what_its_init_declares() -> None:
+    found = modules()
+    for name, path in found.items():
+        here = room(name)
+        if here not in FLOORS:
+            continue
+        allowed = declared_imports(here) | {here}
+        used = {room(m) for m in imports(path, name, set(found))} - {None}
+        assert used <= allowed, f"{name} imports {sorted(used - allowed)}, which ccac.{here}'s __init__ does not declare"

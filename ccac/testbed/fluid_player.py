@@ -121,7 +121,8 @@ class PathChoices:
         (high None: unbounded); the low end where the trace records none."""
         if self.delay is None or self.delay[t] is None:
             return Fraction(low)
-        return clamp(self.delay[t], Fraction(low), self.delay[t] if high is None else Fraction(high))
+        reading = max(self.delay[t], Fraction(low))
+        return reading if high is None else min(reading, Fraction(high))
 
     def loss_point_after(self, lost_before: Fraction, t: int) -> Fraction | None:
         """Where the trace's sender read its step-t bytes in the loss order, as the bytes lost

@@ -4,7 +4,8 @@
   answers every goal unsat when read back as any CCA file is;
 * a template with no CCA that meets its goal ends "none", every candidate refuted or pruned;
 * every candidate the generator prunes on a played trace is one the verifier refutes too (the
-  generator's claims, checked by the solver);
+  generator's claims, checked by the solver), also on a loss-driven AIMD template, where each
+  counterexample's own candidate fails again when played on it;
 * the sieve, which plays candidates in groups, suspects exactly those that fail when played
   alone, confirms each on its own, and reads each candidate's rules as its file reads;
 * the player, run with a trace's own CCA, gives traces of the model;
@@ -141,6 +142,22 @@ def test_every_candidate_pruned_on_a_played_trace_is_refuted_by_the_verifier() -
         goal = out.counterexamples[index].goal
         result = solve(spec.query(goal, candidate), timeout=120)
         assert result.answer == "sat", (spec.template.describe(spec.assignment(candidate)), goal.name)
+
+
+def test_a_loss_driven_aimd_template_is_pruned_on_its_counterexamples() -> None:
+    """aimd_loss.toml (loss-driven AIMD, finite buffer, no candidate keeps 45% utilization):
+    each counterexample's refuted candidate fails again when played on it, the search prunes
+    other candidates on the counterexamples (fewer solver calls than candidates), and the
+    solver refutes every candidate it pruned."""
+    spec = load_spec(DATA / "aimd_loss.toml")
+    out = synthesize(spec, timeout=120)
+    assert out.exhausted and out.suspected == 0 and len(out.refuted) < spec.template.size
+    for cex in out.counterexamples:
+        assert fails_when_played(spec, cex.goal, cex.trace, cex.candidate), spec.assignment(cex.candidate)
+    assert out.pruned
+    for candidate, index in out.pruned.items():
+        result = solve(spec.query(out.counterexamples[index].goal, candidate), timeout=120)
+        assert result.answer == "sat", spec.template.describe(spec.assignment(candidate))
 
 
 BIG_HOLES = """[holes]

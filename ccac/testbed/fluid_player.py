@@ -2,9 +2,10 @@
 
 A sat trace is one path of the model and one run of a CCA on it. :func:`play` keeps the path
 and changes the CCA: up to the ``takeover`` step the trace is copied (the history, which no CCA
-rule constrains; only its tokens the played run cannot use are wasted), and from there a concrete sender decides on what it observes while the path
-makes every choice the model leaves it as the trace's path made it (:class:`PathChoices`),
-clamped into what the model allows the played run:
+rule constrains; only tokens the played run cannot use are wasted there), and from there a
+concrete sender decides on what it observes while the path makes every choice the model leaves
+it as the trace's path made it (:class:`PathChoices`), clamped into what the model allows the
+played run:
 
 * **Tokens.** A step brings the tokens the trace's brought (C less what it wasted), but tokens
   the played queue could use are never wasted, and tokens the played run cannot use within D
@@ -15,7 +16,7 @@ clamped into what the model allows the played run:
 * **Service.** The server lags its token line by what the trace's server lagged at that step,
   within the model's bounds: never below the tokens of D steps ago, never beyond the token line
   or what was admitted.
-* **Feedback.** The flow's box holds its ACKs as the trace's box did, within its bound.
+* **ACKs.** The flow's box holds its ACKs as the trace's box did, within its bound.
 * **Loss detection** (:func:`dupack_detection`, the one place the player's detection rule
   lives): the sender has detected as far along the loss steps as the trace's had (all of the
   losses of the steps before the one it was detecting, and the same share of that step's), but
@@ -141,7 +142,7 @@ def clamp(value: Fraction, low: Fraction, high: Fraction) -> Fraction:
 class Run:
     """A played run in progress: the path's curves so far and the sender (see the module doc).
     :meth:`start` copies the trace up to the takeover; then, step by step, :meth:`detect` gives
-    the sender its feedback and :meth:`act` carries out its decision. :meth:`fork` copies a run,
+    the sender its feedback and :meth:`take` carries out its response. :meth:`fork` copies a run,
     sender included, so runs that agreed so far can go on differently."""
 
     def __init__(self, query: Query, trace: Trace, takeover: int, sender: Any) -> None:

@@ -197,6 +197,22 @@ def test_the_sieve_suspects_exactly_the_candidates_that_fail_when_played_alone(b
             assert confirm(spec, goal, first.trace, second.members) == []
 
 
+def test_the_sieve_suspects_exactly_the_candidates_that_fail_alone_on_a_loss_driven_template() -> None:
+    """On aimd_loss.toml's counterexamples (losses, detections, timeouts, the sender's place in
+    the loss order read as the trace read it) group play agrees with single play too."""
+    spec = load_spec(DATA / "aimd_loss.toml")
+    goal = spec.goals[0]
+    candidates = list(range(spec.template.size))
+    for refuted in (0, 10, 20):
+        trace = solve(spec.query(goal, refuted), timeout=120).trace
+        suspects, alone = sieve(spec, goal, trace, candidates)
+        assert not alone
+        suspected = {c for s in suspects for c in s.members}
+        confirmed = {c for s in suspects for c in confirm(spec, goal, s.trace, s.members)}
+        failing = {c for c in candidates if fails_when_played(spec, goal, trace, c)}
+        assert suspected == confirmed == failing and refuted in failing, refuted
+
+
 def test_a_wrong_suspicion_costs_time_never_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a sieve that suspects every candidate on every counterexample's own run, the search
     still finds cc_qdel's answer and still proves the impossible template has none: a suspect

@@ -76,7 +76,11 @@ class Feedback:
     none; a packet-level sender knows each packet's fate, which byte counts alone do not tell:
     later ACKs can make up for undetected losses). A sender written from a paper that measures
     per packet (PCC's monitor intervals and RTT regressions) reads these; the paths that cannot
-    give them leave them empty."""
+    give them leave them empty.
+
+    ``loss_point``: where the bytes the sender sends at t stand in its loss order, when the path
+    says (the model knows it between the bytes lost by t - 1 and by t; a path that replays a
+    trace's reading gives it); None: the bytes lost by t - 1."""
 
     t: int
     R: int
@@ -90,6 +94,7 @@ class Feedback:
     acks: tuple[AckedPacket, ...] = ()
     losses: tuple[DetectedLoss, ...] = ()
     known_through: int = -1
+    loss_point: Fraction | None = None
 
     @property
     def inflight(self) -> Fraction:

@@ -5,8 +5,9 @@ from the feedback, evaluates every rule on its previous state, and sends the new
 ``rate``). Open choices are taken from one deterministic hook, ``choose(what, n)`` (an index
 among n options; the default takes the first): ``choose(...)`` offers its values, ``between(lo,
 hi)`` offers lo, the midpoint and hi. Detections before the run are taken as none when the
-run does not say (``newly_lost`` at the first step is everything detected so far). ``loss_point`` is the loss order of the bytes sent before
-this step (the flow's loss curve at t - 1, the low end of the model's range).
+run does not say (``newly_lost`` at the first step is everything detected so far).
+``loss_point`` is the feedback's reading where the path gives one, else the loss order of the
+bytes sent before this step (the flow's loss curve at t - 1, the low end of the model's range).
 
 Before the rules apply (the first steps of a run, while an observation they read does not exist
 yet) the state holds. At the start, each state variable takes the run's value if the run has
@@ -67,7 +68,7 @@ class LanguageSender(ConcreteSender):
         if "delay" in self.d.observed:   # the newest sample's queueing delay (box included)
             out["delay"] = fb.rtt - fb.R if fb.rtt is not None else Fraction(fb.delay[0])
         if "loss_point" in self.d.observed:
-            out["loss_point"] = fb.outcome.lost[fb.t - 1] if fb.t >= 1 and fb.outcome.lost else Fraction(0)
+            out["loss_point"] = self._loss_point(fb)
         return out
 
     def decide(self, fb: Feedback) -> Decision:
@@ -94,7 +95,10 @@ class LanguageSender(ConcreteSender):
 
     def respond(self, fb: Feedback, seen: dict[str, Any]) -> Decision:
         """The rules run on step ``fb.t``'s observations ``seen`` (:meth:`observe`): the new
-        state, and what is sent."""
+        state, and what is sent. A step taken again with the sender's bytes placed elsewhere in
+        the loss order (``fb.loss_point``) reads that place."""
+        if fb.loss_point is not None and "loss_point" in seen:
+            seen = {**seen, "loss_point": self._loss_point(fb)}
         first = self.d.first_rule_step(fb.R, self.start.params)
         self.start_state(seen)
         if fb.t >= first and all(o in seen for o in self.d.observed):
@@ -114,6 +118,14 @@ class LanguageSender(ConcreteSender):
         else:
             cwnd = fb.inflight + (rate or Fraction(0))
         return Decision(cwnd, rate)
+
+    @staticmethod
+    def _loss_point(fb: Feedback) -> Fraction:
+        """Where the bytes sent at ``fb.t`` stand in the loss order: the path's reading if it
+        gives one, else the bytes lost before the step (the low end of the model's range)."""
+        if fb.loss_point is not None:
+            return fb.loss_point
+        return fb.outcome.lost[fb.t - 1] if fb.t >= 1 and fb.outcome.lost else Fraction(0)
 
     def start_state(self, seen: dict[str, Any]) -> dict[str, Fraction]:
         """The state, started on the first step's observations ``seen`` if it has not started:

@@ -4,7 +4,8 @@
   answers every goal unsat when read back as any CCA file is;
 * a template with no CCA that meets its goal ends "none", every candidate refuted or pruned;
 * every candidate the generator prunes on a played trace is one the verifier refutes too (the
-  generator's claims, checked by the solver);
+  generator's claims, checked by the solver), also on a loss-driven AIMD template, where each
+  counterexample's own candidate fails again when played on it;
 * the sieve, which plays candidates in groups, suspects exactly those that fail when played
   alone, confirms each on its own, and reads each candidate's rules as its file reads;
 * the player, run with a trace's own CCA, gives traces of the model;
@@ -148,6 +149,22 @@ def test_every_candidate_pruned_on_a_played_trace_is_refuted_by_the_verifier() -
         assert result.answer == "sat", (spec.template.describe(spec.assignment(candidate)), goal.name)
 
 
+def test_a_loss_driven_aimd_template_is_pruned_on_its_counterexamples() -> None:
+    """aimd_loss.toml (loss-driven AIMD, finite buffer, no candidate keeps 45% utilization):
+    each counterexample's refuted candidate fails again when played on it, the search prunes
+    other candidates on the counterexamples (fewer solver calls than candidates), and the
+    solver refutes every candidate it pruned."""
+    spec = load_spec(DATA / "aimd_loss.toml")
+    out = synthesize(spec, timeout=120)
+    assert out.exhausted and out.suspected == 0 and len(out.refuted) < spec.template.size
+    for cex in out.counterexamples:
+        assert fails_when_played(spec, cex.goal, cex.trace, cex.candidate), spec.assignment(cex.candidate)
+    assert out.pruned
+    for candidate, index in out.pruned.items():
+        result = solve(spec.query(out.counterexamples[index].goal, candidate), timeout=120)
+        assert result.answer == "sat", spec.template.describe(spec.assignment(candidate))
+
+
 BIG_HOLES = """[holes]
 down = { range = [0, 3], resolution = 0.25 }
 up = { range = [0, 3], resolution = 0.25 }
@@ -183,6 +200,22 @@ def test_the_sieve_suspects_exactly_the_candidates_that_fail_when_played_alone(b
             assert suspected == confirmed == failing and failing
             first, second = suspects[0], suspects[1]
             assert confirm(spec, goal, first.trace, second.members) == []
+
+
+def test_the_sieve_suspects_exactly_the_candidates_that_fail_alone_on_a_loss_driven_template() -> None:
+    """On aimd_loss.toml's counterexamples (losses, detections, timeouts, the sender's place in
+    the loss order read as the trace read it) group play agrees with single play too."""
+    spec = load_spec(DATA / "aimd_loss.toml")
+    goal = spec.goals[0]
+    candidates = list(range(spec.template.size))
+    for refuted in (0, 10, 20):
+        trace = solve(spec.query(goal, refuted), timeout=120).trace
+        suspects, alone = sieve(spec, goal, trace, candidates)
+        assert not alone
+        suspected = {c for s in suspects for c in s.members}
+        confirmed = {c for s in suspects for c in confirm(spec, goal, s.trace, s.members)}
+        failing = {c for c in candidates if fails_when_played(spec, goal, trace, c)}
+        assert suspected == confirmed == failing and refuted in failing, refuted
 
 
 def test_a_wrong_suspicion_costs_time_never_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:

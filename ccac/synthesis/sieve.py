@@ -116,8 +116,8 @@ def _sieve_kind(spec: Spec, goal: Goal, trace: Trace, members: list[int], indice
                 if chosen != representative:
                     cca = spec.query(goal, chosen).flows[0]
                     part_run.sender.become(cca.cca.definition, cca.params)
-                part_run.act(t, part_run.sender.respond(feedback, seen))
-                next_groups.append((part_run, part, chosen))
+                taken = part_run.take(t, feedback, lambda sender, fb: sender.respond(fb, seen))
+                next_groups.append((taken, part, chosen))
         groups = next_groups
     out = []
     for run, rows, representative in groups:

@@ -8,7 +8,7 @@ the trace took it, clamped into what the model allows the played run.
 
 Checked on :data:`CASES` seeded random cases (:func:`draw_case`, the same on every run): a
 template of a loss-driven, delay-driven or paced CCA with holes, one of its candidates, a path
-(buffer finite or not, eta > 0 or not, a jitter box or not, several duplicate-ACK thresholds and
+(buffer finite or not, eta > 0 or not, a jitter box or not, several duplicate-ACK thresholds, CCmatic's loss oracle, and
 timeout rules) and a condition on the run; the goal is the condition, or its negation where the
 condition is unsat (so that every case has a counterexample). Most cases' counterexamples lose
 bytes, detect losses or time out after the rules start. T <= 10 and R = 1 keep each case
@@ -118,12 +118,15 @@ def draw_case(seed: int) -> Case:
     box = rng.random() < 0.25
     if box and rng.random() < 0.5:
         network["link"] = '"cbrdelay"'
-    table = ", ".join(f"{k} = {v}" for k, v in network.items())
     condition = rng.choice(CONDITIONS).format(k=1, u=rng.choice([0.3, 0.5, 0.7, 0.9]), q=rng.choice([0.5, 1, 2]))
+    candidate = rng.randrange(4)
+    if rng.random() < 0.25:   # CCmatic's loss oracle (drawn last: the cases drawn before it stay as they were)
+        network["loss_detection"] = '"oracle"'
+    table = ", ".join(f"{k} = {v}" for k, v in network.items())
     spec = (f'[synthesize]\ntemplate = "t.toml"\n[[goal]]\nname = "{name}"\nnetwork = {{ {table} }}\n'
             + ('flow = [{ D = 1 }]\n' if box and network.get("link") is None else "")
             + f'assume = ["alpha <= 0.2 * C * R", "alpha >= 0.05 * C * R"]\nfind = "{condition}"\n')
-    return Case(template, spec, rng.randrange(4), condition)
+    return Case(template, spec, candidate, condition)
 
 
 def counterexample(case: Case, folder: Path) -> tuple[Spec, Trace]:

@@ -18,7 +18,8 @@ played run:
   or what was admitted.
 * **ACKs.** The flow's box holds its ACKs as the trace's box did, within its bound.
 * **Loss detection** (:func:`dupack_detection`, the one place the player's detection rule
-  lives): the sender has detected as far along the loss steps as the trace's had (all of the
+  lives; :func:`oracle_detection` under the loss oracle, ``loss_detection = "oracle"``): the
+  sender has detected as far along the loss steps as the trace's had (all of the
   losses of the steps before the one it was detecting, and the same share of that step's), but
   at least the losses its duplicate ACKs reveal and none they do not; it times out where the
   trace's did if everything in flight is then known lost, and wherever the model forces it.
@@ -221,7 +222,7 @@ class Run:
     def detect(self, t: int) -> Feedback:
         """The path's loss detection and timeout at step t (:func:`dupack_detection`); the
         feedback the sender reads then."""
-        lost, fired = dupack_detection(self, t)
+        lost, fired = (oracle_detection if self.trace.network.loss_detection == "oracle" else dupack_detection)(self, t)
         self.Ld.append(lost)
         self.timeout.append(fired)
         return self.feedback(t)
@@ -362,6 +363,13 @@ def dupack_detection(run: Run, t: int) -> tuple[Fraction, bool]:
     hidden = len(revealed)   # the first step whose loss is not revealed (the revealed ones are a prefix)
     most = max(Ld[t - 1], L[hidden]) if hidden <= t - R else L[t - R]
     return clamp(run.path.detected_along(L, t), max([Ld[t - 1], *revealed]), most), False
+
+
+def oracle_detection(run: Run, t: int) -> tuple[Fraction, bool]:
+    """Loss detection under CCmatic's loss oracle (:meth:`models.path_server.PathServer.loss_oracle`):
+    at step t the sender knows exactly the played run's losses of step t - R, and never times
+    out. There is no choice to keep from the trace: the oracle's schedule is the model's."""
+    return run.L[t - run.R], False
 
 
 def learn_rtts(A: list[Fraction], L: list[Fraction], So: list[Fraction], record: FlowRecord, t: int, R: int) -> None:

@@ -12,7 +12,7 @@ admitted, and some it does not make); *RESTRICTION* (the encoding excludes runs 
 algorithm makes: an unsat answer then holds only for senders whose reading is the covered one;
 sat answers stay real runs of the covered readings).
 
-1. Rate-based sending, one rate per MI [3] -- exact: paced, always backlogged (``ccas/pcc.py``),
+1. Rate-based sending, one rate per MI [3] -- exact: paced, always backlogged (``ccas/pcc/shared.py``),
    ``cwnd`` is the bytes in flight plus the step's rate.
 2. Utility [2.2, 4.1: the "safe" one]: ``u = T Sig(L - loss_cap) - x L``,
    ``Sig(y) = 1/(1 + e^(alpha y))`` -- enclosure: the sigmoid is bounded in loss-fraction
@@ -139,7 +139,7 @@ from ccac.encode.encoding import num
 from ccac.core.errors import CcacError
 from ccac.core.params import POSITIVE, Param
 from ccac.senders.interface import ConcreteSender, SenderStart
-from ccac.ccas.pcc import _round, scale_params
+from ccac.ccas.pcc.shared import _round, scale_params
 
 if TYPE_CHECKING:
     from ccac.senders.pcc import Choose

@@ -120,9 +120,9 @@ From step R on, in the order of Alg. 1's ``NewACK`` (update Rp, update r, maybe 
 * **Losses and timeouts** change nothing (4.3: loss only changes the ACK type).
 
 The elastic update (Eq. 1), the one non-linear term, is enclosed linearly by tangent planes and
-chords of s * g(Rp/s): ``ccac.ccas.etc_elastic`` (breakpoints, outward rounding, the documented
+chords of s * g(Rp/s): ``ccac.ccas.elastic.enclosure`` (breakpoints, outward rounding, the documented
 error, 0.95 % of s' at the default grid 2; a base below 2 is rejected; solver cost). The
-independent check of traces is ``ccac.ccas.etc_check``.
+independent check of traces is ``ccac.ccas.elastic.check``.
 
 What is left to the solver (each a superset of the paper's unspecified choices)
 --------------------------------------------------------------------------------
@@ -199,8 +199,8 @@ feed it generated paths and check the encoding admits every run. The paper-faith
 is admitted too, on every one of its readings (tests/test_etc.py: no reading needed pinning; the
 runs are only pinned in the model's variables, so this checks the bytes sent, not ETC's state).
 
-Files: this module is the encoding; ``etc_elastic`` the enclosure of Eq. 1 and its 60-digit
-re-check; ``etc_check`` the independent check of traces and the mode and action names.
+Files: this module is the encoding; :mod:`ccac.ccas.elastic.enclosure` the enclosure of Eq. 1 and its 60-digit
+re-check; :mod:`ccac.ccas.elastic.check` the independent check of traces and the mode and action names.
 """
 
 from __future__ import annotations
@@ -211,8 +211,8 @@ from typing import Any
 import z3
 
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
-from ccac.ccas.etc_check import ACCELERATE, DECELERATE, DRAIN, FILTERS, HISTORY, HOLD, PACING, PULLING, check
-from ccac.ccas.etc_elastic import breakpoints, cell_gaps, enclosure
+from ccac.ccas.elastic.check import ACCELERATE, DECELERATE, DRAIN, FILTERS, HISTORY, HOLD, PACING, PULLING, check
+from ccac.ccas.elastic.enclosure import breakpoints, cell_gaps, enclosure
 from ccac.core.errors import CcacError
 from ccac.core.params import POSITIVE, Param
 from ccac.senders.interface import ConcreteSender, SenderStart

@@ -40,7 +40,7 @@ class Mutant:
         return source[:at] + self.new + source[at + len(self.old):]
 
 
-GRADIENT, RTT, ETC = "ccac.ccas.pcc_gradient", "ccac.ccas.pcc_rtt", "ccac.ccas.etc"
+GRADIENT, RTT, ETC = "ccac.ccas.pcc.gradient", "ccac.ccas.pcc.rtt", "ccac.ccas.etc"
 ALLEGRO = "ccac.ccas.allegro"
 LANGUAGE = "ccac.ccas.language"
 VALIDATE = "ccac.solving.validate"

@@ -1,7 +1,7 @@
 """The independent check of ETC's traces (:meth:`ccac.ccas.etc.ETC.check`): every rule of the
 encoding re-checked on a trace's exact values, without z3, and the names the encoding and the
 check share (the pulling, pacing and filter modes and the action codes). A module of its own so
-that ``ccac.ccas.etc`` holds the encoding (imports: etc -> etc_check -> etc_elastic, acyclic).
+that ``ccac.ccas.etc`` holds the encoding (imports: etc -> elastic.check -> elastic.enclosure, acyclic).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from fractions import Fraction
 from typing import Any
 
 from ccac.ccas.interface import FlowValues
-from ccac.ccas.etc_elastic import check_elastic
+from ccac.ccas.elastic.enclosure import check_elastic
 
 PULLING = ("burst", "coarse", "ideal", "fallback")
 PACING = ("bursts", "fluid")

@@ -1,10 +1,10 @@
-"""The independent check of Vivace's and Proteus' rate control (:mod:`ccac.ccas.pcc_gradient`):
+"""The independent check of Vivace's and Proteus' rate control (:mod:`ccac.ccas.pcc.gradient`):
 the rules re-checked on a concrete trace in exact arithmetic, without the solver.
 
 It reads the declared state (phase, position and length of each MI, the sample bands, each
 MI's effective gradient and deviation, the decisions) and checks, step by step: the MI
 schedule and the rates it sends; that the sample bands lie in the path's; that each MI's
-signals are ones its bands allow (:func:`ccac.ccas.pcc_rtt.gradient_range`, the tolerances);
+signals are ones its bands allow (:func:`ccac.ccas.pcc.rtt.gradient_range`, the tolerances);
 that a decision waits for the fate of the round, that its utility differences lie in the
 enclosure of the round's measurements at its base rate, and that its step follows Vivace
 4.2; that an MI timeout fires only once a timer may have. Non-linear quantities are checked
@@ -18,9 +18,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ccac.ccas.pcc import bins_containing, grid_points, kappa_bounds, power_interval, quotient_interval, within
-from ccac.ccas.pcc_gradient import Variant, amplifier, long_lattice, mi_bounds, pair_names
-from ccac.ccas.pcc_rtt import band_numbers, gradient_range
+from ccac.ccas.pcc.shared import bins_containing, grid_points, kappa_bounds, power_interval, quotient_interval, within
+from ccac.ccas.pcc.gradient import Variant, amplifier, long_lattice, mi_bounds, pair_names
+from ccac.ccas.pcc.rtt import band_numbers, gradient_range
 
 
 def check_gradient(cca: Any, f: Any) -> list[str]:

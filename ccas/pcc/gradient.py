@@ -1,5 +1,5 @@
 """The Vivace rate controller as a per-step state machine, shared by Vivace and Proteus (no
-``ALGORITHM``): its encoding here, its independent check in :mod:`ccac.ccas.pcc_gradient_check`.
+``ALGORITHM``): its encoding here, its independent check in :mod:`ccac.ccas.pcc.gradient_check`.
 
 A round is ``pairs`` probe pairs back to back: 2*pairs monitor intervals (MIs) at r(1+eps) and
 r(1-eps) around the base rate r, each pair in a solver-chosen order (the papers' random order).
@@ -21,7 +21,7 @@ covered), and ``mi`` fixes the length (a variant: a sender whose "RTT" is a fixe
 steps).
 
 **Per-MI measurements.** At the step an MI ends its signals are fixed from what the path allows
-for its per-packet samples (:mod:`ccac.ccas.pcc_rtt`): the RTT gradient within the enclosure
+for its per-packet samples (:mod:`ccac.ccas.pcc.rtt`): the RTT gradient within the enclosure
 of its per-step sample bands ((A) FIFO, (B) a lossless paced interval's lattice weights,
 (C) a clean path's queue slope), the RTT deviation within Popoviciu's bound, Proteus'
 regression-error tolerance allowed only where the residual can exceed the gradient
@@ -43,7 +43,7 @@ new round starts at half of either, with the confidence counters left to the sol
 and ``du = u+ - u-``, both enclosed (x^t on the rate grid, x*H and loss/x per bin with a sign
 split), tied by their sign; one pair: its gamma (with Vivace's double check), several: the
 majority direction and any gradient between the majority's (Proteus 5); then the amplified
-step, capped by the dynamic change boundary (``ccas/pcc.py`` holds the shared enclosures).
+step, capped by the dynamic change boundary (``ccas/pcc/shared.py`` holds the shared enclosures).
 
 Everything before step 0 is history: the state at step 0 (registers included) is any state,
 and until step R the "fate known" test reads ACKs from before the trace (a solver choice).
@@ -64,8 +64,8 @@ from typing import Any
 import z3
 
 from ccac.ccas.interface import FlowContext, StateVar
-from ccac.ccas.pcc import RateGrid, grid_params, grid_points, kappa_bounds, scale_params
-from ccac.ccas.pcc_rtt import band_terms, lattice_lower_terms, lattice_upper_terms, plus
+from ccac.ccas.pcc.shared import RateGrid, grid_params, grid_points, kappa_bounds, scale_params
+from ccac.ccas.pcc.rtt import band_terms, lattice_lower_terms, lattice_upper_terms, plus
 from ccac.core.errors import CcacError
 from ccac.core.params import NONNEG, POSITIVE, Param
 
@@ -135,7 +135,7 @@ def long_lattice(cap: int) -> Fraction:
     """The total positive (and negative) least-squares weight of any lattice of packets over an
     interval of more than ``cap`` steps is at most 3/(cap+1) (two packets at least a third of
     the interval apart are the worst case: weight 1/h with h > M/3), so its slope lies within
-    that times the span of its samples (:mod:`ccac.ccas.pcc_rtt`, (B), coarsely)."""
+    that times the span of its samples (:mod:`ccac.ccas.pcc.rtt`, (B), coarsely)."""
     return Fraction(3, cap + 1)
 
 
@@ -221,7 +221,7 @@ class GradientPCC:
     @staticmethod
     def even_queue(ctx: FlowContext) -> bool:
         """One flow and no random loss: its paced arrivals are even within a step, so the queue
-        is monotone between two steps (:mod:`ccac.ccas.pcc_rtt`, 1)."""
+        is monotone between two steps (:mod:`ccac.ccas.pcc.rtt`, 1)."""
         return ctx.v.net.flows == 1 and not ctx.v.net.lossy
 
     def encode_gradient(self, ctx: FlowContext) -> dict[str, list[Any]]:
@@ -321,7 +321,7 @@ class GradientPCC:
                 ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - R] - ctx.Ld[t])
             elif t >= 1:  # before its first decision the flow was PCC too: paced, evenly
                 ctx.add(ctx.A[t] - ctx.A[t - 1] == ctx.rate[t])
-            # the step's per-packet samples lie in the path's band (pcc_rtt, 1)
+            # the step's per-packet samples lie in the path's band (pcc.rtt, 1)
             ctx.add(rtt_lo[t] <= rtt_hi[t], rtt_lo[t] >= 0)
             if even:  # the queue's direction in the step is the pace's (step 0: only that is known)
                 ctx.add(z3.Implies(ctx.rate[t] <= C, rtt_lo[t] >= qdelay[t]),
@@ -363,7 +363,7 @@ class GradientPCC:
                     ctx.add(rise_lo[t] == z3.If(first, rise, _min(rise_lo[t - 1], rise)),
                             rise_hi[t] == z3.If(first, rise, _max(rise_hi[t - 1], rise)))
 
-            # ---- the signals of the MI ending at t (pcc_rtt, 2 and 3)
+            # ---- the signals of the MI ending at t (pcc.rtt, 2 and 3)
             ends = z3.And(in_probe, pos[t] == mlen[t] - 1)
             lossless = cur_lost[t] == 0
             signal = [g_raw[t] >= -1, s_raw[t] >= 0, s_raw[t] <= (hull_hi[t] - hull_lo[t]) / 2]

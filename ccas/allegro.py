@@ -121,7 +121,8 @@ State (queries, trace): ``base`` (the current rate r), ``mode`` (0 starting, 1 d
 
 Why one file over 500 lines: the numbered rules above, each with its coverage mark and the
 effect of each restriction, are a third of it, and the encoding and its independent check
-follow them in the same order.
+follow them in the same order, one method per rule (:class:`AllegroEncoding`,
+:class:`AllegroCheck`).
 """
 
 from __future__ import annotations

@@ -51,7 +51,8 @@ Every rule reads only the current and the previous step, so a window of a longer
 trace (``ccac.solving.window.window_is_trace`` tests it).
 
 Why one file over 500 lines: the rate controller is one state machine stepped once per step;
-its MI bookkeeping, the signals of an MI and the decision share the same per-step registers.
+its MI bookkeeping, the signals of an MI and the decision share the same per-step registers,
+which :class:`GradientEncoding` holds, with one method per rule.
 """
 
 from __future__ import annotations
@@ -225,357 +226,542 @@ class GradientPCC:
         return ctx.v.net.flows == 1 and not ctx.v.net.lossy
 
     def encode_gradient(self, ctx: FlowContext) -> dict[str, list[Any]]:
+        """The state machine of the module docstring, step by step: what holds at every step
+        (domains, the rate, the RTT samples' band, the MI's registers and, where an MI ends, its
+        signals), then the transition from the step before (the MI timer, when a decision is
+        taken, the pairs' gradients, their combination and the rate step)."""
+        rules = GradientEncoding(self, ctx)
+        for t in range(ctx.T):
+            rules.domains(t)
+            rules.probe_rates(t)
+            rules.pacing(t)
+            rules.rtt_sample_band(t)
+            rules.rate_powers(t)
+            rules.mi_registers(t)
+            rules.mi_signals(t)
+            g_eff, s_eff = rules.effective_signals(t)
+            rules.round_registers(t, g_eff, s_eff)
+            if t == 0:
+                rules.decision_history(t)
+                continue
+            rules.round_fate(t)
+            rules.mi_timeout(t)
+            rules.decision_timing(t)
+            rules.pair_gradients(t)
+            rules.majority(t)
+            rules.double_check(t)
+            rules.rate_step(t)
+        return rules.state()
+
+
+class GradientEncoding:
+    """Vivace's rate controller (shared by Proteus) over one flow: one method per rule of the
+    module docstring, each adding its constraints for step t (:meth:`GradientPCC.encode_gradient`
+    calls them in order)."""
+
+    def __init__(self, cca: GradientPCC, ctx: FlowContext) -> None:
         p, R, T, C = ctx.params, ctx.R, ctx.T, ctx.C
-        var = self.variant(p, C)
-        K, W = var.pairs, 2 * var.pairs
-        M_lo, M_hi, bounded = mi_bounds(p, R, ctx.D, C, ctx.v.buffer)
+        self.ctx, self.p, self.R, self.T, self.C, self.v = ctx, p, R, T, C, ctx.v
+        var = self.var = cca.variant(p, C)
+        self.K, self.W = var.pairs, 2 * var.pairs
+        self.M_lo, self.M_hi, self.bounded = mi_bounds(p, R, ctx.D, C, ctx.v.buffer)
         # an MI's timer may fire once mi_timeout RTTs have passed since it began sending, at the
         # start of its first step s: at a step t >= s + TO
-        TO = int(p["mi_timeout"]) * R - 1
-        eps, t_exp = p["eps"], p["t"]
-        scale = p["link_mbps"] / C                     # Mbps per byte/step
-        kap_lo, kap_hi = kappa_bounds(eps, t_exp)
-        cK = p["c"] * scale
-        tau_cap, k_cap = int(p["tau_cap"]), int(p["k_cap"])
-        even = self.even_queue(ctx)
-        clean = even and ctx.D == 0                    # no jitter either: (C), the queue's slope
-        lattice = not var.ack_filter or clean          # (B) needs every sample of the MI
-        v = ctx.v
-
-        base = ctx.series("base")
-        phase, pos, mlen = ctx.series("phase", "int"), ctx.series("pos", "int"), ctx.series("mlen", "int")
-        obit = [ctx.series(f"pcc_order{k}", "bool") for k in range(K)]
-        order = [z3.Sum(*(z3.If(obit[k][t], 2 ** k, 0) for k in range(K))) if K > 1
-                 else z3.If(obit[0][t], 1, 0) for t in range(T)]
-        event, dirn = ctx.series("event", "int"), ctx.series("dir", "int")
-        tau, kk = ctx.series("tau", "int"), ctx.series("omega_k", "int")
-        gamma_used = ctx.series("gamma_used")
-        du = [ctx.series(d) for d, _ in pair_names(K)]
-        gam = [ctx.series(g) for _, g in pair_names(K)]
-        declares_rerun = any(sv.name == "rerun" for sv in getattr(self, "state", ()))
-        rerun = ctx.series("rerun", "int") if declares_rerun else None
-        gamma_first = ctx.series("pcc_gamma_first") if declares_rerun else None
-        if rerun is not None and not var.double_check:
-            ctx.add(*(rerun[t] == 0 for t in range(T)))
-        rtt_lo, rtt_hi = ctx.series("rtt_lo"), ctx.series("rtt_hi")
-        # registers of the current MI: its steps' bands by position, their hull, its queue's
-        # slope range (clean paths) and its lost bytes
-        band_lo = [ctx.series(f"pcc_bl{j}") for j in range(M_hi)]
-        band_hi = [ctx.series(f"pcc_bh{j}") for j in range(M_hi)]
-        hull_lo, hull_hi = ctx.series("pcc_hull_lo"), ctx.series("pcc_hull_hi")
-        rise_lo, rise_hi = (ctx.series("pcc_rise_lo"), ctx.series("pcc_rise_hi")) if clean else (None, None)
-        cur_lost = ctx.series("pcc_cur_lost")
-        # registers per MI of the round
-        ge = [ctx.series(f"pcc_ge{i}") for i in range(W)]        # effective gradient
-        se = [ctx.series(f"pcc_se{i}") for i in range(W)]        # effective deviation (steps)
-        lm = [ctx.series(f"pcc_lm{i}") for i in range(W)]        # lost bytes per step of the MI
-        mark_adm = [ctx.series(f"pcc_adm{i}", axis="S") for i in range(W)]
-        mark_L = [ctx.series(f"pcc_L{i}", axis="L") for i in range(W)]
-        # the signals of the MI ending at t
-        g_raw, s_raw, lm_now = ctx.series("pcc_g"), ctx.series("pcc_s"), ctx.series("pcc_lm_now")
-        tol = ctx.series("pcc_tol", "bool") if var.regression_tolerance else None
-        trend_g = ctx.series("pcc_tg", "bool") if var.trending == "free" else None
-        trend_s = ctx.series("pcc_ts", "bool") if var.trending == "free" else None
-        mi_grad, mi_dev = ctx.series("mi_grad"), ctx.series("mi_dev")
-        fate_var = ctx.series("pcc_fate", "bool")
-        defer = ctx.series("pcc_defer", "bool")   # the fate was known at the last MI boundary
-        fired = ctx.series("pcc_fired", "bool")   # an MI timer fired in this MI, to act at its end
-        votes = [ctx.series(f"pcc_vote{k}", "bool") for k in range(K)]
-        agree = ctx.series("pcc_agree", "bool") if var.double_check else None
-        power, inverse = ctx.series("pcc_xt"), ctx.series("pcc_xt1")       # ~ x^t, x^(t-1)
-        zprod = [ctx.series(f"pcc_xh{k}") for k in range(K)]                # ~ x * H_k
-        yquot = [ctx.series(f"pcc_lx{k}") for k in range(K)]                # ~ Lambda_k / x
-        q_move = ctx.series("pcc_q")                                       # unclipped rate change
-        clip = ctx.series("pcc_clip", "bool")
-
-        x_mbps = [base[t] * scale for t in range(T)]
+        self.TO = int(p["mi_timeout"]) * R - 1
+        self.eps, self.t_exp = p["eps"], p["t"]
+        self.scale = p["link_mbps"] / C                     # Mbps per byte/step
+        self.kap_lo, self.kap_hi = kappa_bounds(self.eps, self.t_exp)
+        self.cK = p["c"] * self.scale
+        self.tau_cap, self.k_cap = int(p["tau_cap"]), int(p["k_cap"])
+        self.even = cca.even_queue(ctx)
+        self.clean = self.even and ctx.D == 0                # no jitter either: (C), the queue's slope
+        self.lattice = not var.ack_filter or self.clean      # (B) needs every sample of the MI
+        self.declare_state(cca)
+        self.declare_registers()
+        x_mbps = self.x_mbps = [self.base[t] * self.scale for t in range(T)]
         points = grid_points(p["grid_lo"] * p["link_mbps"], p["grid_hi"] * p["link_mbps"], p["grid"])
-        grid = RateGrid(ctx, x_mbps, points, "pcc_x")
+        self.grid = RateGrid(ctx, x_mbps, points, "pcc_x")
+        v = ctx.v
+        self.adm_f = [ctx.A[t] - ctx.L[t] for t in range(T)]
+        self.queue = [v.admitted(t) - v.token_line(t) for t in range(T)]
+        self.qdelay = [plus(self.queue[t]) / C for t in range(T)]
 
-        adm_f = [ctx.A[t] - ctx.L[t] for t in range(T)]
-        queue = [v.admitted(t) - v.token_line(t) for t in range(T)]
-        qdelay = [plus(queue[t]) / C for t in range(T)]
+    def declare_state(self, cca: GradientPCC) -> None:
+        """The state a query reads (:data:`STATE_DOC`; ``mi_grad`` and ``mi_dev`` with the MI's
+        signals), and ``rerun`` where the CCA declares it (Vivace; fixed at 0 without the double
+        check). Declared in the order a periodic query's start-equals-end conditions list them."""
+        ctx, T, K = self.ctx, self.T, self.K
+        self.base = ctx.series("base")
+        self.phase, self.pos = ctx.series("phase", "int"), ctx.series("pos", "int")
+        self.mlen = ctx.series("mlen", "int")
+        obit = self.obit = [ctx.series(f"pcc_order{k}", "bool") for k in range(K)]
+        self.order = [z3.Sum(*(z3.If(obit[k][t], 2 ** k, 0) for k in range(K))) if K > 1
+                      else z3.If(obit[0][t], 1, 0) for t in range(T)]
+        self.event, self.dirn = ctx.series("event", "int"), ctx.series("dir", "int")
+        self.tau, self.kk = ctx.series("tau", "int"), ctx.series("omega_k", "int")
+        self.gamma_used = ctx.series("gamma_used")
+        self.du = [ctx.series(d) for d, _ in pair_names(K)]
+        self.gam = [ctx.series(g) for _, g in pair_names(K)]
+        declares_rerun = any(sv.name == "rerun" for sv in getattr(cca, "state", ()))
+        self.rerun = ctx.series("rerun", "int") if declares_rerun else None
+        self.gamma_first = ctx.series("pcc_gamma_first") if declares_rerun else None
+        if self.rerun is not None and not self.var.double_check:
+            ctx.add(*(self.rerun[t] == 0 for t in range(T)))
+        self.rtt_lo, self.rtt_hi = ctx.series("rtt_lo"), ctx.series("rtt_hi")
 
-        def probe_rate(i: int, t: int) -> Any:
-            k, first = i // 2, i % 2 == 0
-            high = obit[k][t] if first else z3.Not(obit[k][t])
-            return z3.If(high, (1 + eps) * base[t], (1 - eps) * base[t])
+    def declare_registers(self) -> None:
+        """The registers: of the current MI, of each MI of the round, of the MI ending now, and
+        the decision's auxiliaries."""
+        ctx, var, K, W, M_hi, clean = self.ctx, self.var, self.K, self.W, self.M_hi, self.clean
+        # the current MI: its steps' bands by position, their hull, its queue's slope range
+        # (clean paths) and its lost bytes
+        self.band_lo = [ctx.series(f"pcc_bl{j}") for j in range(M_hi)]
+        self.band_hi = [ctx.series(f"pcc_bh{j}") for j in range(M_hi)]
+        self.hull_lo, self.hull_hi = ctx.series("pcc_hull_lo"), ctx.series("pcc_hull_hi")
+        self.rise_lo, self.rise_hi = (ctx.series("pcc_rise_lo"), ctx.series("pcc_rise_hi")) if clean else (None, None)
+        self.cur_lost = ctx.series("pcc_cur_lost")
+        # per MI of the round
+        self.ge = [ctx.series(f"pcc_ge{i}") for i in range(W)]        # effective gradient
+        self.se = [ctx.series(f"pcc_se{i}") for i in range(W)]        # effective deviation (steps)
+        self.lm = [ctx.series(f"pcc_lm{i}") for i in range(W)]        # lost bytes per step of the MI
+        self.mark_adm = [ctx.series(f"pcc_adm{i}", axis="S") for i in range(W)]
+        self.mark_L = [ctx.series(f"pcc_L{i}", axis="L") for i in range(W)]
+        # the signals of the MI ending at t
+        self.g_raw, self.s_raw, self.lm_now = ctx.series("pcc_g"), ctx.series("pcc_s"), ctx.series("pcc_lm_now")
+        self.tol = ctx.series("pcc_tol", "bool") if var.regression_tolerance else None
+        self.trend_g = ctx.series("pcc_tg", "bool") if var.trending == "free" else None
+        self.trend_s = ctx.series("pcc_ts", "bool") if var.trending == "free" else None
+        self.mi_grad, self.mi_dev = ctx.series("mi_grad"), ctx.series("mi_dev")
+        self.fate_var = ctx.series("pcc_fate", "bool")
+        self.defer = ctx.series("pcc_defer", "bool")   # the fate was known at the last MI boundary
+        self.fired = ctx.series("pcc_fired", "bool")   # an MI timer fired in this MI, to act at its end
+        self.votes = [ctx.series(f"pcc_vote{k}", "bool") for k in range(K)]
+        self.agree = ctx.series("pcc_agree", "bool") if var.double_check else None
+        self.power, self.inverse = ctx.series("pcc_xt"), ctx.series("pcc_xt1")       # ~ x^t, x^(t-1)
+        self.zprod = [ctx.series(f"pcc_xh{k}") for k in range(K)]                # ~ x * H_k
+        self.yquot = [ctx.series(f"pcc_lx{k}") for k in range(K)]                # ~ Lambda_k / x
+        self.q_move = ctx.series("pcc_q")                                       # unclipped rate change
+        self.clip = ctx.series("pcc_clip", "bool")
 
-        for t in range(T):
-            # ---- domains and per-step rules
-            ctx.add(base[t] > 0, phase[t] >= 0, phase[t] <= W, mlen[t] >= M_lo, mlen[t] <= M_hi if bounded else True,
-                    z3.Or(dirn[t] == 1, dirn[t] == -1), tau[t] >= 0, tau[t] <= tau_cap,
-                    kk[t] >= 0, kk[t] <= k_cap, event[t] >= 0, event[t] <= 3,
-                    pos[t] >= 0, pos[t] <= mlen[t] - 1,
-                    *(se[i][t] >= 0 for i in range(W)), *(lm[i][t] >= 0 for i in range(W)))
-            if rerun is not None:
-                ctx.add(z3.Or(rerun[t] == 0, rerun[t] == 1))
-            for i in range(W):
-                ctx.add(z3.Implies(phase[t] == i, ctx.rate[t] == probe_rate(i, t)))
-            last_probe = probe_rate(W - 1, t)
-            waiting = {"base": ctx.rate[t] == base[t], "last": ctx.rate[t] == last_probe,
-                       "either": z3.Or(ctx.rate[t] == base[t], ctx.rate[t] == last_probe),
-                       "band": z3.And(ctx.rate[t] >= (1 - eps) * base[t], ctx.rate[t] <= (1 + eps) * base[t])}
-            ctx.add(z3.Implies(phase[t] == W, waiting[p["wait"]]))
-            if t >= R:
-                ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - R] - ctx.Ld[t])
-            elif t >= 1:  # before its first decision the flow was PCC too: paced, evenly
-                ctx.add(ctx.A[t] - ctx.A[t - 1] == ctx.rate[t])
-            # the step's per-packet samples lie in the path's band (pcc.rtt, 1)
-            ctx.add(rtt_lo[t] <= rtt_hi[t], rtt_lo[t] >= 0)
-            if even:  # the queue's direction in the step is the pace's (step 0: only that is known)
-                ctx.add(z3.Implies(ctx.rate[t] <= C, rtt_lo[t] >= qdelay[t]),
-                        z3.Implies(ctx.rate[t] >= C, rtt_hi[t] <= qdelay[t] + ctx.D))
-            if t > 0:
-                lo, hi = band_terms(C, ctx.D, even, queue[t - 1], queue[t], v.admitted(t) - v.admitted(t - 1))
-                ctx.add(rtt_lo[t] >= lo, rtt_hi[t] <= hi)
-            # enclosures of the base rate's powers (valid at every step)
-            ctx.add(*grid.power(t, x_mbps[t], power[t], t_exp))
-            ctx.add(*grid.power(t, x_mbps[t], inverse[t], t_exp - 1))
-
-            # ---- the registers of the current MI
-            in_probe = phase[t] < W
-            rise = (ctx.rate[t] if t == 0 else ctx.A[t] - ctx.A[t - 1]) / C - 1  # the pace, as C's excess
-            if t == 0:
-                # history: what came before is free, except that step 0 itself is the MI's step at
-                # its position (its band and pace); on a path that never loses bytes none was lost
-                if v.buffer is None and v.net.path(ctx.n).eta == 0:
-                    ctx.add(cur_lost[t] == 0, *(lm[i][t] == 0 for i in range(W)))
-                ctx.add(cur_lost[t] >= 0, hull_lo[t] <= rtt_lo[t], hull_hi[t] >= rtt_hi[t],
-                        *(z3.Implies(z3.And(in_probe, pos[t] == j),
-                                     z3.And(band_lo[j][t] == rtt_lo[t], band_hi[j][t] == rtt_hi[t]))
-                          for j in range(M_hi)),
-                        z3.Implies(pos[t] == 0, z3.And(hull_lo[t] == rtt_lo[t], hull_hi[t] == rtt_hi[t])))
-                if clean:
-                    ctx.add(rise_lo[t] <= rise, rise_hi[t] >= rise,
-                            z3.Implies(pos[t] == 0, z3.And(rise_lo[t] == rise, rise_hi[t] == rise)))
-            else:
-                dl = ctx.L[t] - ctx.L[t - 1]
-                ctx.add(cur_lost[t] == z3.If(pos[t] == 0, dl, cur_lost[t - 1] + dl))
-                for j in range(M_hi):
-                    here = z3.And(in_probe, pos[t] == j)
-                    ctx.add(band_lo[j][t] == z3.If(here, rtt_lo[t], band_lo[j][t - 1]),
-                            band_hi[j][t] == z3.If(here, rtt_hi[t], band_hi[j][t - 1]))
-                first = pos[t] == 0
-                ctx.add(hull_lo[t] == z3.If(first, rtt_lo[t], _min(hull_lo[t - 1], rtt_lo[t])),
-                        hull_hi[t] == z3.If(first, rtt_hi[t], _max(hull_hi[t - 1], rtt_hi[t])))
-                if clean:
-                    ctx.add(rise_lo[t] == z3.If(first, rise, _min(rise_lo[t - 1], rise)),
-                            rise_hi[t] == z3.If(first, rise, _max(rise_hi[t - 1], rise)))
-
-            # ---- the signals of the MI ending at t (pcc.rtt, 2 and 3)
-            ends = z3.And(in_probe, pos[t] == mlen[t] - 1)
-            lossless = cur_lost[t] == 0
-            signal = [g_raw[t] >= -1, s_raw[t] >= 0, s_raw[t] <= (hull_hi[t] - hull_lo[t]) / 2]
-            # (D): samples that all lie on one value have a flat fit, whichever of them are kept
-            signal.append(z3.Implies(hull_hi[t] == hull_lo[t], g_raw[t] == 0))
-            for M in range(M_lo, M_hi + 1):
-                is_M = mlen[t] == M
-                signal.append(z3.Implies(is_M, lm_now[t] * M == cur_lost[t]))
-                if lattice:
-                    lows = [band_lo[j][t] for j in range(M)]
-                    highs = [band_hi[j][t] for j in range(M)]
-                    signal.append(z3.Implies(z3.And(is_M, lossless), z3.And(
-                        *(g_raw[t] <= u for u in lattice_upper_terms(M, lows, highs)),
-                        *(g_raw[t] >= d for d in lattice_lower_terms(M, lows, highs)))))
-                if tol is not None:
-                    signal.append(z3.Implies(z3.And(is_M, tol[t]), _abs(g_raw[t]) * M < s_raw[t]))
-            if not bounded:
-                # longer MIs: the lattice bound on the hull of their bands; their loss per step and
-                # the tolerance exactly while the MI fits in the trace (longer ones began before
-                # it: their loss is history), a bound beyond
-                longer = mlen[t] > M_hi
-                spread = long_lattice(M_hi) * (hull_hi[t] - hull_lo[t])
-                beyond = max(M_hi, T) + 1
-                signal.append(z3.Implies(longer, z3.And(
-                    *([z3.Implies(lossless, z3.And(g_raw[t] <= spread, g_raw[t] >= -spread))] if lattice else []),
-                    z3.Implies(mlen[t] >= beyond, z3.And(lm_now[t] >= 0, lm_now[t] * beyond <= cur_lost[t])),
-                    *([z3.Implies(z3.And(mlen[t] >= beyond, tol[t]), _abs(g_raw[t]) * beyond < s_raw[t])]
-                      if tol is not None else []))))
-                for M in range(M_hi + 1, beyond):
-                    signal.append(z3.Implies(mlen[t] == M, lm_now[t] * M == cur_lost[t]))
-                    if tol is not None:
-                        signal.append(z3.Implies(z3.And(mlen[t] == M, tol[t]), _abs(g_raw[t]) * M < s_raw[t]))
-            if clean:
-                signal += [g_raw[t] <= _max(rise_hi[t], 0), g_raw[t] >= _min(rise_lo[t], 0)]
-            if trend_g is not None:
-                signal.append(z3.Implies(trend_s[t], trend_g[t]))
-            ctx.add(z3.Implies(ends, z3.And(*signal)))
-            zero_g = z3.Or(*([tol[t]] if tol is not None else []), *([trend_g[t]] if trend_g is not None else []))
-            zero_s = z3.Or(*([tol[t]] if tol is not None else []), *([trend_s[t]] if trend_s is not None else []))
-            g_eff: Any = z3.If(zero_g, 0, g_raw[t]) if (tol is not None or trend_g is not None) else g_raw[t]
-            if var.flt > 0:
-                g_eff = z3.If(_abs(g_eff) >= var.flt, g_eff, 0)
-            if var.positive_only:
-                g_eff = _max(g_eff, 0)
-            s_eff: Any = z3.If(zero_s, 0, s_raw[t]) if (tol is not None or trend_s is not None) else s_raw[t]
-            ctx.add(mi_grad[t] == z3.If(ends, g_eff, 0), mi_dev[t] == z3.If(ends, s_eff, 0))
-            for i in range(W):
-                ends_i = z3.And(phase[t] == i, pos[t] == mlen[t] - 1)
-                if t == 0:  # history: the round's registers hold whatever the past left
-                    ctx.add(z3.Implies(ends_i, z3.And(mark_adm[i][t] == adm_f[t], mark_L[i][t] == ctx.L[t])),
-                            mark_adm[i][t] <= adm_f[t], mark_L[i][t] <= ctx.L[t])
-                    continue
-                ctx.add(ge[i][t] == z3.If(ends_i, g_eff, ge[i][t - 1]),
-                        se[i][t] == z3.If(ends_i, s_eff, se[i][t - 1]),
-                        lm[i][t] == z3.If(ends_i, lm_now[t], lm[i][t - 1]),
-                        mark_adm[i][t] == z3.If(ends_i, adm_f[t], mark_adm[i][t - 1]),
-                        mark_L[i][t] == z3.If(ends_i, ctx.L[t], mark_L[i][t - 1]))
-            if t == 0:
-                # history: a decision may have happened just now (a window can start at one)
-                ctx.add(z3.Implies(z3.And(event[t] != 1, event[t] != 2),
-                                   z3.And(*(du[k][t] == 0 for k in range(K)), *(gam[k][t] == 0 for k in range(K)))),
-                        z3.Implies(event[t] != 1, gamma_used[t] == 0))
-                continue
-
-            # ---- transitions from t-1 to t
-            pp, ps, pm = phase[t - 1], pos[t - 1], mlen[t - 1]
-            keep = [base[t] == base[t - 1], *(obit[k][t] == obit[k][t - 1] for k in range(K)), tau[t] == tau[t - 1],
-                    kk[t] == kk[t - 1], dirn[t] == dirn[t - 1], event[t] == 0]
-            if rerun is not None:
-                keep += [rerun[t] == rerun[t - 1], gamma_first[t] == gamma_first[t - 1]]
-            in_mi = z3.And(ps < pm - 1)                          # the MI (probe or wait) goes on ...
-            next_probe = z3.And(pp < W - 1, ps == pm - 1)         # ... or the next probe MI begins
-            boundary = z3.And(pp >= W - 1, ps == pm - 1)          # the probes are done and an MI just ended
-            ready = z3.Or(boundary, pp == W)
-            if t >= R:
-                ctx.add(fate_var[t] == z3.And(ctx.S[t - R] >= mark_adm[W - 1][t - 1], ctx.Ld[t] >= mark_L[W - 1][t - 1]))
-            fate = fate_var[t]
-            decide = z3.Or(event[t] == 1, event[t] == 2)
-            # the MI timer: some MI began mi_timeout RTTs ago and the fate of a packet sent in it is
-            # unknown (any MI: of this round, an earlier one, one the sender waited in). Fates are
-            # learned in sending order, so it suffices that some step's bytes are unresolved and
-            # that step's MI began that long ago; bytes from before the trace, an MI of unknown start
-            unresolved = [z3.Or(ctx.S[t - R] < adm_f[u], ctx.Ld[t] < ctx.L[u]) if t >= R else True
-                          for u in range(t)]
-            expired = [z3.And(unresolved[u], u - pos[u] <= t - TO) for u in range(t)] + [unresolved[0]]
-            new_round = [phase[t] == 0, pos[t] == 0]
-            halved = z3.Or(base[t] * 2 == base[t - 1], base[t] * 2 == ctx.rate[t - 1])
-            # the rate halves when the timer fires, or at the end of the MI it fired in (a reading)
-            fires_now = z3.Or(*expired)
-            ctx.add(z3.Implies(event[t] == 3, z3.And(z3.Or(fires_now, z3.And(fired[t - 1], ps == pm - 1)), halved,
-                                                     *new_round, *([rerun[t] == 0] if rerun is not None else []))),
-                    z3.Implies(fired[t], z3.And(event[t] == 0, z3.Or(fires_now, z3.And(fired[t - 1], ps < pm - 1)))))
-            # a decision needs the round's fate. It is taken at once, or at an MI boundary (the
-            # readings differ on whether a sender waits in MIs), at the latest at the second boundary
-            # after the fate is known: a sender that chooses a step's rate at its start has not yet
-            # seen the step's ACKs, which the model's fate test reads, so it may start one more MI
-            carry_on = event[t] == 0
-            ctx.add(z3.Implies(decide, z3.And(ready, fate)),
-                    z3.Implies(z3.And(boundary, fate, defer[t - 1]), decide),
-                    z3.Implies(z3.And(boundary, carry_on), defer[t] == fate),
-                    z3.Implies(z3.And(in_mi, pp == W, carry_on), defer[t] == defer[t - 1]),
-                    z3.Implies(z3.Or(phase[t] < W, event[t] != 0), z3.Not(defer[t])),
-                    z3.Implies(z3.And(in_mi, carry_on), z3.And(phase[t] == pp, pos[t] == ps + 1, mlen[t] == pm, *keep)),
-                    z3.Implies(z3.And(next_probe, carry_on), z3.And(phase[t] == pp + 1, pos[t] == 0, *keep)),
-                    z3.Implies(z3.And(boundary, carry_on), z3.And(phase[t] == W, pos[t] == 0, *keep)))
-            ctx.add(z3.Implies(z3.Not(decide), z3.And(*(du[k][t] == 0 for k in range(K)),
-                                                      *(gam[k][t] == 0 for k in range(K)))))
-            ctx.add(z3.Implies(z3.Not(z3.And(decide, event[t] == 1)), gamma_used[t] == 0))
-
-            # ---- per pair: du and gamma (both enclosed, tied by sign), from the round's registers
-            d_dev = var.dev_coeff * p.get("step_seconds", 0)
-            r_prev = base[t - 1]
-            for k in range(K):
-                a_, b_ = 2 * k, 2 * k + 1
-
-                def pair_h(hi_i: int, lo_i: int) -> Any:
-                    h = var.b * ((1 + eps) * ge[hi_i][t - 1] - (1 - eps) * ge[lo_i][t - 1])
-                    if d_dev:
-                        def dev(slot: int, factor: Fraction) -> Any:
-                            if var.threshold is None:
-                                return factor * se[slot][t - 1]
-                            return z3.If(factor * r_prev >= var.threshold, factor * se[slot][t - 1], 0)
-                        h = h + d_dev * (dev(hi_i, 1 + eps) - dev(lo_i, 1 - eps))
-                    return h
-
-                first_high = obit[k][t - 1]
-                H = z3.If(first_high, pair_h(a_, b_), pair_h(b_, a_))
-                lam = z3.If(first_high, lm[a_][t - 1] - lm[b_][t - 1], lm[b_][t - 1] - lm[a_][t - 1])
-                ctx.add(z3.Implies(decide, z3.And(
-                    *grid.product(t - 1, zprod[k][t], H), *grid.quotient(t - 1, yquot[k][t], lam),
-                    du[k][t] >= kap_lo * power[t - 1] - zprod[k][t] - cK * lam,
-                    du[k][t] <= kap_hi * power[t - 1] - zprod[k][t] - cK * lam,
-                    gam[k][t] * 2 * eps >= kap_lo * inverse[t - 1] - H - cK * yquot[k][t],
-                    gam[k][t] * 2 * eps <= kap_hi * inverse[t - 1] - H - cK * yquot[k][t])))
-                ctx.add(z3.Implies(decide, z3.And(
-                    z3.Implies(du[k][t] > 0, gam[k][t] >= 0), z3.Implies(du[k][t] < 0, gam[k][t] <= 0),
-                    z3.Implies(gam[k][t] > 0, du[k][t] >= 0), z3.Implies(gam[k][t] < 0, du[k][t] <= 0),
-                    z3.Implies(votes[k][t], gam[k][t] >= 0), z3.Implies(z3.Not(votes[k][t]), gam[k][t] <= 0))))
-
-            # ---- combining the pairs: the direction and the gradient applied
-            up = dirn[t] == 1
-            rate_decision = z3.And(decide, event[t] == 1)
-            if K == 1:
-                combined = gam[0][t]
-                ctx.add(z3.Implies(rate_decision, votes[0][t] == up))
-            else:
-                count = z3.Sum(*(z3.If(votes[k][t], 1, 0) for k in range(K)))
-                ctx.add(z3.Implies(rate_decision, up == (count * 2 > K)))
-                # the step: the mean of the majority's gradients or of all (the readings), so any
-                # value between the pairs' gradients, with the majority's sign (below)
-                ctx.add(z3.Implies(rate_decision, z3.And(
-                    z3.Or(*(gamma_used[t] >= gam[k][t] for k in range(K))),
-                    z3.Or(*(gamma_used[t] <= gam[k][t] for k in range(K))))))
-                combined = gamma_used[t]
-            if var.double_check:
-                # abnormal: the faster probe lost a smaller fraction (l+/a+ < l-/a-, a = r(1+-eps)M)
-                abnormal = z3.If(obit[0][t - 1], lm[0][t - 1] * (1 - eps) < lm[1][t - 1] * (1 + eps),
-                                 lm[1][t - 1] * (1 - eps) < lm[0][t - 1] * (1 + eps))
-                first_run = rerun[t - 1] == 0
-                ctx.add(z3.Implies(decide, z3.If(z3.And(first_run, abnormal), event[t] == 2, event[t] == 1)))
-                ctx.add(z3.Implies(z3.And(decide, event[t] == 2), z3.And(
-                    *new_round, rerun[t] == 1, gamma_first[t] == gam[0][t], base[t] == base[t - 1],
-                    tau[t] == tau[t - 1], kk[t] == kk[t - 1], dirn[t] == dirn[t - 1])))
-                # second run: same sign as the first -> average; else the first is thrown out
-                g1 = gamma_first[t - 1]
-                same = z3.Or(z3.And(gam[0][t] >= 0, g1 >= 0), z3.And(gam[0][t] <= 0, g1 <= 0))
-                differ = z3.Or(z3.And(gam[0][t] >= 0, g1 <= 0), z3.And(gam[0][t] <= 0, g1 >= 0))
-                ctx.add(z3.Implies(rate_decision, z3.And(
-                    rerun[t] == 0, z3.Implies(first_run, gamma_used[t] == gam[0][t]),
-                    z3.Implies(z3.Not(first_run), z3.And(
-                        z3.Implies(agree[t], z3.And(same, gamma_used[t] == (gam[0][t] + g1) / 2)),
-                        z3.Implies(z3.Not(agree[t]), z3.And(differ, gamma_used[t] == gam[0][t])))))))
-                combined = gamma_used[t]
-                ctx.add(z3.Implies(z3.Not(decide), z3.Implies(event[t] != 3, z3.And(
-                    rerun[t] == rerun[t - 1], gamma_first[t] == gamma_first[t - 1]))))
-            else:
-                ctx.add(z3.Implies(decide, event[t] == 1))
-                if K == 1:
-                    ctx.add(z3.Implies(rate_decision, gamma_used[t] == gam[0][t]))
-            ctx.add(z3.Implies(rate_decision, z3.And(
-                z3.Implies(up, combined >= 0), z3.Implies(z3.Not(up), combined <= 0))))
-            step = self._step(p, t, base, tau, kk, dirn, gamma_used, q_move, clip, scale, tau_cap, k_cap)
-            # a zero gradient points nowhere: one reading moves nothing, counters included
-            idle = z3.And(gamma_used[t] == 0, base[t] == base[t - 1], tau[t] == tau[t - 1], kk[t] == kk[t - 1],
-                          dirn[t] == dirn[t - 1])
-            ctx.add(z3.Implies(rate_decision, z3.And(*new_round, z3.Or(z3.And(*step), idle),
-                                                     *([rerun[t] == 0] if rerun is not None else []))))
-        state = {"base": base, "phase": phase, "pos": pos, "mlen": mlen, "order": order, "rtt_lo": rtt_lo,
-                 "rtt_hi": rtt_hi, "qdelay": qdelay, "event": event, "dir": dirn, "tau": tau, "omega_k": kk,
-                 "gamma_used": gamma_used, "mi_grad": mi_grad, "mi_dev": mi_dev}
-        for k, (dn, gn) in enumerate(pair_names(K)):
-            state[dn], state[gn] = du[k], gam[k]
-        if rerun is not None:
-            state["rerun"] = rerun
+    def state(self) -> dict[str, list[Any]]:
+        state = {"base": self.base, "phase": self.phase, "pos": self.pos, "mlen": self.mlen, "order": self.order,
+                 "rtt_lo": self.rtt_lo, "rtt_hi": self.rtt_hi, "qdelay": self.qdelay, "event": self.event,
+                 "dir": self.dirn, "tau": self.tau, "omega_k": self.kk, "gamma_used": self.gamma_used,
+                 "mi_grad": self.mi_grad, "mi_dev": self.mi_dev}
+        for k, (dn, gn) in enumerate(pair_names(self.K)):
+            state[dn], state[gn] = self.du[k], self.gam[k]
+        if self.rerun is not None:
+            state["rerun"] = self.rerun
         return state
 
-    @staticmethod
-    def _step(p: dict[str, Any], t: int, base: list[Any], tau: list[Any], kk: list[Any], dirn: list[Any],
-              gamma_used: list[Any], q_move: list[Any], clip: list[Any], scale: Fraction, tau_cap: int,
-              k_cap: int) -> list[Any]:
+    # ---------------------------------------------------------------- terms
+    def probe_rate(self, i: int, t: int) -> Any:
+        """The rate of probe MI i: r(1+eps) or r(1-eps) by its pair's order."""
+        k, first = i // 2, i % 2 == 0
+        high = self.obit[k][t] if first else z3.Not(self.obit[k][t])
+        return z3.If(high, (1 + self.eps) * self.base[t], (1 - self.eps) * self.base[t])
+
+    def kept(self, t: int) -> list[Any]:
+        """The round's state (rate, orders, counters, direction, rerun) unchanged, no event."""
+        base, obit, tau, kk, dirn = self.base, self.obit, self.tau, self.kk, self.dirn
+        keep = [base[t] == base[t - 1], *(obit[k][t] == obit[k][t - 1] for k in range(self.K)), tau[t] == tau[t - 1],
+                kk[t] == kk[t - 1], dirn[t] == dirn[t - 1], self.event[t] == 0]
+        if self.rerun is not None:
+            keep += [self.rerun[t] == self.rerun[t - 1], self.gamma_first[t] == self.gamma_first[t - 1]]
+        return keep
+
+    def decides(self, t: int) -> Any:
+        """A decision at t: a rate decision (event 1) or a double-check rerun (event 2)."""
+        return z3.Or(self.event[t] == 1, self.event[t] == 2)
+
+    def rate_decision(self, t: int) -> Any:
+        return z3.And(self.decides(t), self.event[t] == 1)
+
+    def new_round(self, t: int) -> list[Any]:
+        return [self.phase[t] == 0, self.pos[t] == 0]
+
+    def no_rerun(self, t: int) -> list[Any]:
+        return [self.rerun[t] == 0] if self.rerun is not None else []
+
+    # ---------------------------------------------------------------- every step
+    def domains(self, t: int) -> None:
+        """Domains: positive rate, phases 0..2*pairs (the last: waiting), MI lengths in
+        ``[mi_lo, mi_max]`` (no top when longer MIs are covered coarsely), counters up to their
+        caps, positions within the MI."""
+        ctx, phase, pos, mlen, W = self.ctx, self.phase, self.pos, self.mlen, self.W
+        ctx.add(self.base[t] > 0, phase[t] >= 0, phase[t] <= W, mlen[t] >= self.M_lo,
+                mlen[t] <= self.M_hi if self.bounded else True,
+                z3.Or(self.dirn[t] == 1, self.dirn[t] == -1), self.tau[t] >= 0, self.tau[t] <= self.tau_cap,
+                self.kk[t] >= 0, self.kk[t] <= self.k_cap, self.event[t] >= 0, self.event[t] <= 3,
+                pos[t] >= 0, pos[t] <= mlen[t] - 1,
+                *(self.se[i][t] >= 0 for i in range(W)), *(self.lm[i][t] >= 0 for i in range(W)))
+        if self.rerun is not None:
+            ctx.add(z3.Or(self.rerun[t] == 0, self.rerun[t] == 1))
+
+    def probe_rates(self, t: int) -> None:
+        """Vivace 4.1: each probe MI sends at r(1+eps) or r(1-eps) by its pair's solver-chosen
+        order (the papers' random order); waiting for the round's fate, by ``wait`` (the papers
+        do not say): r or the last probe's rate (``either``, the readings' union), one of them,
+        or anything between the probe rates."""
+        ctx, p, eps, base, rate, W = self.ctx, self.p, self.eps, self.base, self.ctx.rate, self.W
+        phase = self.phase
+        for i in range(W):
+            ctx.add(z3.Implies(phase[t] == i, ctx.rate[t] == self.probe_rate(i, t)))
+        last_probe = self.probe_rate(W - 1, t)
+        waiting = {"base": rate[t] == base[t], "last": rate[t] == last_probe,
+                   "either": z3.Or(rate[t] == base[t], rate[t] == last_probe),
+                   "band": z3.And(rate[t] >= (1 - eps) * base[t], rate[t] <= (1 + eps) * base[t])}
+        ctx.add(z3.Implies(phase[t] == W, waiting[p["wait"]]))
+
+    def pacing(self, t: int) -> None:
+        """PCC has no window: from step R the model's window is the bytes in flight after the
+        step's sends, so pacing binds (``ccas/pcc/shared.py``, Sending); before R the flow was
+        PCC too, so it sends at its rate, evenly."""
+        ctx, R = self.ctx, self.R
+        if t >= R:
+            ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - R] - ctx.Ld[t])
+        elif t >= 1:
+            ctx.add(ctx.A[t] - ctx.A[t - 1] == ctx.rate[t])
+
+    def rtt_sample_band(self, t: int) -> None:
+        """The step's per-packet RTT samples (less R) lie in the path's band (:mod:`ccac.ccas.pcc.rtt`,
+        1): between the queue's delays at the step's ends, plus the jitter D. On an even queue
+        the queue's direction in the step is the pace's (at step 0 only that is known)."""
+        ctx, C, D, v, queue = self.ctx, self.C, self.ctx.D, self.v, self.queue
+        rtt_lo, rtt_hi, qdelay = self.rtt_lo, self.rtt_hi, self.qdelay
+        ctx.add(rtt_lo[t] <= rtt_hi[t], rtt_lo[t] >= 0)
+        if self.even:
+            ctx.add(z3.Implies(ctx.rate[t] <= C, rtt_lo[t] >= qdelay[t]),
+                    z3.Implies(ctx.rate[t] >= C, rtt_hi[t] <= qdelay[t] + D))
+        if t > 0:
+            lo, hi = band_terms(C, D, self.even, queue[t - 1], queue[t], v.admitted(t) - v.admitted(t - 1))
+            ctx.add(rtt_lo[t] >= lo, rtt_hi[t] <= hi)
+
+    def rate_powers(self, t: int) -> None:
+        """The enclosures of x^t and x^(t-1) at the base rate (``ccas/pcc/shared.py``: chords and
+        tangents on the rate grid, rounded outward), valid at every step."""
+        self.ctx.add(*self.grid.power(t, self.x_mbps[t], self.power[t], self.t_exp))
+        self.ctx.add(*self.grid.power(t, self.x_mbps[t], self.inverse[t], self.t_exp - 1))
+
+    def mi_registers(self, t: int) -> None:
+        """The current MI's registers: its lost bytes, each step's sample band by position, the
+        bands' hull and (clean paths) the range of the pace's excess over C. At step 0 what came
+        before is history, except that step 0 is the MI's step at its position (on a path that
+        never loses bytes, none was lost)."""
+        ctx, C, pos, M_hi, clean = self.ctx, self.C, self.pos, self.M_hi, self.clean
+        rtt_lo, rtt_hi, hull_lo, hull_hi, rise_lo, rise_hi = (self.rtt_lo, self.rtt_hi, self.hull_lo, self.hull_hi,
+                                                              self.rise_lo, self.rise_hi)
+        band_lo, band_hi, cur_lost = self.band_lo, self.band_hi, self.cur_lost
+        in_probe = self.phase[t] < self.W
+        rise = (ctx.rate[t] if t == 0 else ctx.A[t] - ctx.A[t - 1]) / C - 1  # the pace, as C's excess
+        if t == 0:
+            if self.v.buffer is None and self.v.net.path(ctx.n).eta == 0:
+                ctx.add(cur_lost[t] == 0, *(self.lm[i][t] == 0 for i in range(self.W)))
+            ctx.add(cur_lost[t] >= 0, hull_lo[t] <= rtt_lo[t], hull_hi[t] >= rtt_hi[t],
+                    *(z3.Implies(z3.And(in_probe, pos[t] == j),
+                                 z3.And(band_lo[j][t] == rtt_lo[t], band_hi[j][t] == rtt_hi[t]))
+                      for j in range(M_hi)),
+                    z3.Implies(pos[t] == 0, z3.And(hull_lo[t] == rtt_lo[t], hull_hi[t] == rtt_hi[t])))
+            if clean:
+                ctx.add(rise_lo[t] <= rise, rise_hi[t] >= rise,
+                        z3.Implies(pos[t] == 0, z3.And(rise_lo[t] == rise, rise_hi[t] == rise)))
+            return
+        dl = ctx.L[t] - ctx.L[t - 1]
+        ctx.add(cur_lost[t] == z3.If(pos[t] == 0, dl, cur_lost[t - 1] + dl))
+        for j in range(M_hi):
+            here = z3.And(in_probe, pos[t] == j)
+            ctx.add(band_lo[j][t] == z3.If(here, rtt_lo[t], band_lo[j][t - 1]),
+                    band_hi[j][t] == z3.If(here, rtt_hi[t], band_hi[j][t - 1]))
+        first = pos[t] == 0
+        ctx.add(hull_lo[t] == z3.If(first, rtt_lo[t], _min(hull_lo[t - 1], rtt_lo[t])),
+                hull_hi[t] == z3.If(first, rtt_hi[t], _max(hull_hi[t - 1], rtt_hi[t])))
+        if clean:
+            ctx.add(rise_lo[t] == z3.If(first, rise, _min(rise_lo[t - 1], rise)),
+                    rise_hi[t] == z3.If(first, rise, _max(rise_hi[t - 1], rise)))
+
+    def mi_ends(self, t: int) -> Any:
+        return z3.And(self.phase[t] < self.W, self.pos[t] == self.mlen[t] - 1)
+
+    def per_length_signals(self, t: int, M: int) -> list[Any]:
+        """An MI of M steps: its loss per step; lossless, the lattice bounds on its gradient
+        ((B): every sample kept, :mod:`ccac.ccas.pcc.rtt`); Proteus' regression tolerance only
+        where the residual can exceed the gradient (``|g| M < sigma``)."""
+        g_raw, s_raw, lm_now, cur_lost, tol = self.g_raw, self.s_raw, self.lm_now, self.cur_lost, self.tol
+        is_M, lossless = self.mlen[t] == M, cur_lost[t] == 0
+        signal = [z3.Implies(is_M, lm_now[t] * M == cur_lost[t])]
+        if self.lattice:
+            lows = [self.band_lo[j][t] for j in range(M)]
+            highs = [self.band_hi[j][t] for j in range(M)]
+            signal.append(z3.Implies(z3.And(is_M, lossless), z3.And(
+                *(g_raw[t] <= u for u in lattice_upper_terms(M, lows, highs)),
+                *(g_raw[t] >= d for d in lattice_lower_terms(M, lows, highs)))))
+        if tol is not None:
+            signal.append(z3.Implies(z3.And(is_M, tol[t]), _abs(g_raw[t]) * M < s_raw[t]))
+        return signal
+
+    def long_mi_signals(self, t: int) -> list[Any]:
+        """MIs longer than ``mi_max`` (only with an unbounded path): the coarse lattice bound on
+        the hull of their bands (:func:`long_lattice`); their loss per step and the tolerance
+        exactly while the MI fits in the trace, a bound beyond (longer ones began before it:
+        their loss is history)."""
+        g_raw, s_raw, lm_now, cur_lost, tol = self.g_raw, self.s_raw, self.lm_now, self.cur_lost, self.tol
+        mlen = self.mlen
+        M_hi, hull_lo, hull_hi = self.M_hi, self.hull_lo, self.hull_hi
+        lossless = cur_lost[t] == 0
+        signal = []
+        longer = mlen[t] > M_hi
+        spread = long_lattice(M_hi) * (hull_hi[t] - hull_lo[t])
+        beyond = max(M_hi, self.T) + 1
+        signal.append(z3.Implies(longer, z3.And(
+            *([z3.Implies(lossless, z3.And(g_raw[t] <= spread, g_raw[t] >= -spread))] if self.lattice else []),
+            z3.Implies(mlen[t] >= beyond, z3.And(lm_now[t] >= 0, lm_now[t] * beyond <= cur_lost[t])),
+            *([z3.Implies(z3.And(mlen[t] >= beyond, tol[t]), _abs(g_raw[t]) * beyond < s_raw[t])]
+              if tol is not None else []))))
+        for M in range(M_hi + 1, beyond):
+            signal.append(z3.Implies(mlen[t] == M, lm_now[t] * M == cur_lost[t]))
+            if tol is not None:
+                signal.append(z3.Implies(z3.And(mlen[t] == M, tol[t]), _abs(g_raw[t]) * M < s_raw[t]))
+        return signal
+
+    def mi_signals(self, t: int) -> None:
+        """The signals of the MI ending at t (:mod:`ccac.ccas.pcc.rtt`, 2 and 3): (A) FIFO, the
+        gradient is at least -1; the deviation within Popoviciu's bound (half the samples'
+        span); (D) samples on one value have a flat fit; the per-length bounds; on a clean path
+        (C) the queue's slope range; the trending tolerance nested (the deviation is zeroed only
+        with the gradient)."""
+        g_raw, s_raw, hull_lo, hull_hi = self.g_raw, self.s_raw, self.hull_lo, self.hull_hi
+        signal = [g_raw[t] >= -1, s_raw[t] >= 0, s_raw[t] <= (hull_hi[t] - hull_lo[t]) / 2]
+        signal.append(z3.Implies(hull_hi[t] == hull_lo[t], g_raw[t] == 0))
+        for M in range(self.M_lo, self.M_hi + 1):
+            signal += self.per_length_signals(t, M)
+        if not self.bounded:
+            signal += self.long_mi_signals(t)
+        if self.clean:
+            signal += [g_raw[t] <= _max(self.rise_hi[t], 0), g_raw[t] >= _min(self.rise_lo[t], 0)]
+        if self.trend_g is not None:
+            signal.append(z3.Implies(self.trend_s[t], self.trend_g[t]))
+        self.ctx.add(z3.Implies(self.mi_ends(t), z3.And(*signal)))
+
+    def effective_signals(self, t: int) -> tuple[Any, Any]:
+        """The gradient and deviation the utility uses: zeroed by a tolerance, Vivace's filter
+        (|g| below ``flt`` counts as 0), Proteus-P's max(0, g); recorded where an MI ends."""
+        var, tol, trend_g, trend_s = self.var, self.tol, self.trend_g, self.trend_s
+        g_raw, s_raw = self.g_raw, self.s_raw
+        zero_g = z3.Or(*([tol[t]] if tol is not None else []), *([trend_g[t]] if trend_g is not None else []))
+        zero_s = z3.Or(*([tol[t]] if tol is not None else []), *([trend_s[t]] if trend_s is not None else []))
+        g_eff: Any = z3.If(zero_g, 0, g_raw[t]) if (tol is not None or trend_g is not None) else g_raw[t]
+        if var.flt > 0:
+            g_eff = z3.If(_abs(g_eff) >= var.flt, g_eff, 0)
+        if var.positive_only:
+            g_eff = _max(g_eff, 0)
+        s_eff: Any = z3.If(zero_s, 0, s_raw[t]) if (tol is not None or trend_s is not None) else s_raw[t]
+        ends = self.mi_ends(t)
+        self.ctx.add(self.mi_grad[t] == z3.If(ends, g_eff, 0), self.mi_dev[t] == z3.If(ends, s_eff, 0))
+        return g_eff, s_eff
+
+    def round_registers(self, t: int, g_eff: Any, s_eff: Any) -> None:
+        """Per MI of the round: its effective gradient and deviation, loss per step, and where it
+        ended (for the round's fate), set when it ends and held (history at step 0)."""
+        ctx, phase, pos, mlen, adm_f = self.ctx, self.phase, self.pos, self.mlen, self.adm_f
+        ge, se, lm, mark_adm, mark_L = self.ge, self.se, self.lm, self.mark_adm, self.mark_L
+        for i in range(self.W):
+            ends_i = z3.And(phase[t] == i, pos[t] == mlen[t] - 1)
+            if t == 0:
+                ctx.add(z3.Implies(ends_i, z3.And(mark_adm[i][t] == adm_f[t], mark_L[i][t] == ctx.L[t])),
+                        mark_adm[i][t] <= adm_f[t], mark_L[i][t] <= ctx.L[t])
+                continue
+            ctx.add(ge[i][t] == z3.If(ends_i, g_eff, ge[i][t - 1]),
+                    se[i][t] == z3.If(ends_i, s_eff, se[i][t - 1]),
+                    lm[i][t] == z3.If(ends_i, self.lm_now[t], lm[i][t - 1]),
+                    mark_adm[i][t] == z3.If(ends_i, adm_f[t], mark_adm[i][t - 1]),
+                    mark_L[i][t] == z3.If(ends_i, ctx.L[t], mark_L[i][t - 1]))
+
+    def decision_history(self, t: int) -> None:
+        """Step 0 is history: a decision may have happened just now (a window can start at one)."""
+        event, du, gam, K = self.event, self.du, self.gam, self.K
+        self.ctx.add(z3.Implies(z3.And(event[t] != 1, event[t] != 2),
+                                z3.And(*(du[k][t] == 0 for k in range(K)), *(gam[k][t] == 0 for k in range(K)))),
+                     z3.Implies(event[t] != 1, self.gamma_used[t] == 0))
+
+    # ---------------------------------------------------------------- transitions from t-1 to t
+    def round_fate(self, t: int) -> None:
+        """The fate of the round (Proteus 3: an MI's utility exists "when all packets sent in
+        that MI are acknowledged or lost"): every byte of its last MI ACKed (served by t-R) or
+        detected lost, exact on the curves; before step R it reads ACKs from before the trace
+        (free: history)."""
+        ctx, R, W = self.ctx, self.R, self.W
+        if t >= R:
+            ctx.add(self.fate_var[t] == z3.And(ctx.S[t - R] >= self.mark_adm[W - 1][t - 1],
+                                               ctx.Ld[t] >= self.mark_L[W - 1][t - 1]))
+
+    def mi_timeout(self, t: int) -> None:
+        """Vivace 4.3's MI timeout: the rate may halve (the base rate or the rate being sent)
+        at any step at which some MI began ``mi_timeout`` RTTs ago and the fate of a packet sent
+        in it is unknown (any MI: fates are learned in sending order, so it suffices that some
+        step's bytes are unresolved and that step's MI began that long ago; bytes from before
+        the trace belong to an MI of unknown start), or at the end of the MI it fired in (a
+        reading). Never forced: a longer RTT estimate fires later."""
+        ctx, R, TO, pos, base, event, fired = self.ctx, self.R, self.TO, self.pos, self.base, self.event, self.fired
+        adm_f, ps, pm = self.adm_f, pos[t - 1], self.mlen[t - 1]
+        unresolved = [z3.Or(ctx.S[t - R] < adm_f[u], ctx.Ld[t] < ctx.L[u]) if t >= R else True
+                      for u in range(t)]
+        expired = [z3.And(unresolved[u], u - pos[u] <= t - TO) for u in range(t)] + [unresolved[0]]
+        halved = z3.Or(base[t] * 2 == base[t - 1], base[t] * 2 == ctx.rate[t - 1])
+        fires_now = z3.Or(*expired)
+        ctx.add(z3.Implies(event[t] == 3, z3.And(z3.Or(fires_now, z3.And(fired[t - 1], ps == pm - 1)), halved,
+                                                 *self.new_round(t), *self.no_rerun(t))),
+                z3.Implies(fired[t], z3.And(event[t] == 0, z3.Or(fires_now, z3.And(fired[t - 1], ps < pm - 1)))))
+
+    def decision_timing(self, t: int) -> None:
+        """The round's MIs in order, and when its decision comes. A decision needs the round's
+        fate (:meth:`round_fate`) and is taken at once or at an MI boundary (the readings differ on whether a sender
+        waits in MIs), at the latest at the second boundary after the fate is known: a sender
+        that chooses a step's rate at its start has not yet seen the step's ACKs, which the
+        fate test reads, so it may start one more MI. Otherwise the MI goes on, the next probe
+        starts, or the sender waits in MIs at the waiting rate."""
+        ctx, W, phase, pos, mlen = self.ctx, self.W, self.phase, self.pos, self.mlen
+        event, defer = self.event, self.defer
+        pp, ps, pm = phase[t - 1], pos[t - 1], mlen[t - 1]
+        keep = self.kept(t)
+        in_mi = z3.And(ps < pm - 1)                          # the MI (probe or wait) goes on ...
+        next_probe = z3.And(pp < W - 1, ps == pm - 1)         # ... or the next probe MI begins
+        boundary = z3.And(pp >= W - 1, ps == pm - 1)          # the probes are done and an MI just ended
+        ready = z3.Or(boundary, pp == W)
+        fate = self.fate_var[t]
+        decide = self.decides(t)
+        carry_on = event[t] == 0
+        ctx.add(z3.Implies(decide, z3.And(ready, fate)),
+                z3.Implies(z3.And(boundary, fate, defer[t - 1]), decide),
+                z3.Implies(z3.And(boundary, carry_on), defer[t] == fate),
+                z3.Implies(z3.And(in_mi, pp == W, carry_on), defer[t] == defer[t - 1]),
+                z3.Implies(z3.Or(phase[t] < W, event[t] != 0), z3.Not(defer[t])),
+                z3.Implies(z3.And(in_mi, carry_on), z3.And(phase[t] == pp, pos[t] == ps + 1, mlen[t] == pm, *keep)),
+                z3.Implies(z3.And(next_probe, carry_on), z3.And(phase[t] == pp + 1, pos[t] == 0, *keep)),
+                z3.Implies(z3.And(boundary, carry_on), z3.And(phase[t] == W, pos[t] == 0, *keep)))
+        ctx.add(z3.Implies(z3.Not(decide), z3.And(*(self.du[k][t] == 0 for k in range(self.K)),
+                                                  *(self.gam[k][t] == 0 for k in range(self.K)))))
+        ctx.add(z3.Implies(z3.Not(z3.And(decide, event[t] == 1)), self.gamma_used[t] == 0))
+
+    def pair_latency_term(self, t: int, hi_i: int, lo_i: int) -> Any:
+        """H of a pair (its faster probe MI hi_i, slower lo_i): the latency penalty per unit
+        rate, ``b`` times the rate-weighted gradient difference, plus Proteus-S's deviation
+        penalty (Proteus-H: only at probe rates at or above its threshold)."""
+        var, eps, ge, se, r_prev = self.var, self.eps, self.ge, self.se, self.base[t - 1]
+        d_dev = var.dev_coeff * self.p.get("step_seconds", 0)
+        h = var.b * ((1 + eps) * ge[hi_i][t - 1] - (1 - eps) * ge[lo_i][t - 1])
+        if d_dev:
+            def dev(slot: int, factor: Fraction) -> Any:
+                if var.threshold is None:
+                    return factor * se[slot][t - 1]
+                return z3.If(factor * r_prev >= var.threshold, factor * se[slot][t - 1], 0)
+            h = h + d_dev * (dev(hi_i, 1 + eps) - dev(lo_i, 1 - eps))
+        return h
+
+    def pair_gradients(self, t: int) -> None:
+        """Vivace 4.2, per pair: ``du = u+ - u-`` and ``gamma = du / (2 eps x)``, both enclosed
+        (x^t on the rate grid, x*H and loss/x per bin with a sign split, ``ccas/pcc/shared.py``)
+        and tied by their sign; a pair votes with its gradient's sign."""
+        ctx, grid, lm, obit, K, eps, cK = self.ctx, self.grid, self.lm, self.obit, self.K, self.eps, self.cK
+        du, gam, zprod, yquot, votes = self.du, self.gam, self.zprod, self.yquot, self.votes
+        kap_lo, kap_hi, power, inverse = self.kap_lo, self.kap_hi, self.power, self.inverse
+        decide = self.decides(t)
+        for k in range(K):
+            a_, b_ = 2 * k, 2 * k + 1
+            first_high = obit[k][t - 1]
+            H = z3.If(first_high, self.pair_latency_term(t, a_, b_), self.pair_latency_term(t, b_, a_))
+            lam = z3.If(first_high, lm[a_][t - 1] - lm[b_][t - 1], lm[b_][t - 1] - lm[a_][t - 1])
+            ctx.add(z3.Implies(decide, z3.And(
+                *grid.product(t - 1, zprod[k][t], H), *grid.quotient(t - 1, yquot[k][t], lam),
+                du[k][t] >= kap_lo * power[t - 1] - zprod[k][t] - cK * lam,
+                du[k][t] <= kap_hi * power[t - 1] - zprod[k][t] - cK * lam,
+                gam[k][t] * 2 * eps >= kap_lo * inverse[t - 1] - H - cK * yquot[k][t],
+                gam[k][t] * 2 * eps <= kap_hi * inverse[t - 1] - H - cK * yquot[k][t])))
+            ctx.add(z3.Implies(decide, z3.And(
+                z3.Implies(du[k][t] > 0, gam[k][t] >= 0), z3.Implies(du[k][t] < 0, gam[k][t] <= 0),
+                z3.Implies(gam[k][t] > 0, du[k][t] >= 0), z3.Implies(gam[k][t] < 0, du[k][t] <= 0),
+                z3.Implies(votes[k][t], gam[k][t] >= 0), z3.Implies(z3.Not(votes[k][t]), gam[k][t] <= 0))))
+
+    def majority(self, t: int) -> None:
+        """Combining the pairs (Proteus 5): one pair gives the direction by its vote; several,
+        the majority direction, and the step uses the mean of the majority's gradients or of
+        all (the readings), so any value between the pairs' gradients, with the majority's
+        sign (:meth:`rate_step`)."""
+        ctx, K, votes, gam, gamma_used = self.ctx, self.K, self.votes, self.gam, self.gamma_used
+        up, rate_decision = self.dirn[t] == 1, self.rate_decision(t)
+        if K == 1:
+            ctx.add(z3.Implies(rate_decision, votes[0][t] == up))
+            return
+        count = z3.Sum(*(z3.If(votes[k][t], 1, 0) for k in range(K)))
+        ctx.add(z3.Implies(rate_decision, up == (count * 2 > K)))
+        ctx.add(z3.Implies(rate_decision, z3.And(
+            z3.Or(*(gamma_used[t] >= gam[k][t] for k in range(K))),
+            z3.Or(*(gamma_used[t] <= gam[k][t] for k in range(K))))))
+
+    def double_check(self, t: int) -> None:
+        """Vivace 4.3's double check: a pair whose faster probe lost a smaller fraction
+        (l+/a+ < l-/a-) is abnormal and re-run once (event 2, the state kept); the second run's
+        gradient is averaged with the first when their signs agree, else the first is thrown
+        out. Without it every decision is a rate decision."""
+        ctx, eps, lm, obit, event = self.ctx, self.eps, self.lm, self.obit, self.event
+        gam, gamma_used = self.gam, self.gamma_used
+        decide, rate_decision, rerun, gamma_first = self.decides(t), self.rate_decision(t), self.rerun, self.gamma_first
+        if not self.var.double_check:
+            ctx.add(z3.Implies(decide, event[t] == 1))
+            if self.K == 1:
+                ctx.add(z3.Implies(rate_decision, gamma_used[t] == gam[0][t]))
+            return
+        abnormal = z3.If(obit[0][t - 1], lm[0][t - 1] * (1 - eps) < lm[1][t - 1] * (1 + eps),
+                         lm[1][t - 1] * (1 - eps) < lm[0][t - 1] * (1 + eps))
+        first_run = rerun[t - 1] == 0
+        ctx.add(z3.Implies(decide, z3.If(z3.And(first_run, abnormal), event[t] == 2, event[t] == 1)))
+        ctx.add(z3.Implies(z3.And(decide, event[t] == 2), z3.And(
+            *self.new_round(t), rerun[t] == 1, gamma_first[t] == gam[0][t], self.base[t] == self.base[t - 1],
+            self.tau[t] == self.tau[t - 1], self.kk[t] == self.kk[t - 1], self.dirn[t] == self.dirn[t - 1])))
+        g1 = gamma_first[t - 1]
+        same = z3.Or(z3.And(gam[0][t] >= 0, g1 >= 0), z3.And(gam[0][t] <= 0, g1 <= 0))
+        differ = z3.Or(z3.And(gam[0][t] >= 0, g1 <= 0), z3.And(gam[0][t] <= 0, g1 >= 0))
+        ctx.add(z3.Implies(rate_decision, z3.And(
+            rerun[t] == 0, z3.Implies(first_run, gamma_used[t] == gam[0][t]),
+            z3.Implies(z3.Not(first_run), z3.And(
+                z3.Implies(self.agree[t], z3.And(same, gamma_used[t] == (gam[0][t] + g1) / 2)),
+                z3.Implies(z3.Not(self.agree[t]), z3.And(differ, gamma_used[t] == gam[0][t])))))))
+        ctx.add(z3.Implies(z3.Not(decide), z3.Implies(event[t] != 3, z3.And(
+            rerun[t] == rerun[t - 1], gamma_first[t] == gamma_first[t - 1]))))
+
+    def rate_step(self, t: int) -> None:
+        """At a rate decision the direction has the applied gradient's sign, a new round starts,
+        and the rate moves by Vivace 4.2's step (:meth:`step_rules`), or, a zero gradient
+        pointing nowhere, by one reading nothing moves, counters included."""
+        base, tau, kk, dirn, gamma_used = self.base, self.tau, self.kk, self.dirn, self.gamma_used
+        up, rate_decision = dirn[t] == 1, self.rate_decision(t)
+        combined = self.gam[0][t] if self.K == 1 and not self.var.double_check else gamma_used[t]
+        self.ctx.add(z3.Implies(rate_decision, z3.And(
+            z3.Implies(up, combined >= 0), z3.Implies(z3.Not(up), combined <= 0))))
+        step = self.step_rules(t)
+        idle = z3.And(gamma_used[t] == 0, base[t] == base[t - 1], tau[t] == tau[t - 1], kk[t] == kk[t - 1],
+                      dirn[t] == dirn[t - 1])
+        self.ctx.add(z3.Implies(rate_decision, z3.And(*self.new_round(t), z3.Or(z3.And(*step), idle),
+                                                      *self.no_rerun(t))))
+
+    def step_rules(self, t: int) -> list[Any]:
         """Vivace 4.2's step at a rate decision: the confidence amplifier, the dynamic change
         boundary and the new base rate."""
-        theta0, omega0, delta = p["theta0"], p["omega0"], p["delta"]
-        r = base[t - 1]
-        up = dirn[t] == 1
+        return (self.confidence_amplifier(t) + self.change_boundary(t)
+                + self.boundary_recalibration(t))
+
+    def confidence_amplifier(self, t: int) -> list[Any]:
+        """The unclipped move ``q = m(tau) theta0 gamma``: tau counts consecutive same-direction
+        decisions (up to ``tau_cap``), and m(tau), m(tau + 1) and table 1's m(0) = 0 are all
+        admitted (the paper's readings); at the cap any m at least m(tau_cap), sound for any
+        longer history."""
+        p, tau, q_move, gamma_used = self.p, self.tau, self.q_move, self.gamma_used
+        dirn, tau_cap = self.dirn, self.tau_cap
+        theta0, scale = p["theta0"], self.scale
         same_dir = dirn[t] == dirn[t - 1]
         step = [tau[t] == z3.If(same_dir, z3.If(tau[t - 1] + 1 >= tau_cap, tau_cap, tau[t - 1] + 1), 0)]
         for j in range(tau_cap + 1):
             m = amplifier(j) * theta0 / scale
             if j < tau_cap:
-                # m(tau) with tau the earlier same-direction decisions, or counting this one too,
-                # or Table 1 literally (m(0) = 0): the paper's readings
                 ms = {amplifier(j), amplifier(j + 1)} | ({Fraction(0)} if j == 0 else set())
                 step.append(z3.Implies(tau[t] == j, z3.Or(*(q_move[t] == m_ * theta0 / scale * gamma_used[t]
                                                             for m_ in sorted(ms)))))
@@ -583,12 +769,24 @@ class GradientPCC:
                 step.append(z3.Implies(tau[t] == j, z3.And(
                     z3.Implies(gamma_used[t] >= 0, q_move[t] >= m * gamma_used[t]),
                     z3.Implies(gamma_used[t] <= 0, q_move[t] <= m * gamma_used[t]))))
+        return step
+
+    def change_boundary(self, t: int) -> list[Any]:
+        """The dynamic change boundary: a move beyond ``omega r`` (omega = omega0 + k delta,
+        k counting the same-direction clipped moves) is clipped to it, with omega before or
+        after k is raised (the readings), and k raised; at ``k_cap`` any omega beyond (a
+        decrease may then reach anything in (0, r]: the paper has no floor); otherwise the
+        rate moves by q."""
+        p, base, kk, q_move, clip = self.p, self.base, self.kk, self.q_move, self.clip
+        dirn, k_cap = self.dirn, self.k_cap
+        omega0, delta = p["omega0"], p["delta"]
+        r, up, same_dir = base[t - 1], dirn[t] == 1, dirn[t] == dirn[t - 1]
+        step = []
         k0 = z3.If(same_dir, kk[t - 1], 0)
         for j in range(k_cap + 1):
             om = omega0 + j * delta
             big = z3.Or(q_move[t] > om * r, q_move[t] < -om * r)
             if j < k_cap:
-                # capped at omega r, with omega before or after k is raised (the readings)
                 clipped_rule = [big, kk[t] == j + 1 if j + 1 <= k_cap else kk[t] == k_cap]
                 om2 = om + delta
                 up_base = z3.Or(base[t] == (1 + om) * r, base[t] == (1 + om2) * r)
@@ -597,21 +795,28 @@ class GradientPCC:
             else:
                 clipped_rule = [big, kk[t] == k_cap]
                 up_base = base[t] >= (1 + om) * r
-                # omega may be 1 or more here: the paper has no floor, so (0, r]
                 down_base = z3.And(base[t] > 0, base[t] <= r)
             unclipped = [z3.Not(big) if j < k_cap else True, base[t] == r + q_move[t]]
             step.append(z3.Implies(k0 == j, z3.If(
                 clip[t],
                 z3.And(*clipped_rule, z3.Implies(up, up_base), z3.Implies(z3.Not(up), down_base)),
                 z3.And(*unclipped))))
-        # after an unclipped move, k is recalibrated: the smallest k with |dr| <= r*(omega0 + k*delta)
-        for j in range(k_cap + 1):
-            def fits(level: int) -> Any:
-                om = omega0 + level * delta
-                return z3.And(q_move[t] <= om * r, q_move[t] >= -om * r)
+        return step
+
+    def boundary_recalibration(self, t: int) -> list[Any]:
+        """After an unclipped move k is recalibrated: the smallest k with |dr| <= r (omega0 + k
+        delta)."""
+        p, kk, q_move, clip, r = self.p, self.kk, self.q_move, self.clip, self.base[t - 1]
+        omega0, delta = p["omega0"], p["delta"]
+
+        def fits(level: int) -> Any:
+            om = omega0 + level * delta
+            return z3.And(q_move[t] <= om * r, q_move[t] >= -om * r)
+        step = []
+        for j in range(self.k_cap + 1):
             if j == 0:
                 step.append(z3.Implies(z3.And(z3.Not(clip[t]), kk[t] == 0), fits(0)))
-            elif j < k_cap:
+            elif j < self.k_cap:
                 step.append(z3.Implies(z3.And(z3.Not(clip[t]), kk[t] == j), z3.And(fits(j), z3.Not(fits(j - 1)))))
             else:
                 step.append(z3.Implies(z3.And(z3.Not(clip[t]), kk[t] == j), z3.Not(fits(j - 1))))

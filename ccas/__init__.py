@@ -1,6 +1,7 @@
 """The CCA library: every module here that defines an ``ALGORITHM`` (a
 :class:`ccac.ccas.interface.CCA`), and every CCA file in ``rules/`` (written in the CCA
-language, :mod:`ccac.ccas.language`).
+language, :mod:`ccac.ccas.language`). The subpackages hold a CCA family's machinery (``pcc/``,
+``elastic/``), not CCAs: discovery does not look into them.
 
 Adding a CCA means adding a module or a file; nothing else in ccac names CCAs.
 
@@ -21,6 +22,8 @@ from ccac.core.errors import CcacError
 def _discover() -> dict[str, CCA]:
     found: dict[str, CCA] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.ispkg:
+            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         algorithm = getattr(module, "ALGORITHM", None)
         if isinstance(algorithm, CCA):

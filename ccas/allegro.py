@@ -12,7 +12,7 @@ admitted, and some it does not make); *RESTRICTION* (the encoding excludes runs 
 algorithm makes: an unsat answer then holds only for senders whose reading is the covered one;
 sat answers stay real runs of the covered readings).
 
-1. Rate-based sending, one rate per MI [3] -- exact: paced, always backlogged (``ccas/pcc.py``),
+1. Rate-based sending, one rate per MI [3] -- exact: paced, always backlogged (``ccas/pcc/shared.py``),
    ``cwnd`` is the bytes in flight plus the step's rate.
 2. Utility [2.2, 4.1: the "safe" one]: ``u = T Sig(L - loss_cap) - x L``,
    ``Sig(y) = 1/(1 + e^(alpha y))`` -- enclosure: the sigmoid is bounded in loss-fraction
@@ -121,7 +121,8 @@ State (queries, trace): ``base`` (the current rate r), ``mode`` (0 starting, 1 d
 
 Why one file over 500 lines: the numbered rules above, each with its coverage mark and the
 effect of each restriction, are a third of it, and the encoding and its independent check
-follow them in the same order.
+follow them in the same order, one method per rule (:class:`AllegroEncoding`,
+:class:`AllegroCheck`).
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ from ccac.encode.encoding import num
 from ccac.core.errors import CcacError
 from ccac.core.params import POSITIVE, Param
 from ccac.senders.interface import ConcreteSender, SenderStart
-from ccac.ccas.pcc import _round, scale_params
+from ccac.ccas.pcc.shared import _round, scale_params
 
 if TYPE_CHECKING:
     from ccac.senders.pcc import Choose
@@ -266,396 +267,41 @@ class Allegro(CCA):
 
     # ------------------------------------------------------------------ encoding
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
-        p, R, T, C, v = ctx.params, ctx.R, ctx.T, ctx.C, ctx.v
-        m_lo, m_hi = mi_range(p, R)
-        levels = eps_levels(p)
-        E = len(levels)
-        e_min = p["eps_min"]
-        ncap = int(p["adjust_cap"])
-        if ncap * e_min >= 1:
-            raise CcacError("allegro: adjust_cap * eps_min must be below 1", "cca.adjust_cap")
-        TO = int(p["mi_timeout"]) * R
-        scale = p["link_mbps"] / C
-        bands = sigmoid_bands(p["alpha"], p["loss_cap"], p["sig_band"], p["sig_top"])
-
-        base, mode = ctx.series("base"), ctx.series("mode", "int")
-        phase, pos, mlen = ctx.series("phase", "int"), ctx.series("pos", "int"), ctx.series("mlen", "int")
-        obit = [ctx.series(f"allegro_order{k}", "bool") for k in range(2)]
-        order = [z3.If(obit[0][t], 1, 0) + z3.If(obit[1][t], 2, 0) for t in range(T)]
-        epsk = ctx.series("allegro_epsk", "int")       # eps = levels[epsk - 1]
-        eps = [z3.Sum(*(z3.If(epsk[t] == k + 1, num(levels[k]), num(0)) for k in range(E))) for t in range(T)]
-        dirn, adj = ctx.series("dir", "int"), ctx.series("adj_n", "int")
-        event, util = ctx.series("event", "int"), ctx.series("util")
-        util_m = ctx.series("allegro_util_m")                      # util * MI length
-        u_prev, prev_base = ctx.series("u_prev"), ctx.series("prev_base")
-        reg = [ctx.series(f"allegro_u{i}") for i in range(4)]        # utility of decision MI i
-        acc_a, acc_l = ctx.series("allegro_sent"), ctx.series("allegro_lost")
-        mark_adm, mark_L = ctx.series("allegro_mark_adm", axis="S"), ctx.series("allegro_mark_L", axis="L")
-        fate = ctx.series("allegro_fate", "bool")
-        skip0 = ctx.series("allegro_skip_r0", "bool")   # a decision's move skips r_0's MI
-        across = ctx.series("allegro_across", "bool")   # a decision compares across the pairs
-        nxt = ctx.series("next_mi", "int")      # while waiting: the decision MI that follows, 4 the rule
-        no_loss = v.buffer is None and not v.net.lossy
-
-        def ends(t: int) -> Any:
-            return z3.And(phase[t] < WAIT, pos[t] == mlen[t] - 1)
-
-        def probe_high(t: int, i: int) -> Any:
-            """Whether decision MI i at step t probes r(1+eps) (pair i // 2's order)."""
-            return obit[i // 2][t] if i % 2 == 0 else z3.Not(obit[i // 2][t])
-
-        def enclosure(t: int) -> list[Any]:
-            """util[t] for the MI of M steps ending at t: ``util * M`` (``util_m``) within the
-            sigmoid bands, then one case per possible M."""
-            a, l, um = acc_a[t], acc_l[t], util_m[t]
-            cases = []
-            for lo, hi, s_lo, s_hi in bands:
-                inside = z3.And(l >= lo * a, l <= hi * a) if hi is not None else l >= lo * a
-                low, high = scale * ((a - l) * s_lo - l), scale * ((a - l) * s_hi - l)
-                if hi is not None and hi <= 1:      # a - l >= 0 here
-                    cases.append(z3.Implies(inside, z3.And(um >= low, um <= high)))
-                else:                               # sign split on a - l
-                    cases.append(z3.Implies(inside, z3.If(a >= l, z3.And(um >= low, um <= high),
-                                                          z3.And(um <= low, um >= high))))
-            out = [z3.Implies(ends(t), z3.And(*cases))]
-            out += [z3.Implies(z3.And(ends(t), mlen[t] == m), util[t] * m == um) for m in range(m_lo, m_hi + 1)]
-            return out
-
-        for t in range(T):
-            # ---- domains and per-step rules
-            ctx.add(base[t] > 0, mode[t] >= START, mode[t] <= ADJUST, phase[t] >= 0, phase[t] <= WAIT,
-                    z3.Implies(mode[t] != DECIDE, z3.Or(phase[t] == 0, phase[t] == WAIT)),
-                    mlen[t] >= m_lo, mlen[t] <= m_hi,
-                    z3.Implies(phase[t] < WAIT, z3.And(pos[t] >= 0, pos[t] <= mlen[t] - 1)),
-                    z3.Implies(phase[t] == WAIT, z3.And(pos[t] >= 1, pos[t] <= TO)),
-                    nxt[t] >= 1, nxt[t] <= WAIT, z3.Implies(z3.Or(phase[t] < WAIT, mode[t] != DECIDE), nxt[t] == WAIT),
-                    epsk[t] >= 1, epsk[t] <= E, z3.Or(dirn[t] == 1, dirn[t] == -1),
-                    adj[t] >= 0, adj[t] <= ncap, event[t] >= NO_EVENT, event[t] <= TIMEOUT,
-                    prev_base[t] > 0, acc_a[t] >= 0, acc_l[t] >= 0)
-            # the rate is bilinear in base and eps: one case per eps level (and probe MI)
-            # waiting in decision making: the base r or the rate of the trial that just ended
-            ctx.add(z3.Implies(mode[t] != DECIDE, ctx.rate[t] == base[t]))
-            for k, e in enumerate(levels):
-                for i in range(4):
-                    probe = z3.If(probe_high(t, i), (1 + e) * base[t], (1 - e) * base[t])
-                    ctx.add(z3.Implies(z3.And(mode[t] == DECIDE, phase[t] == i, epsk[t] == k + 1),
-                                       ctx.rate[t] == probe))
-                    ctx.add(z3.Implies(z3.And(mode[t] == DECIDE, phase[t] == WAIT, nxt[t] == i + 1,
-                                              epsk[t] == k + 1),
-                                       z3.Or(ctx.rate[t] == base[t], ctx.rate[t] == probe)))
-            if t >= R:
-                ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - R] - ctx.Ld[t])
-            # the MI's bytes sent and lost so far (history at step 0)
+        """The numbered rules of the module docstring, step by step: what holds at every step
+        (domains, the rate, the MI's measurements, its utility), then the transition from the
+        step before (the MI goes on, the next one starts, a wait, a timeout, or a rule)."""
+        rules = AllegroEncoding(ctx)
+        for t in range(ctx.T):
+            rules.domains(t)
+            rules.rate_per_mi(t)
+            rules.pacing(t)
+            rules.mi_measurements(t)
+            rules.mi_utility(t)
+            rules.last_mi_end(t)
             if t == 0:
-                if no_loss:
-                    ctx.add(acc_l[t] == 0)
-            else:
-                first = pos[t] == 0
-                ctx.add(z3.Implies(phase[t] < WAIT, z3.And(
-                    acc_a[t] == z3.If(first, 0, acc_a[t - 1]) + ctx.A[t] - ctx.A[t - 1],
-                    acc_l[t] == z3.If(first, 0, acc_l[t - 1]) + ctx.L[t] - ctx.L[t - 1])))
-                ctx.add(z3.Implies(phase[t] == WAIT, z3.And(acc_a[t] == acc_a[t - 1], acc_l[t] == acc_l[t - 1])))
-            # the utility of an MI ending now, and the registers of the decision MIs
-            ctx.add(*enclosure(t), z3.Implies(z3.Not(ends(t)), util[t] == 0))
-            for i in range(4):
-                here = z3.And(ends(t), phase[t] == i)
-                if t == 0:
-                    ctx.add(z3.Implies(here, reg[i][t] == util[t]))
-                else:
-                    ctx.add(reg[i][t] == z3.If(here, util[t], reg[i][t - 1]))
-            # the end of the experiment's last MI, for the fate test
-            ctx.add(z3.Implies(phase[t] < WAIT, z3.And(mark_adm[t] == ctx.A[t] - ctx.L[t], mark_L[t] == ctx.L[t])))
-            if t == 0:
-                ctx.add(z3.Implies(phase[t] == WAIT, z3.And(mark_adm[t] <= ctx.A[t] - ctx.L[t], mark_L[t] <= ctx.L[t])))
                 continue
-            ctx.add(z3.Implies(phase[t] == WAIT, z3.And(mark_adm[t] == mark_adm[t - 1], mark_L[t] == mark_L[t - 1])))
-
-            # ---- transitions from t-1 to t
-            pp, ps = phase[t - 1], pos[t - 1]
-            keep = [base[t] == base[t - 1], mode[t] == mode[t - 1], epsk[t] == epsk[t - 1],
-                    dirn[t] == dirn[t - 1], adj[t] == adj[t - 1], u_prev[t] == u_prev[t - 1],
-                    prev_base[t] == prev_base[t - 1], *(obit[k][t] == obit[k][t - 1] for k in range(2))]
-            last_mi = z3.If(mode[t - 1] == DECIDE, 3, 0)
-            in_mi = z3.And(pp < WAIT, ps < mlen[t - 1] - 1)
-            next_mi = z3.And(pp < last_mi, ps == mlen[t - 1] - 1)
-            # the rule waits for the fate of the experiment's last MI; a gap (between decision
-            # MIs) for the fate of the MI before it, then the next MI starts
-            gap = z3.And(pp == WAIT, nxt[t - 1] < WAIT)
-            ready = z3.Or(z3.And(pp == WAIT, nxt[t - 1] == WAIT), z3.And(pp == last_mi, ps == mlen[t - 1] - 1))
-            ctx.add(z3.Implies(in_mi, z3.And(phase[t] == pp, pos[t] == ps + 1, mlen[t] == mlen[t - 1],
-                                              event[t] == NO_EVENT, *keep)))
-            ctx.add(z3.Implies(next_mi, z3.And(event[t] == NO_EVENT, *keep, z3.Or(
-                z3.And(phase[t] == pp + 1, pos[t] == 0),
-                z3.And(z3.Not(fate[t]), phase[t] == WAIT, nxt[t] == pp + 1, pos[t] == 1, mlen[t] == mlen[t - 1])))))
-            ctx.add(z3.Implies(z3.And(gap, fate[t]), z3.And(phase[t] == nxt[t - 1], pos[t] == 0,
-                                                            event[t] == NO_EVENT, *keep)))
-            if t >= R:
-                ctx.add(fate[t] == z3.And(ctx.S[t - R] >= mark_adm[t - 1], ctx.Ld[t] >= mark_L[t - 1]))
-            waited = z3.If(pp == WAIT, ps + 1, 1)
-            new_experiment = [phase[t] == 0, pos[t] == 0]
-            ctx.add(z3.Implies(z3.And(z3.Or(ready, gap), z3.Not(fate[t])), z3.Or(
-                z3.And(phase[t] == WAIT, pos[t] == z3.If(waited >= TO, TO, waited), mlen[t] == mlen[t - 1],
-                       nxt[t] == z3.If(pp == WAIT, nxt[t - 1], WAIT),
-                       event[t] == NO_EVENT, *keep),
-                z3.And(waited >= TO, event[t] == TIMEOUT, base[t] * 2 == base[t - 1], mode[t] == DECIDE,
-                       epsk[t] == 1, dirn[t] == dirn[t - 1], adj[t] == adj[t - 1], u_prev[t] == u_prev[t - 1],
-                       prev_base[t] == prev_base[t - 1], *new_experiment))))
-            decide = z3.And(ready, fate[t])
-            ctx.add(z3.Implies(decide, z3.And(event[t] == RULE, *new_experiment)))
-            r, m0 = base[t - 1], mode[t - 1]
-            u0, up_ = reg[0][t - 1], u_prev[t - 1]
-            # starting state
-            ctx.add(z3.Implies(z3.And(decide, m0 == START), z3.If(
-                u0 < up_,
-                z3.And(base[t] * 2 == r, mode[t] == DECIDE, epsk[t] == 1, dirn[t] == dirn[t - 1],
-                       adj[t] == adj[t - 1], u_prev[t] == up_, prev_base[t] == prev_base[t - 1]),
-                z3.And(base[t] == 2 * r, mode[t] == START, epsk[t] == epsk[t - 1], dirn[t] == dirn[t - 1],
-                       adj[t] == adj[t - 1], u_prev[t] == u0, prev_base[t] == r))))
-            # decision-making state: the two pairs' utilities by their order
-            plus = [z3.If(obit[k][t - 1], reg[2 * k][t - 1], reg[2 * k + 1][t - 1]) for k in range(2)]
-            minus = [z3.If(obit[k][t - 1], reg[2 * k + 1][t - 1], reg[2 * k][t - 1]) for k in range(2)]
-            # within each pair (U_i^+ > U_i^-), or across pairs ("for all i, j": U_i^+ > U_j^-)
-            go_up = z3.If(across[t], z3.And(*(plus[i] > minus[j] for i in range(2) for j in range(2))),
-                          z3.And(plus[0] > minus[0], plus[1] > minus[1]))
-            go_down = z3.If(across[t], z3.And(*(minus[i] > plus[j] for i in range(2) for j in range(2))),
-                            z3.And(minus[0] > plus[0], minus[1] > plus[1]))
-            # a move goes to r_0 = r(1 +- eps) (an MI at r_0 first), or, skipping r_0's MI, to
-            # r_1 = r_0 (1 +- eps_min) with r_0 to return to and U(r_0) any value (a trial's, or none)
-            for k, e in enumerate(levels):
-                ctx.add(z3.Implies(z3.And(decide, m0 == DECIDE, epsk[t - 1] == k + 1), z3.If(
-                    go_up, z3.And(dirn[t] == 1, z3.If(
-                        skip0[t], z3.And(base[t] == (1 + e) * (1 + e_min) * r, prev_base[t] == (1 + e) * r),
-                        base[t] == (1 + e) * r)),
-                    z3.If(go_down, z3.And(dirn[t] == -1, z3.If(
-                        skip0[t], z3.And(base[t] == (1 - e) * (1 - e_min) * r, prev_base[t] == (1 - e) * r),
-                        base[t] == (1 - e) * r)),
-                          z3.And(base[t] == r, dirn[t] == dirn[t - 1])))))
-            moved = z3.Or(go_up, go_down)
-            ctx.add(z3.Implies(z3.And(decide, m0 == DECIDE), z3.If(
-                z3.And(moved, skip0[t]), z3.And(mode[t] == ADJUST, adj[t] == 1, epsk[t] == epsk[t - 1]),
-                z3.And(u_prev[t] == up_, prev_base[t] == prev_base[t - 1],
-                       z3.If(moved, z3.And(mode[t] == ADJUST, adj[t] == 0, epsk[t] == epsk[t - 1]),
-                             z3.And(mode[t] == DECIDE, adj[t] == adj[t - 1],
-                                    epsk[t] == z3.If(epsk[t - 1] >= E, E, epsk[t - 1] + 1)))))))
-            # rate-adjusting state
-            n0, d = adj[t - 1], dirn[t - 1]
-            advance = [mode[t] == ADJUST, u_prev[t] == u0, prev_base[t] == r, dirn[t] == d, epsk[t] == epsk[t - 1],
-                       adj[t] == z3.If(n0 >= ncap, ncap, n0 + 1)]
-            for n in range(1, ncap + 1):
-                f_up, f_down = 1 + n * e_min, 1 - n * e_min
-                if n < ncap:
-                    step = z3.If(d == 1, base[t] == f_up * r, base[t] == f_down * r)
-                else:
-                    step = z3.If(d == 1, base[t] >= f_up * r, base[t] <= f_down * r)
-                ctx.add(z3.Implies(z3.And(decide, m0 == ADJUST, adj[t] == n, z3.Or(n0 == 0, z3.Not(u0 < up_))),
-                                   step))
-            ctx.add(z3.Implies(z3.And(decide, m0 == ADJUST), z3.If(
-                z3.And(n0 > 0, u0 < up_),
-                z3.And(base[t] == prev_base[t - 1], mode[t] == DECIDE, dirn[t] == d, adj[t] == n0,
-                       u_prev[t] == up_, prev_base[t] == prev_base[t - 1]),
-                z3.And(*advance))))
-        state = {"base": base, "mode": mode, "phase": phase, "pos": pos, "mlen": mlen, "order": order,
-                 "eps": eps, "dir": dirn, "adj_n": adj, "event": event, "util": util, "u_prev": u_prev,
-                 "prev_base": prev_base, "next_mi": nxt}
-        state.update({"_reg": reg, "_epsk": epsk, "_acc_a": acc_a, "_acc_l": acc_l, "_mark_adm": mark_adm,
-                      "_mark_L": mark_L})
-        return state
+            rules.mi_progress(t)
+            rules.wait_or_timeout(t)
+            rules.starting_state(t)
+            rules.decision_making(t)
+            rules.rate_adjusting(t)
+        return rules.state()
 
     # ------------------------------------------------------------------ independent check
     def check(self, f: FlowValues) -> list[str]:
         """Re-check the rules on exact values, without the solver. MIs and utilities that reach
         before the trace (history) are not checked, only what follows from them."""
-        p, R, T, C = f.params, f.R, f.T, f.C
-        m_lo, m_hi = mi_range(p, R)
-        levels = eps_levels(p)
-        e_min, ncap = p["eps_min"], int(p["adjust_cap"])
-        TO = int(p["mi_timeout"]) * R
-        scale = p["link_mbps"] / C
-        bands = sigmoid_bands(p["alpha"], p["loss_cap"], p["sig_band"], p["sig_top"])
-        st = f.state
-        base, mode, phase, pos, mlen = st["base"], st["mode"], st["phase"], st["pos"], st["mlen"]
-        order = [int(o) for o in st["order"]]
-        eps, dirn, adj, event = st["eps"], st["dir"], st["adj_n"], st["event"]
-        util, u_prev, prev_base = st["util"], st["u_prev"], st["prev_base"]
-        nxt = st["next_mi"]
-        out: list[str] = []
-
-        def bad(t: int, msg: str) -> None:
-            out.append(f"step {t}: {msg}")
-
-        def mi_end(t: int) -> bool:
-            return phase[t] < WAIT and pos[t] == mlen[t] - 1
-
-        def mi_start(e: int) -> int | None:
-            """The first step of the MI ending at e, None if it began before the trace."""
-            s = e - pos[e]
-            return s if s >= 1 else None
-
-        def last_utility(t: int, i: int) -> Fraction | None:
-            """The utility of MI i of the experiment that ends at t-1 (None: not in the trace)."""
-            for e in range(t - 1, -1, -1):
-                if mi_end(e) and phase[e] == i:
-                    return util[e] if mi_start(e) is not None else None
-                if event[e] != NO_EVENT:      # the experiment started at e
-                    return None
-            return None
-
-        def probe_high(o: int, i: int) -> bool:
-            return bool((o >> (i // 2)) & 1) == (i % 2 == 0)
-
-        for t in range(T):
-            if mode[t] not in (START, DECIDE, ADJUST) or not 0 <= phase[t] <= WAIT or dirn[t] not in (1, -1) \
-                    or not m_lo <= mlen[t] <= m_hi or eps[t] not in levels or not 0 <= adj[t] <= ncap \
-                    or event[t] not in (NO_EVENT, RULE, TIMEOUT) or not 0 <= order[t] <= 3 \
-                    or not 1 <= nxt[t] <= WAIT or (nxt[t] != WAIT and (phase[t] != WAIT or mode[t] != DECIDE)):
-                bad(t, "an Allegro state variable is out of its domain")
+        rules = AllegroCheck(f)
+        for t in range(f.T):
+            if not rules.in_domain(t):
+                rules.bad(t, "an Allegro state variable is out of its domain")
                 continue
-            if base[t] <= 0 or prev_base[t] <= 0:
-                bad(t, "a rate is not positive")
-            if mode[t] != DECIDE and phase[t] not in (0, WAIT):
-                bad(t, f"phase {phase[t]} outside the decision-making state")
-            if (phase[t] < WAIT and not 0 <= pos[t] < mlen[t]) or (phase[t] == WAIT and not 1 <= pos[t] <= TO):
-                bad(t, f"position {pos[t]} impossible in phase {phase[t]}")
-            want = [base[t]]
-            if mode[t] == DECIDE:       # a trial's rate; waiting: also the rate of the trial that just ended
-                i = phase[t] if phase[t] < WAIT else nxt[t] - 1
-                probe = base[t] * (1 + eps[t] if probe_high(order[t], i) else 1 - eps[t])
-                want = [probe] if phase[t] < WAIT else [base[t], probe]
-            if f.rate[t] not in want:
-                bad(t, f"rate {f.rate[t]} is not {' or '.join(map(str, want))}")
-            if t >= R and f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - R] - f.Ld[t]:
-                bad(t, "cwnd is not the bytes in flight after this step's sends")
-            if mi_end(t):
-                s = mi_start(t)
-                if s is not None:
-                    a, l = f.A[t] - f.A[s - 1], f.L[t] - f.L[s - 1]
-                    ivs = utility_interval(a, l, mlen[t], scale, bands)
-                    if not any(lo <= util[t] <= hi for lo, hi in ivs):
-                        bad(t, f"utility {util[t]} outside the enclosure for {a} bytes sent, {l} lost "
-                               f"in {mlen[t]} steps")
-            elif util[t] != 0:
-                bad(t, "util set at a step where no MI ends")
-            if t == 0:
-                continue
-            pp, ps = phase[t - 1], pos[t - 1]
-            same = (base[t], mode[t], eps[t], dirn[t], adj[t], u_prev[t], prev_base[t]) == \
-                (base[t - 1], mode[t - 1], eps[t - 1], dirn[t - 1], adj[t - 1], u_prev[t - 1], prev_base[t - 1])
-            last_mi = 3 if mode[t - 1] == DECIDE else 0
-            if pp < WAIT and ps < mlen[t - 1] - 1:
-                if (phase[t], pos[t], mlen[t]) != (pp, ps + 1, mlen[t - 1]) or not same or \
-                        order[t] != order[t - 1] or event[t] != NO_EVENT:
-                    bad(t, "the MI should continue unchanged")
-                continue
-            fate = None
-            if t >= R:
-                e = t - 1
-                while e >= 0 and phase[e] == WAIT:
-                    e -= 1
-                if e >= 0:
-                    fate = f.S[t - R] >= f.A[e] - f.L[e] and f.Ld[t] >= f.L[e]
-            kept = same and order[t] == order[t - 1] and event[t] == NO_EVENT
-            if pp < last_mi:        # the next trial now, or a gap until this one's fate is known
-                now = (phase[t], pos[t]) == (pp + 1, 0)
-                gap = (phase[t], pos[t], nxt[t], mlen[t]) == (WAIT, 1, pp + 1, mlen[t - 1]) and not fate
-                if not (now or gap) or not kept:
-                    bad(t, "the next MI of the experiment should start with the state unchanged")
-                continue
-            waited = ps + 1 if pp == WAIT else 1
-            if pp == WAIT and nxt[t - 1] < WAIT and phase[t] < WAIT and event[t] == NO_EVENT:
-                if (phase[t], pos[t]) != (nxt[t - 1], 0) or not kept or fate is False:
-                    bad(t, "a gap ends when its MI's fate is known: the next trial starts, the state unchanged")
-                continue
-            if event[t] == NO_EVENT:
-                want_next = nxt[t - 1] if pp == WAIT else WAIT
-                if (phase[t], pos[t], nxt[t]) != (WAIT, min(waited, TO), want_next) or not kept:
-                    bad(t, "should wait for the fate of the last MI with the state unchanged")
-                if fate:
-                    bad(t, "the fate of the experiment's MIs is known but the sender keeps waiting")
-                continue
-            if (phase[t], pos[t]) != (0, 0):
-                bad(t, "a rule or a timeout starts a new experiment (phase 0, position 0)")
-            if event[t] == TIMEOUT:
-                if fate or waited < TO:
-                    bad(t, "MI timeout before the timeout expired or with the fate known")
-                if base[t] * 2 != base[t - 1] or mode[t] != DECIDE or eps[t] != levels[0]:
-                    bad(t, "an MI timeout halves the rate and restarts decision making at eps_min")
-                continue
-            if fate is False:
-                bad(t, "a rule applied before the fate of the experiment's MIs was known")
-            if pp == WAIT and nxt[t - 1] < WAIT:
-                bad(t, "a rule applied in a gap between decision MIs")
-            out += [f"step {t}: {m}" for m in self._check_rule(f, t, levels, e_min, ncap, last_utility)]
-        return out
-
-    @staticmethod
-    def _check_rule(f: FlowValues, t: int, levels: list[Fraction], e_min: Fraction, ncap: int,
-                    last_utility: Any) -> list[str]:
-        st = f.state
-        base, mode, eps, dirn, adj = st["base"], st["mode"], st["eps"], st["dir"], st["adj_n"]
-        u_prev, prev_base = st["u_prev"], st["prev_base"]
-        order = [int(o) for o in st["order"]]
-        r, m0, up_ = base[t - 1], mode[t - 1], u_prev[t - 1]
-        out: list[str] = []
-        if m0 == START:
-            u = last_utility(t, 0)
-            kept = dirn[t] == dirn[t - 1] and adj[t] == adj[t - 1]
-            stop = (base[t] * 2 == r and mode[t] == DECIDE and eps[t] == levels[0] and u_prev[t] == up_
-                    and prev_base[t] == prev_base[t - 1] and kept)
-            go = (base[t] == 2 * r and mode[t] == START and prev_base[t] == r and eps[t] == eps[t - 1] and kept
-                  and (u is None or u_prev[t] == u))
-            if u is not None:
-                stop, go = stop and u < up_, go and not u < up_
-            if not (stop or go):
-                out.append(f"starting state: utility {u} vs previous {up_} does not give rate {base[t]} "
-                           f"in mode {mode[t]} (from {r})")
-        elif m0 == DECIDE:
-            us = [last_utility(t, i) for i in range(4)]
-            e = eps[t - 1]
-            o = order[t - 1]
-            moves = {1: (r * (1 + e), ADJUST), -1: (r * (1 - e), ADJUST), 0: (r, DECIDE)}
-            if all(u is not None for u in us):
-                hi = [us[0] if o & 1 else us[1], us[2] if o & 2 else us[3]]
-                lo = [us[1] if o & 1 else us[0], us[3] if o & 2 else us[2]]
-                within = 1 if all(h > x for h, x in zip(hi, lo)) else -1 if all(x > h for h, x in zip(hi, lo)) else 0
-                across = 1 if min(hi) > max(lo) else -1 if min(lo) > max(hi) else 0
-                allowed = [within, across]
-            else:
-                allowed = [1, -1, 0]
-            ok = False
-            for v_ in allowed:
-                rate, m = moves[v_]
-                if v_ != 0 and mode[t] == m and adj[t] == 1 and dirn[t] == v_ and eps[t] == e \
-                        and prev_base[t] == rate and base[t] == rate * (1 + v_ * e_min):
-                    ok = True       # r_0's MI skipped: on to r_1, U(r_0) any value
-                    break
-                if base[t] != rate or mode[t] != m:
-                    continue
-                if v_ != 0:
-                    ok = dirn[t] == v_ and adj[t] == 0 and eps[t] == e
-                else:
-                    ok = eps[t] == levels[min(levels.index(e) + 1, len(levels) - 1)] and dirn[t] == dirn[t - 1]
-                if ok:
-                    break
-            if not ok:
-                out.append(f"decision making: utilities {us} (order {o}, eps {e}) do not give rate {base[t]} "
-                           f"in mode {mode[t]} (from {r})")
-        else:
-            u = last_utility(t, 0)
-            n0, d = adj[t - 1], dirn[t - 1]
-            revert = (n0 > 0 and base[t] == prev_base[t - 1] and mode[t] == DECIDE and dirn[t] == d
-                      and adj[t] == n0 and u_prev[t] == up_)
-            n1 = min(n0 + 1, ncap)
-            factor = 1 + n1 * e_min * d
-            moved = base[t] == factor * r if n1 < ncap else (base[t] >= factor * r if d == 1 else base[t] <= factor * r)
-            advance = (mode[t] == ADJUST and adj[t] == n1 and moved and prev_base[t] == r and dirn[t] == d
-                       and eps[t] == eps[t - 1] and (u is None or u_prev[t] == u))
-            if u is not None:
-                worse = n0 > 0 and u < up_
-                revert, advance = revert and worse, advance and not worse
-            if not (revert or advance):
-                out.append(f"rate adjusting: utility {u} vs previous {up_} (n = {n0}) does not give rate "
-                           f"{base[t]} in mode {mode[t]} (from {r})")
-        return out
+            rules.step_state(t)
+            rules.rate_per_mi(t)
+            rules.mi_utility(t)
+            if t > 0:
+                rules.transition(t)
+        return rules.out
 
     def concrete(self, start: SenderStart, choose: Choose | None = None) -> ConcreteSender:
         """The algorithm itself (``senders/allegro.py``); ``choose`` takes its open choices."""
@@ -668,6 +314,557 @@ class Allegro(CCA):
             loss_cap=F(p["loss_cap"]), eps_min=F(p["eps_min"]), eps_max=F(p["eps_max"]),
             link_mbps=F(p["link_mbps"]), adjust_cap=int(p["adjust_cap"]))
         return AllegroSender(cfg, start, choose)
+
+
+class AllegroEncoding:
+    """Allegro's rules over one flow, one method per numbered rule of the module docstring,
+    each adding its constraints for step t (:meth:`Allegro.encode` calls them in order)."""
+
+    def __init__(self, ctx: FlowContext) -> None:
+        p, R, T, C, v = ctx.params, ctx.R, ctx.T, ctx.C, ctx.v
+        self.ctx, self.R = ctx, R
+        self.m_lo, self.m_hi = mi_range(p, R)
+        self.levels = eps_levels(p)
+        self.e_min = p["eps_min"]
+        self.ncap = int(p["adjust_cap"])
+        if self.ncap * self.e_min >= 1:
+            raise CcacError("allegro: adjust_cap * eps_min must be below 1", "cca.adjust_cap")
+        self.TO = int(p["mi_timeout"]) * R
+        self.scale = p["link_mbps"] / C
+        self.bands = sigmoid_bands(p["alpha"], p["loss_cap"], p["sig_band"], p["sig_top"])
+        E = len(self.levels)
+        self.base, self.mode = ctx.series("base"), ctx.series("mode", "int")
+        self.phase, self.pos = ctx.series("phase", "int"), ctx.series("pos", "int")
+        self.mlen = ctx.series("mlen", "int")
+        self.obit = [ctx.series(f"allegro_order{k}", "bool") for k in range(2)]
+        self.order = [z3.If(self.obit[0][t], 1, 0) + z3.If(self.obit[1][t], 2, 0) for t in range(T)]
+        self.epsk = ctx.series("allegro_epsk", "int")       # eps = levels[epsk - 1]
+        self.eps = [z3.Sum(*(z3.If(self.epsk[t] == k + 1, num(self.levels[k]), num(0)) for k in range(E)))
+                    for t in range(T)]
+        self.dirn, self.adj = ctx.series("dir", "int"), ctx.series("adj_n", "int")
+        self.event, self.util = ctx.series("event", "int"), ctx.series("util")
+        self.util_m = ctx.series("allegro_util_m")                      # util * MI length
+        self.u_prev, self.prev_base = ctx.series("u_prev"), ctx.series("prev_base")
+        self.reg = [ctx.series(f"allegro_u{i}") for i in range(4)]        # utility of decision MI i
+        self.acc_a, self.acc_l = ctx.series("allegro_sent"), ctx.series("allegro_lost")
+        self.mark_adm, self.mark_L = ctx.series("allegro_mark_adm", axis="S"), ctx.series("allegro_mark_L", axis="L")
+        self.fate = ctx.series("allegro_fate", "bool")
+        self.skip0 = ctx.series("allegro_skip_r0", "bool")   # a decision's move skips r_0's MI
+        self.across = ctx.series("allegro_across", "bool")   # a decision compares across the pairs
+        self.nxt = ctx.series("next_mi", "int")      # while waiting: the decision MI that follows, 4 the rule
+        self.no_loss = v.buffer is None and not v.net.lossy
+
+    def state(self) -> dict[str, list[Any]]:
+        state = {"base": self.base, "mode": self.mode, "phase": self.phase, "pos": self.pos, "mlen": self.mlen,
+                 "order": self.order, "eps": self.eps, "dir": self.dirn, "adj_n": self.adj, "event": self.event,
+                 "util": self.util, "u_prev": self.u_prev, "prev_base": self.prev_base, "next_mi": self.nxt}
+        state.update({"_reg": self.reg, "_epsk": self.epsk, "_acc_a": self.acc_a, "_acc_l": self.acc_l,
+                      "_mark_adm": self.mark_adm, "_mark_L": self.mark_L})
+        return state
+
+    # ---------------------------------------------------------------- terms
+    def ends(self, t: int) -> Any:
+        """An MI ends at step t (its last step)."""
+        return z3.And(self.phase[t] < WAIT, self.pos[t] == self.mlen[t] - 1)
+
+    def probe_high(self, t: int, i: int) -> Any:
+        """Whether decision MI i at step t probes r(1+eps) (pair i // 2's order)."""
+        obit = self.obit
+        return obit[i // 2][t] if i % 2 == 0 else z3.Not(obit[i // 2][t])
+
+    def kept(self, t: int) -> list[Any]:
+        """The experiment's state (rate, mode, eps, direction, counter, comparison values, pair
+        orders) unchanged from t-1."""
+        base, mode, epsk, dirn, adj = self.base, self.mode, self.epsk, self.dirn, self.adj
+        u_prev, prev_base, obit = self.u_prev, self.prev_base, self.obit
+        return [base[t] == base[t - 1], mode[t] == mode[t - 1], epsk[t] == epsk[t - 1],
+                dirn[t] == dirn[t - 1], adj[t] == adj[t - 1], u_prev[t] == u_prev[t - 1],
+                prev_base[t] == prev_base[t - 1], *(obit[k][t] == obit[k][t - 1] for k in range(2))]
+
+    def last_mi(self, t: int) -> Any:
+        """The index of the experiment's last MI: 3 in decision making (two pairs), else 0."""
+        return z3.If(self.mode[t - 1] == DECIDE, 3, 0)
+
+    def rule_ready(self, t: int) -> Any:
+        """At t the experiment's last MI has ended (now or while waiting): a rule may apply once
+        its fate is known."""
+        pp, ps, mlen = self.phase[t - 1], self.pos[t - 1], self.mlen
+        return z3.Or(z3.And(pp == WAIT, self.nxt[t - 1] == WAIT), z3.And(pp == self.last_mi(t), ps == mlen[t - 1] - 1))
+
+    def in_gap(self, t: int) -> Any:
+        """At t-1 the sender waits between decision trials for the previous trial's fate."""
+        return z3.And(self.phase[t - 1] == WAIT, self.nxt[t - 1] < WAIT)
+
+    def decides(self, t: int) -> Any:
+        """A rule applies at t: the experiment's last MI has ended and its fate is known."""
+        return z3.And(self.rule_ready(t), self.fate[t])
+
+    # ---------------------------------------------------------------- every step
+    def domains(self, t: int) -> None:
+        """The state's domains: modes, phases (0..3 in decision making, WAIT while waiting),
+        positions within the MI or the wait (at most the timeout), MI lengths in the range of
+        rule 4, eps levels, the adjusting counter up to its cap, positive rates."""
+        ctx, phase, pos, mlen, mode, nxt = self.ctx, self.phase, self.pos, self.mlen, self.mode, self.nxt
+        ctx.add(self.base[t] > 0, mode[t] >= START, mode[t] <= ADJUST, phase[t] >= 0, phase[t] <= WAIT,
+                z3.Implies(mode[t] != DECIDE, z3.Or(phase[t] == 0, phase[t] == WAIT)),
+                mlen[t] >= self.m_lo, mlen[t] <= self.m_hi,
+                z3.Implies(phase[t] < WAIT, z3.And(pos[t] >= 0, pos[t] <= mlen[t] - 1)),
+                z3.Implies(phase[t] == WAIT, z3.And(pos[t] >= 1, pos[t] <= self.TO)),
+                nxt[t] >= 1, nxt[t] <= WAIT, z3.Implies(z3.Or(phase[t] < WAIT, mode[t] != DECIDE), nxt[t] == WAIT),
+                self.epsk[t] >= 1, self.epsk[t] <= len(self.levels), z3.Or(self.dirn[t] == 1, self.dirn[t] == -1),
+                self.adj[t] >= 0, self.adj[t] <= self.ncap, self.event[t] >= NO_EVENT, self.event[t] <= TIMEOUT,
+                self.prev_base[t] > 0, self.acc_a[t] >= 0, self.acc_l[t] >= 0)
+
+    def rate_per_mi(self, t: int) -> None:
+        """Rules 1, 6 and 7: one rate per MI. Outside decision making the rate is r; a decision
+        trial sends r(1+eps) or r(1-eps) by its pair's order; waiting in decision making, r or
+        the rate of the trial that just ended (rule 7's enclosure). The rate is bilinear in r
+        and eps, so one case per eps level."""
+        ctx, mode, phase, epsk, base, rate = self.ctx, self.mode, self.phase, self.epsk, self.base, self.ctx.rate
+        ctx.add(z3.Implies(mode[t] != DECIDE, rate[t] == base[t]))
+        for k, e in enumerate(self.levels):
+            for i in range(4):
+                probe = z3.If(self.probe_high(t, i), (1 + e) * base[t], (1 - e) * base[t])
+                ctx.add(z3.Implies(z3.And(mode[t] == DECIDE, phase[t] == i, epsk[t] == k + 1),
+                                   rate[t] == probe))
+                ctx.add(z3.Implies(z3.And(mode[t] == DECIDE, phase[t] == WAIT, self.nxt[t] == i + 1,
+                                          epsk[t] == k + 1),
+                                   z3.Or(rate[t] == base[t], rate[t] == probe)))
+
+    def pacing(self, t: int) -> None:
+        """Rule 1: no congestion window; the model's window is the bytes in flight after the
+        step's sends, so pacing binds (``ccas/pcc/shared.py``, Sending). Before R: history."""
+        ctx, R = self.ctx, self.R
+        if t >= R:
+            ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - R] - ctx.Ld[t])
+
+    def mi_measurements(self, t: int) -> None:
+        """Rule 3: the bytes the MI has sent and lost so far, summed from its first step; a wait
+        adds nothing. At step 0 they are history (nothing lost on a path that loses nothing)."""
+        ctx, phase, pos, acc_a, acc_l = self.ctx, self.phase, self.pos, self.acc_a, self.acc_l
+        if t == 0:
+            if self.no_loss:
+                ctx.add(acc_l[t] == 0)
+            return
+        first = pos[t] == 0
+        ctx.add(z3.Implies(phase[t] < WAIT, z3.And(
+            acc_a[t] == z3.If(first, 0, acc_a[t - 1]) + ctx.A[t] - ctx.A[t - 1],
+            acc_l[t] == z3.If(first, 0, acc_l[t - 1]) + ctx.L[t] - ctx.L[t - 1])))
+        ctx.add(z3.Implies(phase[t] == WAIT, z3.And(acc_a[t] == acc_a[t - 1], acc_l[t] == acc_l[t - 1])))
+
+    def utility_enclosure(self, t: int) -> list[Any]:
+        """Rule 2: util[t] for the MI of M steps ending at t. ``util * M`` (``util_m``) lies within
+        the sigmoid band of the MI's loss fraction (module docstring: every (a, l) lies in some
+        closed band, and there the product is between ``(a - l)`` times the band's two bounds,
+        sign-split where ``a - l`` may be negative); then one exact case per possible M."""
+        a, l, um, util, mlen = self.acc_a[t], self.acc_l[t], self.util_m[t], self.util, self.mlen
+        scale = self.scale
+        cases = []
+        for lo, hi, s_lo, s_hi in self.bands:
+            inside = z3.And(l >= lo * a, l <= hi * a) if hi is not None else l >= lo * a
+            low, high = scale * ((a - l) * s_lo - l), scale * ((a - l) * s_hi - l)
+            if hi is not None and hi <= 1:      # a - l >= 0 here
+                cases.append(z3.Implies(inside, z3.And(um >= low, um <= high)))
+            else:                               # sign split on a - l
+                cases.append(z3.Implies(inside, z3.If(a >= l, z3.And(um >= low, um <= high),
+                                                      z3.And(um <= low, um >= high))))
+        out = [z3.Implies(self.ends(t), z3.And(*cases))]
+        out += [z3.Implies(z3.And(self.ends(t), mlen[t] == m), util[t] * m == um)
+                for m in range(self.m_lo, self.m_hi + 1)]
+        return out
+
+    def mi_utility(self, t: int) -> None:
+        """Rule 2 at the end of an MI (:meth:`utility_enclosure`), 0 elsewhere; a decision MI's
+        utility is kept in its register until the rule reads it (history at step 0)."""
+        ctx, util, reg = self.ctx, self.util, self.reg
+        ctx.add(*self.utility_enclosure(t), z3.Implies(z3.Not(self.ends(t)), util[t] == 0))
+        for i in range(4):
+            here = z3.And(self.ends(t), self.phase[t] == i)
+            if t == 0:
+                ctx.add(z3.Implies(here, reg[i][t] == util[t]))
+            else:
+                ctx.add(reg[i][t] == z3.If(here, util[t], reg[i][t - 1]))
+
+    def last_mi_end(self, t: int) -> None:
+        """Rule 3's fate test needs where the experiment's last MI ended: the admitted bytes and
+        losses at its last step, held while waiting (at step 0, while waiting, any earlier
+        point: history)."""
+        ctx, phase, mark_adm, mark_L = self.ctx, self.phase, self.mark_adm, self.mark_L
+        ctx.add(z3.Implies(phase[t] < WAIT, z3.And(mark_adm[t] == ctx.A[t] - ctx.L[t], mark_L[t] == ctx.L[t])))
+        if t == 0:
+            ctx.add(z3.Implies(phase[t] == WAIT, z3.And(mark_adm[t] <= ctx.A[t] - ctx.L[t], mark_L[t] <= ctx.L[t])))
+            return
+        ctx.add(z3.Implies(phase[t] == WAIT, z3.And(mark_adm[t] == mark_adm[t - 1], mark_L[t] == mark_L[t - 1])))
+
+    # ---------------------------------------------------------------- transitions from t-1 to t
+    def mi_progress(self, t: int) -> None:
+        """Rules 4 and 6: an MI goes on with the state unchanged until its chosen length; then
+        the experiment's next MI starts at once (pipeline 0) or, in decision making, after a
+        gap until the trial's fate is known (pipeline 1; both readings, rule 6's enclosure).
+        The fate of the last MI: every byte it sent ACKed (served by t-R) or detected lost."""
+        ctx, phase, pos, mlen = self.ctx, self.phase, self.pos, self.mlen
+        event, fate, nxt = self.event, self.fate, self.nxt
+        pp, ps, R = phase[t - 1], pos[t - 1], self.R
+        keep = self.kept(t)
+        in_mi = z3.And(pp < WAIT, ps < mlen[t - 1] - 1)
+        next_mi = z3.And(pp < self.last_mi(t), ps == mlen[t - 1] - 1)
+        ctx.add(z3.Implies(in_mi, z3.And(phase[t] == pp, pos[t] == ps + 1, mlen[t] == mlen[t - 1],
+                                          event[t] == NO_EVENT, *keep)))
+        ctx.add(z3.Implies(next_mi, z3.And(event[t] == NO_EVENT, *keep, z3.Or(
+            z3.And(phase[t] == pp + 1, pos[t] == 0),
+            z3.And(z3.Not(fate[t]), phase[t] == WAIT, nxt[t] == pp + 1, pos[t] == 1, mlen[t] == mlen[t - 1])))))
+        ctx.add(z3.Implies(z3.And(self.in_gap(t), fate[t]), z3.And(phase[t] == nxt[t - 1], pos[t] == 0,
+                                                                  event[t] == NO_EVENT, *keep)))
+        if t >= R:
+            ctx.add(fate[t] == z3.And(ctx.S[t - R] >= self.mark_adm[t - 1], ctx.Ld[t] >= self.mark_L[t - 1]))
+
+    def wait_or_timeout(self, t: int) -> None:
+        """Rule 7: until the fate is known the sender waits with its state unchanged; once it
+        has waited ``mi_timeout`` RTTs it may instead halve the rate and restart decision
+        making at eps_min (Vivace 4.3's timeout, not Allegro's: allowed, never forced, so it
+        only adds runs). When the fate is known a rule applies and a new experiment starts."""
+        ctx, phase, pos, mlen = self.ctx, self.phase, self.pos, self.mlen
+        event, nxt, base = self.event, self.nxt, self.base
+        pp, ps, TO = phase[t - 1], pos[t - 1], self.TO
+        waited = z3.If(pp == WAIT, ps + 1, 1)
+        new_experiment = [phase[t] == 0, pos[t] == 0]
+        ctx.add(z3.Implies(z3.And(z3.Or(self.rule_ready(t), self.in_gap(t)), z3.Not(self.fate[t])), z3.Or(
+            z3.And(phase[t] == WAIT, pos[t] == z3.If(waited >= TO, TO, waited), mlen[t] == mlen[t - 1],
+                   nxt[t] == z3.If(pp == WAIT, nxt[t - 1], WAIT),
+                   event[t] == NO_EVENT, *self.kept(t)),
+            z3.And(waited >= TO, event[t] == TIMEOUT, base[t] * 2 == base[t - 1], self.mode[t] == DECIDE,
+                   self.epsk[t] == 1, self.dirn[t] == self.dirn[t - 1], self.adj[t] == self.adj[t - 1],
+                   self.u_prev[t] == self.u_prev[t - 1], self.prev_base[t] == self.prev_base[t - 1],
+                   *new_experiment))))
+        ctx.add(z3.Implies(self.decides(t), z3.And(event[t] == RULE, *new_experiment)))
+
+    def starting_state(self, t: int) -> None:
+        """Rule 5: in the starting state the rate doubles after every MI whose utility did not
+        fall; when it fell (strictly), back to the previous rate r/2, into decision making at
+        eps_min."""
+        base, mode, epsk, dirn, adj, u_prev, prev_base = (self.base, self.mode, self.epsk, self.dirn, self.adj,
+                                                          self.u_prev, self.prev_base)
+        r, u0, up_ = base[t - 1], self.reg[0][t - 1], u_prev[t - 1]
+        self.ctx.add(z3.Implies(z3.And(self.decides(t), mode[t - 1] == START), z3.If(
+            u0 < up_,
+            z3.And(base[t] * 2 == r, mode[t] == DECIDE, epsk[t] == 1, dirn[t] == dirn[t - 1],
+                   adj[t] == adj[t - 1], u_prev[t] == up_, prev_base[t] == prev_base[t - 1]),
+            z3.And(base[t] == 2 * r, mode[t] == START, epsk[t] == epsk[t - 1], dirn[t] == dirn[t - 1],
+                   adj[t] == adj[t - 1], u_prev[t] == u0, prev_base[t] == r))))
+
+    def trial_verdict(self, t: int) -> tuple[Any, Any]:
+        """Rule 8: (up, down) from the two pairs' utilities by their order: the higher rate
+        consistently better, within each pair (U_i^+ > U_i^-) or across pairs (U_i^+ > U_j^-
+        for all i, j), the decision's reading a solver choice; strict, so ties stay."""
+        obit, reg, across = self.obit, self.reg, self.across
+        plus = [z3.If(obit[k][t - 1], reg[2 * k][t - 1], reg[2 * k + 1][t - 1]) for k in range(2)]
+        minus = [z3.If(obit[k][t - 1], reg[2 * k + 1][t - 1], reg[2 * k][t - 1]) for k in range(2)]
+        go_up = z3.If(across[t], z3.And(*(plus[i] > minus[j] for i in range(2) for j in range(2))),
+                      z3.And(plus[0] > minus[0], plus[1] > minus[1]))
+        go_down = z3.If(across[t], z3.And(*(minus[i] > plus[j] for i in range(2) for j in range(2))),
+                        z3.And(minus[0] > plus[0], minus[1] > plus[1]))
+        return go_up, go_down
+
+    def decision_making(self, t: int) -> None:
+        """Rules 8-11 at the end of the randomized controlled trials: a consistent verdict moves
+        to r_0 = r(1 +- eps) (an MI at r_0 first) or, skipping r_0's MI (rule 11's
+        ``adjust_first`` readings), to r_1 = r_0 (1 +- eps_min) with r_0 to return to and
+        U(r_0) any value; then rate adjusting. An inconclusive round keeps r and raises eps by
+        eps_min up to eps_max (rule 9)."""
+        ctx, base, mode, epsk = self.ctx, self.base, self.mode, self.epsk
+        dirn, adj, skip0 = self.dirn, self.adj, self.skip0
+        u_prev, prev_base, e_min, E = self.u_prev, self.prev_base, self.e_min, len(self.levels)
+        decide, in_decision = self.decides(t), mode[t - 1] == DECIDE
+        r, up_ = base[t - 1], u_prev[t - 1]
+        go_up, go_down = self.trial_verdict(t)
+        for k, e in enumerate(self.levels):
+            ctx.add(z3.Implies(z3.And(decide, in_decision, epsk[t - 1] == k + 1), z3.If(
+                go_up, z3.And(dirn[t] == 1, z3.If(
+                    skip0[t], z3.And(base[t] == (1 + e) * (1 + e_min) * r, prev_base[t] == (1 + e) * r),
+                    base[t] == (1 + e) * r)),
+                z3.If(go_down, z3.And(dirn[t] == -1, z3.If(
+                    skip0[t], z3.And(base[t] == (1 - e) * (1 - e_min) * r, prev_base[t] == (1 - e) * r),
+                    base[t] == (1 - e) * r)),
+                      z3.And(base[t] == r, dirn[t] == dirn[t - 1])))))
+        moved = z3.Or(go_up, go_down)
+        ctx.add(z3.Implies(z3.And(decide, in_decision), z3.If(
+            z3.And(moved, skip0[t]), z3.And(mode[t] == ADJUST, adj[t] == 1, epsk[t] == epsk[t - 1]),
+            z3.And(u_prev[t] == up_, prev_base[t] == prev_base[t - 1],
+                   z3.If(moved, z3.And(mode[t] == ADJUST, adj[t] == 0, epsk[t] == epsk[t - 1]),
+                         z3.And(mode[t] == DECIDE, adj[t] == adj[t - 1],
+                                epsk[t] == z3.If(epsk[t - 1] >= E, E, epsk[t - 1] + 1)))))))
+
+    def rate_adjusting(self, t: int) -> None:
+        """Rules 11 and 12: r_n = r_(n-1)(1 + n eps_min dir) while the utility does not fall
+        (exact up to ``adjust_cap``; at the cap any factor beyond it, an enclosure of every
+        longer run); when U(r_n) < U(r_(n-1)), back to r_(n-1) and decision making."""
+        ctx, base, mode, dirn, adj, u_prev, prev_base = (self.ctx, self.base, self.mode, self.dirn, self.adj,
+                                                         self.u_prev, self.prev_base)
+        decide, adjusting, ncap, e_min = self.decides(t), mode[t - 1] == ADJUST, self.ncap, self.e_min
+        r, u0, up_ = base[t - 1], self.reg[0][t - 1], u_prev[t - 1]
+        n0, d = adj[t - 1], dirn[t - 1]
+        epsk = self.epsk
+        advance = [mode[t] == ADJUST, u_prev[t] == u0, prev_base[t] == r, dirn[t] == d, epsk[t] == epsk[t - 1],
+                   adj[t] == z3.If(n0 >= ncap, ncap, n0 + 1)]
+        for n in range(1, ncap + 1):
+            f_up, f_down = 1 + n * e_min, 1 - n * e_min
+            if n < ncap:
+                step = z3.If(d == 1, base[t] == f_up * r, base[t] == f_down * r)
+            else:
+                step = z3.If(d == 1, base[t] >= f_up * r, base[t] <= f_down * r)
+            ctx.add(z3.Implies(z3.And(decide, adjusting, adj[t] == n, z3.Or(n0 == 0, z3.Not(u0 < up_))),
+                               step))
+        ctx.add(z3.Implies(z3.And(decide, adjusting), z3.If(
+            z3.And(n0 > 0, u0 < up_),
+            z3.And(base[t] == prev_base[t - 1], mode[t] == DECIDE, dirn[t] == d, adj[t] == n0,
+                   u_prev[t] == up_, prev_base[t] == prev_base[t - 1]),
+            z3.And(*advance))))
+
+
+class AllegroCheck:
+    """One flow's trace and the problems found so far: the rules of the module docstring
+    re-checked on exact values, one method per rule (the encoding's of the same number)."""
+
+    def __init__(self, f: FlowValues) -> None:
+        p = f.params
+        self.f, self.R = f, f.R
+        self.m_lo, self.m_hi = mi_range(p, f.R)
+        self.levels = eps_levels(p)
+        self.e_min, self.ncap = p["eps_min"], int(p["adjust_cap"])
+        self.TO = int(p["mi_timeout"]) * f.R
+        self.scale = p["link_mbps"] / f.C
+        self.bands = sigmoid_bands(p["alpha"], p["loss_cap"], p["sig_band"], p["sig_top"])
+        st = f.state
+        self.base, self.mode, self.phase = st["base"], st["mode"], st["phase"]
+        self.pos, self.mlen = st["pos"], st["mlen"]
+        self.order = [int(o) for o in st["order"]]
+        self.eps, self.dirn, self.adj, self.event = st["eps"], st["dir"], st["adj_n"], st["event"]
+        self.util, self.u_prev, self.prev_base = st["util"], st["u_prev"], st["prev_base"]
+        self.nxt = st["next_mi"]
+        self.out: list[str] = []
+
+    def bad(self, t: int, msg: str) -> None:
+        self.out.append(f"step {t}: {msg}")
+
+    # ---------------------------------------------------------------- reading the trace
+    def mi_end(self, t: int) -> bool:
+        return self.phase[t] < WAIT and self.pos[t] == self.mlen[t] - 1
+
+    def mi_start(self, e: int) -> int | None:
+        """The first step of the MI ending at e, None if it began before the trace."""
+        s = e - self.pos[e]
+        return s if s >= 1 else None
+
+    def last_utility(self, t: int, i: int) -> Fraction | None:
+        """The utility of MI i of the experiment that ends at t-1 (None: not in the trace)."""
+        for e in range(t - 1, -1, -1):
+            if self.mi_end(e) and self.phase[e] == i:
+                return self.util[e] if self.mi_start(e) is not None else None
+            if self.event[e] != NO_EVENT:      # the experiment started at e
+                return None
+        return None
+
+    @staticmethod
+    def probe_high(o: int, i: int) -> bool:
+        return bool((o >> (i // 2)) & 1) == (i % 2 == 0)
+
+    def fate_known(self, t: int) -> bool | None:
+        """Every byte of the last MI before t (the wait skipped) ACKed or detected lost at t
+        (None: before step R, history)."""
+        f, R, phase = self.f, self.R, self.phase
+        if t < R:
+            return None
+        e = t - 1
+        while e >= 0 and phase[e] == WAIT:
+            e -= 1
+        return f.S[t - R] >= f.A[e] - f.L[e] and f.Ld[t] >= f.L[e] if e >= 0 else None
+
+    def unchanged(self, t: int) -> bool:
+        """The experiment's state (rate, mode, eps, direction, counter, comparison values, pair
+        order) as at t-1, and no event."""
+        names = (self.base, self.mode, self.eps, self.dirn, self.adj, self.u_prev, self.prev_base, self.order)
+        return all(x[t] == x[t - 1] for x in names) and self.event[t] == NO_EVENT
+
+    # ---------------------------------------------------------------- every step
+    def in_domain(self, t: int) -> bool:
+        mode, phase, nxt = self.mode, self.phase, self.nxt
+        return not (mode[t] not in (START, DECIDE, ADJUST) or not 0 <= phase[t] <= WAIT
+                    or self.dirn[t] not in (1, -1) or not self.m_lo <= self.mlen[t] <= self.m_hi
+                    or self.eps[t] not in self.levels or not 0 <= self.adj[t] <= self.ncap
+                    or self.event[t] not in (NO_EVENT, RULE, TIMEOUT) or not 0 <= self.order[t] <= 3
+                    or not 1 <= nxt[t] <= WAIT or (nxt[t] != WAIT and (phase[t] != WAIT or mode[t] != DECIDE)))
+
+    def step_state(self, t: int) -> None:
+        """Positive rates; phases only in decision making; a position within the MI or the wait."""
+        phase, pos = self.phase, self.pos
+        if self.base[t] <= 0 or self.prev_base[t] <= 0:
+            self.bad(t, "a rate is not positive")
+        if self.mode[t] != DECIDE and phase[t] not in (0, WAIT):
+            self.bad(t, f"phase {phase[t]} outside the decision-making state")
+        if (phase[t] < WAIT and not 0 <= pos[t] < self.mlen[t]) or (phase[t] == WAIT and not 1 <= pos[t] <= self.TO):
+            self.bad(t, f"position {pos[t]} impossible in phase {phase[t]}")
+
+    def rate_per_mi(self, t: int) -> None:
+        """Rules 1, 6, 7: the step's rate, and the window that makes pacing bind."""
+        f, R, base, phase = self.f, self.R, self.base, self.phase
+        want = [base[t]]
+        if self.mode[t] == DECIDE:       # a trial's rate; waiting: also the rate of the trial that just ended
+            i = phase[t] if phase[t] < WAIT else self.nxt[t] - 1
+            probe = base[t] * (1 + self.eps[t] if self.probe_high(self.order[t], i) else 1 - self.eps[t])
+            want = [probe] if phase[t] < WAIT else [base[t], probe]
+        if f.rate[t] not in want:
+            self.bad(t, f"rate {f.rate[t]} is not {' or '.join(map(str, want))}")
+        if t >= R and f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - R] - f.Ld[t]:
+            self.bad(t, "cwnd is not the bytes in flight after this step's sends")
+
+    def mi_utility(self, t: int) -> None:
+        """Rules 2 and 3: an MI's utility within the sigmoid enclosure of its bytes sent and lost."""
+        f, util, mlen = self.f, self.util, self.mlen
+        if not self.mi_end(t):
+            if util[t] != 0:
+                self.bad(t, "util set at a step where no MI ends")
+            return
+        s = self.mi_start(t)
+        if s is None:
+            return
+        a, l = f.A[t] - f.A[s - 1], f.L[t] - f.L[s - 1]
+        ivs = utility_interval(a, l, mlen[t], self.scale, self.bands)
+        if not any(lo <= util[t] <= hi for lo, hi in ivs):
+            self.bad(t, f"utility {util[t]} outside the enclosure for {a} bytes sent, {l} lost in {mlen[t]} steps")
+
+    # ---------------------------------------------------------------- transitions from t-1 to t
+    def transition(self, t: int) -> None:
+        """Rules 4, 6, 7 then 5, 8-12: the MI goes on, the next trial starts (at once or after a
+        gap), the sender waits or times out, or, the fate known, a rule applies."""
+        phase, pos, mlen, nxt = self.phase, self.pos, self.mlen, self.nxt
+        pp, ps = phase[t - 1], pos[t - 1]
+        last_mi = 3 if self.mode[t - 1] == DECIDE else 0
+        fate = self.fate_known(t)
+        kept = self.unchanged(t)
+        if pp < WAIT and ps < mlen[t - 1] - 1:
+            if (phase[t], pos[t], mlen[t]) != (pp, ps + 1, mlen[t - 1]) or not kept:
+                self.bad(t, "the MI should continue unchanged")
+        elif pp < last_mi:        # the next trial now, or a gap until this one's fate is known
+            now = (phase[t], pos[t]) == (pp + 1, 0)
+            gap = (phase[t], pos[t], nxt[t], mlen[t]) == (WAIT, 1, pp + 1, mlen[t - 1]) and not fate
+            if not (now or gap) or not kept:
+                self.bad(t, "the next MI of the experiment should start with the state unchanged")
+        elif pp == WAIT and nxt[t - 1] < WAIT and phase[t] < WAIT and self.event[t] == NO_EVENT:
+            if (phase[t], pos[t]) != (nxt[t - 1], 0) or not kept or fate is False:
+                self.bad(t, "a gap ends when its MI's fate is known: the next trial starts, the state unchanged")
+        elif self.event[t] == NO_EVENT:
+            self.waiting(t, fate, kept)
+        else:
+            self.new_experiment(t, fate)
+
+    def waiting(self, t: int, fate: bool | None, kept: bool) -> None:
+        """Rule 7: waiting for the fate of the last MI, the state unchanged, only while unknown."""
+        pp, ps, nxt = self.phase[t - 1], self.pos[t - 1], self.nxt
+        waited = ps + 1 if pp == WAIT else 1
+        want_next = nxt[t - 1] if pp == WAIT else WAIT
+        if (self.phase[t], self.pos[t], nxt[t]) != (WAIT, min(waited, self.TO), want_next) or not kept:
+            self.bad(t, "should wait for the fate of the last MI with the state unchanged")
+        if fate:
+            self.bad(t, "the fate of the experiment's MIs is known but the sender keeps waiting")
+
+    def new_experiment(self, t: int, fate: bool | None) -> None:
+        """An MI timeout (rule 7: half the rate, decision making at eps_min, once the timeout
+        expired with the fate unknown) or a rule (its fate known, not in a gap)."""
+        pp, ps, base = self.phase[t - 1], self.pos[t - 1], self.base
+        if (self.phase[t], self.pos[t]) != (0, 0):
+            self.bad(t, "a rule or a timeout starts a new experiment (phase 0, position 0)")
+        if self.event[t] == TIMEOUT:
+            waited = ps + 1 if pp == WAIT else 1
+            if fate or waited < self.TO:
+                self.bad(t, "MI timeout before the timeout expired or with the fate known")
+            if base[t] * 2 != base[t - 1] or self.mode[t] != DECIDE or self.eps[t] != self.levels[0]:
+                self.bad(t, "an MI timeout halves the rate and restarts decision making at eps_min")
+            return
+        if fate is False:
+            self.bad(t, "a rule applied before the fate of the experiment's MIs was known")
+        if pp == WAIT and self.nxt[t - 1] < WAIT:
+            self.bad(t, "a rule applied in a gap between decision MIs")
+        rule = {START: self.starting_state, DECIDE: self.decision_making, ADJUST: self.rate_adjusting}
+        rule[self.mode[t - 1]](t)
+
+    # ---------------------------------------------------------------- the rules
+    def starting_state(self, t: int) -> None:
+        """Rule 5: double while the utility does not fall; else r/2 and decision making at eps_min."""
+        base, mode, eps, u_prev, prev_base = self.base, self.mode, self.eps, self.u_prev, self.prev_base
+        r, up_ = base[t - 1], u_prev[t - 1]
+        u = self.last_utility(t, 0)
+        kept = self.dirn[t] == self.dirn[t - 1] and self.adj[t] == self.adj[t - 1]
+        stop = (base[t] * 2 == r and mode[t] == DECIDE and eps[t] == self.levels[0] and u_prev[t] == up_
+                and prev_base[t] == prev_base[t - 1] and kept)
+        go = (base[t] == 2 * r and mode[t] == START and prev_base[t] == r and eps[t] == eps[t - 1] and kept
+              and (u is None or u_prev[t] == u))
+        if u is not None:
+            stop, go = stop and u < up_, go and not u < up_
+        if not (stop or go):
+            self.bad(t, f"starting state: utility {u} vs previous {up_} does not give rate {base[t]} "
+                        f"in mode {mode[t]} (from {r})")
+
+    def verdicts(self, t: int) -> list[int]:
+        """Rule 8: the directions the four trials' utilities allow (+1 up, -1 down, 0 stay), by
+        both readings (within each pair, across pairs); any when one is before the trace."""
+        us = [self.last_utility(t, i) for i in range(4)]
+        if any(u is None for u in us):
+            return [1, -1, 0]
+        o = self.order[t - 1]
+        hi = [us[0] if o & 1 else us[1], us[2] if o & 2 else us[3]]
+        lo = [us[1] if o & 1 else us[0], us[3] if o & 2 else us[2]]
+        within = 1 if all(h > x for h, x in zip(hi, lo)) else -1 if all(x > h for h, x in zip(hi, lo)) else 0
+        across = 1 if min(hi) > max(lo) else -1 if min(lo) > max(hi) else 0
+        return [within, across]
+
+    def decision_making(self, t: int) -> None:
+        """Rules 8-11: a verdict moves to r(1 +- eps) (or straight on to r_1, r_0's MI skipped)
+        into rate adjusting; an inconclusive round keeps r and raises eps."""
+        base, mode, eps, dirn, adj, prev_base, levels = (self.base, self.mode, self.eps, self.dirn, self.adj,
+                                                         self.prev_base, self.levels)
+        r, e = base[t - 1], eps[t - 1]
+        moves = {1: (r * (1 + e), ADJUST), -1: (r * (1 - e), ADJUST), 0: (r, DECIDE)}
+        ok = False
+        for v_ in self.verdicts(t):
+            rate, m = moves[v_]
+            if v_ != 0 and mode[t] == m and adj[t] == 1 and dirn[t] == v_ and eps[t] == e \
+                    and prev_base[t] == rate and base[t] == rate * (1 + v_ * self.e_min):
+                ok = True       # r_0's MI skipped: on to r_1, U(r_0) any value
+                break
+            if base[t] != rate or mode[t] != m:
+                continue
+            if v_ != 0:
+                ok = dirn[t] == v_ and adj[t] == 0 and eps[t] == e
+            else:
+                ok = eps[t] == levels[min(levels.index(e) + 1, len(levels) - 1)] and dirn[t] == dirn[t - 1]
+            if ok:
+                break
+        if not ok:
+            us = [self.last_utility(t, i) for i in range(4)]
+            self.bad(t, f"decision making: utilities {us} (order {self.order[t - 1]}, eps {e}) do not give rate "
+                        f"{base[t]} in mode {mode[t]} (from {r})")
+
+    def rate_adjusting(self, t: int) -> None:
+        """Rules 11 and 12: on by r_n = r_(n-1)(1 + n eps_min dir) (beyond it at the cap) while
+        the utility does not fall, else back to r_(n-1) and decision making."""
+        base, mode, dirn, adj = self.base, self.mode, self.dirn, self.adj
+        u_prev, prev_base, ncap = self.u_prev, self.prev_base, self.ncap
+        r, up_ = base[t - 1], u_prev[t - 1]
+        u = self.last_utility(t, 0)
+        n0, d = adj[t - 1], dirn[t - 1]
+        revert = (n0 > 0 and base[t] == prev_base[t - 1] and mode[t] == DECIDE and dirn[t] == d
+                  and adj[t] == n0 and u_prev[t] == up_)
+        n1 = min(n0 + 1, ncap)
+        factor = 1 + n1 * self.e_min * d
+        moved = base[t] == factor * r if n1 < ncap else (base[t] >= factor * r if d == 1 else base[t] <= factor * r)
+        advance = (mode[t] == ADJUST and adj[t] == n1 and moved and prev_base[t] == r and dirn[t] == d
+                   and self.eps[t] == self.eps[t - 1] and (u is None or u_prev[t] == u))
+        if u is not None:
+            worse = n0 > 0 and u < up_
+            revert, advance = revert and worse, advance and not worse
+        if not (revert or advance):
+            self.bad(t, f"rate adjusting: utility {u} vs previous {up_} (n = {n0}) does not give rate "
+                        f"{base[t]} in mode {mode[t]} (from {r})")
 
 
 ALGORITHM = Allegro()

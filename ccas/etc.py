@@ -120,9 +120,9 @@ From step R on, in the order of Alg. 1's ``NewACK`` (update Rp, update r, maybe 
 * **Losses and timeouts** change nothing (4.3: loss only changes the ACK type).
 
 The elastic update (Eq. 1), the one non-linear term, is enclosed linearly by tangent planes and
-chords of s * g(Rp/s): ``ccac.ccas.etc_elastic`` (breakpoints, outward rounding, the documented
+chords of s * g(Rp/s): ``ccac.ccas.elastic.enclosure`` (breakpoints, outward rounding, the documented
 error, 0.95 % of s' at the default grid 2; a base below 2 is rejected; solver cost). The
-independent check of traces is ``ccac.ccas.etc_check``.
+independent check of traces is ``ccac.ccas.elastic.check``.
 
 What is left to the solver (each a superset of the paper's unspecified choices)
 --------------------------------------------------------------------------------
@@ -199,20 +199,21 @@ feed it generated paths and check the encoding admits every run. The paper-faith
 is admitted too, on every one of its readings (tests/test_etc.py: no reading needed pinning; the
 runs are only pinned in the model's variables, so this checks the bytes sent, not ETC's state).
 
-Files: this module is the encoding; ``etc_elastic`` the enclosure of Eq. 1 and its 60-digit
-re-check; ``etc_check`` the independent check of traces and the mode and action names.
+Files: this module is the encoding; :mod:`ccac.ccas.elastic.enclosure` the enclosure of Eq. 1 and its 60-digit
+re-check; :mod:`ccac.ccas.elastic.check` the independent check of traces and the mode and action names.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import z3
 
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
-from ccac.ccas.etc_check import ACCELERATE, DECELERATE, DRAIN, FILTERS, HISTORY, HOLD, PACING, PULLING, check
-from ccac.ccas.etc_elastic import breakpoints, cell_gaps, enclosure
+from ccac.ccas.elastic.check import ACCELERATE, DECELERATE, DRAIN, FILTERS, HISTORY, HOLD, PACING, PULLING, check
+from ccac.ccas.elastic.enclosure import breakpoints, cell_gaps, enclosure
 from ccac.core.errors import CcacError
 from ccac.core.params import POSITIVE, Param
 from ccac.senders.interface import ConcreteSender, SenderStart
@@ -336,166 +337,28 @@ class ETC(CCA):
 
     # ------------------------------------------------------------------ encoding
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
-        p, R, T, C, D = ctx.params, ctx.R, ctx.T, ctx.C, ctx.D
-        self._validate(p, R)
-        v, S, A, Ld = ctx.v, ctx.S, ctx.A, ctx.Ld
-        w, wrp, wrtt = self.recv_window(p, R), self.rp_window(p, R), self.rtt_window(p, R)
-        tick, cap = self.tick(p, R), self.sample_cap(p, C, D)
-        enc = enclosure(p["base"], p["grid"], p["ratio_max"])
-        srate, Rp, sample, recv = (ctx.series(n) for n in ("srate", "Rp", "sample", "recv"))
-        rmax, rtt, drain = (ctx.series(n) for n in ("rmax", "rtt", "drain"))
-        gate, force, bdp = (ctx.series(n) for n in ("rtt_gate", "rtt_force", "bdp"))
-        carry, revalue = ctx.series("carry"), ctx.series("revalue")
-        since, since_inc = ctx.series("since", "int"), ctx.series("since_inc", "int")
-        ack = ctx.series("ack", "bool")
-        bursts = p["pacing"] == "bursts"
-        mss_burst = p["burst"] * ctx.alpha
-        action: list[Any] = []
-
-        def reading(x: Any, end: int, k: int) -> None:
-            """x is this flow's receipt rate over the k steps ending at service step ``end``."""
-            if end - k >= 0:
-                ctx.add(x * k == S[end] - S[end - k])
-            elif end >= 0:  # S_f[b], b < 0: at most S_f[0]; S[b] at least the lower service bound
-                ctx.add(x * k >= S[end] - S[0], x * k <= v.S[end] - C * (end - k - D - v.first) + v.W[0])
-            else:
-                ctx.add(x >= 0, x * k <= C * (D + k))
-
-        def hull(x: Any, cands: list[Any], lows: list[Any] | None = None) -> Any:
-            """x between the smallest and the largest candidate (a candidate given as a pair
-            (guard, value) counts only where its guard holds; None: an unknown one)."""
-            def side(above: bool, items: list[Any]) -> Any:
-                terms = []
-                for c in items:
-                    if c is None:
-                        return z3.BoolVal(True)
-                    guard, value = c if isinstance(c, tuple) else (None, c)
-                    cmp = x >= value if above else x <= value
-                    terms.append(cmp if guard is None else z3.And(guard, cmp))
-                return z3.Or(*terms)
-            return z3.And(side(True, cands + (lows or [])), side(False, cands))
-
-        for t in range(T):
-            ctx.add(srate[t] > 0, Rp[t] >= 0, drain[t] >= 0, since[t] >= 0, since_inc[t] >= 0,
-                    rtt[t] >= R, rmax[t] >= 0, gate[t] >= R, force[t] >= R)
-            # The RTT estimators: between the previous estimate and the samples of the window.
-            if t >= 1 and t - wrtt + 1 >= 0:
-                window = [rtt[u] for u in range(t - wrtt + 1, t + 1)]
-                ctx.add(hull(gate[t], [gate[t - 1]] + window), hull(force[t], [force[t - 1]] + window))
-            # Micro-burst pacing: the bytes accrued and not yet sent.
-            if bursts:
-                ctx.add(carry[t] >= 0, carry[t] <= mss_burst + tick * srate[t])
-            else:
-                ctx.add(carry[t] == 0, revalue[t] == 0)
-            reading(recv[t], t - R, w)
-            # rmax: between the smallest and the largest reading of its window.
-            window = range(t - p["rmax_window"] * R + 1, t + 1)
-            known = [recv[u] for u in window if u >= 0]
-            before = any(u < 0 for u in window)
-            ctx.add(z3.Or(*(rmax[t] >= x for x in known), before),
-                    z3.Or(*(rmax[t] <= x for x in known),
-                          *([rmax[t] * w <= C * (D + w)] if before else [])))
-            mode = p["pulling"]
-            if mode == "burst":
-                in_range = z3.And(sample[t] > 0, *([sample[t] <= cap] if cap is not None else []))
-                ctx.add(z3.Or(in_range, sample[t] == p["fallback_gain"] * rmax[t]) if p["sparse_fallback"] else in_range)
-            elif mode == "coarse":
-                reading(sample[t], t - R, p["burst_steps"])
-            elif mode == "ideal":
-                ctx.add(sample[t] == C if ctx.v.net.flows == 1 else z3.And(sample[t] * 2 >= C, sample[t] <= C))
-            else:
-                ctx.add(sample[t] == p["fallback_gain"] * rmax[t])
-
-            if t < R:
-                action.append(z3.IntVal(HISTORY))
+        """The rules of the module docstring, step by step in Alg. 1's ``NewACK`` order: what
+        every step has (estimators, pacer, readings, the pulling sample), then, from step R on,
+        what an ACK brings and the rate update it may make."""
+        self._validate(ctx.params, ctx.R)
+        rules = ETCEncoding(self, ctx)
+        for t in range(ctx.T):
+            rules.domains(t)
+            rules.rtt_estimators(t)
+            rules.pacer_carry(t)
+            rules.receiving_rate(t)
+            rules.max_receiving_rate(t)
+            rules.pulling_sample(t)
+            if t < ctx.R:
+                rules.action.append(z3.IntVal(HISTORY))
                 continue
-
-            # ACK and RTT sample: a new sample in the delay range with an ACK, else the last one.
-            if t - R - 1 >= 0:
-                ctx.add(ack[t] == (S[t - R] > S[t - R - 1]))
-            u = t - R
-            band = []
-            for kk in range(1, u + 1):
-                band += [z3.Implies(z3.Not(v.served_past(u, kk)), rtt[t] >= R + kk),
-                         z3.Implies(v.served_past(u, kk), rtt[t] <= R + kk)]
-                # The BDP: s * RTT_min with R <= RTT_min <= the newest sample <= R + its upper end.
-                ctx.add(z3.Implies(z3.And(ack[t], v.served_past(u, kk)), bdp[t] <= srate[t] * (R + kk)))
-            ctx.add(z3.If(ack[t], z3.And(*band), rtt[t] == rtt[t - 1]), bdp[t] >= srate[t] * R)
-
-            # Pulling rate.
-            if mode == "fallback":
-                new_rp: Any = Rp[t] == p["fallback_gain"] * rmax[t]
-            else:
-                capped = z3.And(Rp[t] == p["k"] * rmax[t]) if p["stable"] else False
-                if p["filter"] == "hull":
-                    older = [None if u < 0 else (ack[u], sample[u]) for u in range(t - wrp + 1, t)]
-                    new_rp = hull(Rp[t], [Rp[t - 1], sample[t], rmax[t]] + older,
-                                  [p["k"] * rmax[t]] if p["stable"] else [])
-                else:
-                    y = sample[t] if p["filter"] == "latest" else _max(sample[t], rmax[t])
-                    new_rp = z3.Or(Rp[t] == y, z3.And(capped, p["k"] * rmax[t] <= y))
-            ctx.add(z3.If(ack[t], new_rp, Rp[t] == Rp[t - 1]))
-
-            # RateUpdate.
-            draining = drain[t - 1] > 0
-            elapsed = since[t - 1] + 1
-            elapsed_f = elapsed if p["force_from"] == "update" else since_inc[t - 1] + 1
-            drtt = rtt[t] - rtt[t - p["drtt_lag"]]
-            falling = drtt <= 0 if p["accel_on_equal"] else drtt < 0
-            go = z3.Or(falling, elapsed_f >= p["force_after"] * force[t])
-            eligible = z3.And(ack[t], z3.Not(draining), elapsed >= gate[t])
-            accel = z3.And(eligible, go)
-            decel = z3.And(eligible, z3.Not(go), drtt >= p["theta"])
-            # The elastic update, only where it applies (see the module docstring): below
-            # the tangent planes, above the concave piecewise-linear interpolant of g.
-            s0, rp, up = srate[t - 1], Rp[t], srate[t]
-            bounds = [up <= a * s0 + b * rp for a, b in enc.tangents]
-            ge = [rp >= x * s0 for x in enc.points[1:]]  # ge[i]: Rp/s >= points[i+1]
-            bounds += [z3.Implies(ge[i + 1], ge[i]) for i in range(len(ge) - 1)]  # valid; helps z3
-            for i, (a, b) in enumerate(enc.chords):  # the cell [points[i], points[i+1])
-                cell = z3.And(ge[i - 1], z3.Not(ge[i])) if i > 0 else z3.Not(ge[0])
-                bounds.append(z3.Implies(cell, up >= a * s0 + b * rp))
-            bounds.append(z3.Implies(ge[-1], up >= enc.tail * s0))
-            elastic = z3.And(*bounds)
-            halve = srate[t] * 2 == srate[t - 1] + recv[t]
-            if p["clamp"]:  # O14(b): f >= 1, the update skipped below Rp; O17: never raise on a decrease
-                elastic = z3.Or(elastic, z3.And(rp < s0, up == s0))
-                halve = z3.Or(halve, z3.And(recv[t] > s0, up == s0))
-            ctx.add(z3.Implies(accel, elastic))
-            inflight = A[t - 1] - S[t - R] - Ld[t]
-            excess = inflight - bdp[t]
-            withheld = drain[t - 1] - drain[t]
-            ctx.add(
-                z3.Implies(draining, z3.And(
-                    srate[t] == srate[t - 1], since[t] == 0, since_inc[t] == since_inc[t - 1] + 1,
-                    drain[t] == _max(drain[t - 1] - (1 - p["eta"]) * srate[t], 0))),
-                z3.Implies(accel, z3.And(since[t] == 0, since_inc[t] == 0, drain[t] == 0)),
-                z3.Implies(decel, z3.And(
-                    halve, since[t] == 0, since_inc[t] == since_inc[t - 1] + 1,
-                    drain[t] == (_max(excess, 0) if p["drain"] else 0))),
-                z3.Implies(z3.And(z3.Not(draining), z3.Not(accel), z3.Not(decel)), z3.And(
-                    srate[t] == srate[t - 1], since[t] == elapsed, since_inc[t] == since_inc[t - 1] + 1,
-                    drain[t] == 0)),
-            )
-            # Sending: the step's paced bytes (s, less what a drain withholds), give or take the
-            # pacer's carry, and at a rate change the re-valued pending bytes (Alg. 1 l. 3).
-            paced = z3.If(draining, srate[t] - withheld, srate[t])
-            sent = ctx.rate[t]
-            if bursts:
-                rv = revalue[t]
-                changed = z3.Or(draining, accel, decel, drain[t - 2] > 0 if t >= 2 else True)
-                span = 2 * tick
-                ctx.add(sent == paced + carry[t - 1] - carry[t] + rv, carry[t - 1] + rv >= 0,
-                        z3.Implies(z3.Not(changed), rv == 0),
-                        z3.Implies(changed, z3.And(z3.Or(rv <= span * srate[t], rv <= span * srate[t - 1]),
-                                                   z3.Or(-rv <= span * srate[t], -rv <= span * srate[t - 1]))))
-            else:
-                ctx.add(sent == paced)
-            ctx.add(ctx.cwnd[t] == A[t - 1] + sent - S[t - R] - Ld[t])
-            action.append(z3.If(draining, DRAIN, z3.If(accel, ACCELERATE, z3.If(decel, DECELERATE, HOLD))))
-        return {"srate": srate, "Rp": Rp, "sample": sample, "recv": recv, "rmax": rmax, "rtt": rtt,
-                "rtt_gate": gate, "rtt_force": force, "bdp": bdp, "drain": drain, "carry": carry,
-                "revalue": revalue, "since": since, "since_inc": since_inc, "ack": ack, "action": action}
+            rules.ack_and_rtt_sample(t)
+            rules.pulling_rate(t)
+            update = rules.update_conditions(t)
+            rules.rate_update(t, update)
+            rules.sending(t, update)
+            rules.action.append(update.action())
+        return rules.state()
 
     def lookback(self, params: dict[str, Any], R: int) -> int:
         """rmax's window of receive-rate readings (rmax_window RTTs), each over the ACKs of
@@ -515,6 +378,275 @@ class ETC(CCA):
         from ccac.senders.etc import ETCSender
 
         return ETCSender(start)
+
+
+@dataclass(frozen=True)
+class RateUpdateConditions:
+    """Which branch of Alg. 1's ``RateUpdate`` step t takes (solver terms)."""
+
+    draining: Any      # a drain is in progress: no update runs
+    elapsed: Any       # steps since the last update, this one counted (now - t_update)
+    accelerate: Any
+    decelerate: Any
+
+    def action(self) -> Any:
+        """The ``action`` state value: draining, accelerate, decelerate or hold."""
+        return z3.If(self.draining, DRAIN, z3.If(self.accelerate, ACCELERATE,
+                                                 z3.If(self.decelerate, DECELERATE, HOLD)))
+
+
+class ETCEncoding:
+    """ETC's rules over one flow, one method per rule of the module docstring, each adding its
+    constraints for step t (:meth:`ETC.encode` calls them in order). Every rule reads only the
+    flow's own curves and state, so a method's docstring is its whole argument."""
+
+    def __init__(self, cca: ETC, ctx: FlowContext) -> None:
+        p, R = ctx.params, ctx.R
+        self.ctx, self.p, self.R, self.C, self.D = ctx, p, R, ctx.C, ctx.D
+        self.recv_window, self.rp_window = cca.recv_window(p, R), cca.rp_window(p, R)
+        self.rtt_window = cca.rtt_window(p, R)
+        self.tick, self.cap = cca.tick(p, R), cca.sample_cap(p, ctx.C, ctx.D)
+        self.elastic_bounds = enclosure(p["base"], p["grid"], p["ratio_max"])
+        self.srate, self.Rp, self.sample, self.recv = (ctx.series(n) for n in ("srate", "Rp", "sample", "recv"))
+        self.rmax, self.rtt, self.drain = (ctx.series(n) for n in ("rmax", "rtt", "drain"))
+        self.gate, self.force, self.bdp = (ctx.series(n) for n in ("rtt_gate", "rtt_force", "bdp"))
+        self.carry, self.revalue = ctx.series("carry"), ctx.series("revalue")
+        self.since, self.since_inc = ctx.series("since", "int"), ctx.series("since_inc", "int")
+        self.ack = ctx.series("ack", "bool")
+        self.bursts = p["pacing"] == "bursts"
+        self.mss_burst = p["burst"] * ctx.alpha
+        self.action: list[Any] = []
+
+    def state(self) -> dict[str, list[Any]]:
+        return {"srate": self.srate, "Rp": self.Rp, "sample": self.sample, "recv": self.recv, "rmax": self.rmax,
+                "rtt": self.rtt, "rtt_gate": self.gate, "rtt_force": self.force, "bdp": self.bdp,
+                "drain": self.drain, "carry": self.carry, "revalue": self.revalue, "since": self.since,
+                "since_inc": self.since_inc, "ack": self.ack, "action": self.action}
+
+    # ---------------------------------------------------------------- two shapes of reading
+    def reading(self, x: Any, end: int, k: int) -> None:
+        """x is this flow's receipt rate over the k steps ending at service step ``end``. Steps
+        before the trace are history: S_f[b], b < 0, is at most S_f[0], and the total S[b] is at
+        least the lower service bound, so x stays within what any past the path allows."""
+        ctx, S, v, C, D = self.ctx, self.ctx.S, self.ctx.v, self.C, self.D
+        if end - k >= 0:
+            ctx.add(x * k == S[end] - S[end - k])
+        elif end >= 0:
+            ctx.add(x * k >= S[end] - S[0], x * k <= v.S[end] - C * (end - k - D - v.first) + v.W[0])
+        else:
+            ctx.add(x >= 0, x * k <= C * (D + k))
+
+    @staticmethod
+    def hull(x: Any, cands: list[Any], lows: list[Any] | None = None) -> Any:
+        """x between the smallest and the largest candidate (a candidate given as a pair
+        (guard, value) counts only where its guard holds; None: an unknown one). ``lows`` are
+        candidates for the lower end only."""
+        def side(above: bool, items: list[Any]) -> Any:
+            terms = []
+            for c in items:
+                if c is None:
+                    return z3.BoolVal(True)
+                guard, value = c if isinstance(c, tuple) else (None, c)
+                cmp = x >= value if above else x <= value
+                terms.append(cmp if guard is None else z3.And(guard, cmp))
+            return z3.Or(*terms)
+        return z3.And(side(True, cands + (lows or [])), side(False, cands))
+
+    # ---------------------------------------------------------------- every step
+    def domains(self, t: int) -> None:
+        """Rates, drain and timers are non-negative (the rate positive); an RTT sample or
+        estimate is never below the minimum RTT R, the path's propagation delay."""
+        R, gate, force = self.R, self.gate, self.force
+        self.ctx.add(self.srate[t] > 0, self.Rp[t] >= 0, self.drain[t] >= 0, self.since[t] >= 0,
+                     self.since_inc[t] >= 0, self.rtt[t] >= R, self.rmax[t] >= 0, gate[t] >= R, force[t] >= R)
+
+    def rtt_estimators(self, t: int) -> None:
+        """ETC's two RTT estimates (O4, O26: the gate's "RTT" and the 8-RTT timer's): each between
+        its previous value and the samples of the last ``rtt_window`` steps. Sound for every
+        estimator that stays in that hull (latest sample, any EWMA, windowed or lifetime
+        minimum, mean or percentile of the window); at step 0, and until the window fits in the
+        trace, free (history)."""
+        gate, force, rtt, wrtt = self.gate, self.force, self.rtt, self.rtt_window
+        if t >= 1 and t - wrtt + 1 >= 0:
+            window = [rtt[u] for u in range(t - wrtt + 1, t + 1)]
+            self.ctx.add(self.hull(gate[t], [gate[t - 1]] + window), self.hull(force[t], [force[t - 1]] + window))
+
+    def pacer_carry(self, t: int) -> None:
+        """Micro-burst pacing (Alg. 1 l. 1-11): the bytes accrued and not yet sent after each
+        step are less than a burst plus a tick's accrual (the pacer keeps up, a RESTRICTION of
+        the module docstring); ``pacing = fluid`` (a RESTRICTION) carries nothing."""
+        carry, srate, tick, mss_burst = self.carry, self.srate, self.tick, self.mss_burst
+        if self.bursts:
+            self.ctx.add(carry[t] >= 0, carry[t] <= mss_burst + tick * srate[t])
+        else:
+            self.ctx.add(carry[t] == 0, self.revalue[t] == 0)
+
+    def receiving_rate(self, t: int) -> None:
+        """The receiving rate r (3.1): ACKed bytes per step over the ``recv_window`` steps whose
+        ACKs the sender has at t (served by t-R); exact on the curves."""
+        recv, R, w = self.recv, self.R, self.recv_window
+        self.reading(recv[t], t - R, w)
+
+    def max_receiving_rate(self, t: int) -> None:
+        """rmax, the "maximum average receiving rate" of ``rmax_window`` RTTs (3.1 footnote):
+        any value between the smallest and the largest reading of the window, a superset of the
+        paper's readings of it (a windowed max, the stable stage's hysteresis, a resample) as
+        long as the value kept is from the window. Readings before the trace are history,
+        bounded by what the link could have delivered."""
+        p, R, C, D, w, rmax, recv = self.p, self.R, self.C, self.D, self.recv_window, self.rmax, self.recv
+        window = range(t - p["rmax_window"] * R + 1, t + 1)
+        known = [recv[u] for u in window if u >= 0]
+        before = any(u < 0 for u in window)
+        self.ctx.add(z3.Or(*(rmax[t] >= x for x in known), before),
+                     z3.Or(*(rmax[t] <= x for x in known),
+                           *([rmax[t] * w <= C * (D + w)] if before else [])))
+
+    def pulling_sample(self, t: int) -> None:
+        """The pulling-rate sample (3.1, 3.2, 5.1), by ``pulling``: ``burst`` (sound) any
+        positive sub-step receipt rate, at most C without jitter (the link serves no faster
+        inside a step) or ``line_rate`` C if assumed, or 4.3's sparse-feedback fallback;
+        ``coarse`` the step's receipt rate, ``ideal`` Eq. 5's C (both ASSUMPTIONS), ``fallback``
+        the fallback only."""
+        ctx, p, C, sample, rmax, cap = self.ctx, self.p, self.C, self.sample, self.rmax, self.cap
+        mode = p["pulling"]
+        if mode == "burst":
+            in_range = z3.And(sample[t] > 0, *([sample[t] <= cap] if cap is not None else []))
+            ctx.add(z3.Or(in_range, sample[t] == p["fallback_gain"] * rmax[t]) if p["sparse_fallback"] else in_range)
+        elif mode == "coarse":
+            self.reading(sample[t], t - self.R, p["burst_steps"])
+        elif mode == "ideal":
+            ctx.add(sample[t] == C if ctx.v.net.flows == 1 else z3.And(sample[t] * 2 >= C, sample[t] <= C))
+        else:
+            ctx.add(sample[t] == p["fallback_gain"] * rmax[t])
+
+    # ---------------------------------------------------------------- from step R on
+    def ack_and_rtt_sample(self, t: int) -> None:
+        """An ACK arrives at t when some of the flow's bytes were served at t-R (exact). With one
+        the latest RTT sample is that byte's: R plus its queueing delay, which lies in the
+        integer range the curves give (thesis figure 5-1B), so any value in it covers the true
+        one; without one the sample holds. The drain's BDP ``s * RTT_min`` is enclosed between
+        ``s R`` (no RTT is shorter) and ``s`` times the newest sample's upper end (RTT_min is
+        never above the newest sample)."""
+        ctx, v, S, R = self.ctx, self.ctx.v, self.ctx.S, self.R
+        ack, rtt, bdp, srate = self.ack, self.rtt, self.bdp, self.srate
+        if t - R - 1 >= 0:
+            ctx.add(ack[t] == (S[t - R] > S[t - R - 1]))
+        u = t - R
+        band = []
+        for kk in range(1, u + 1):
+            band += [z3.Implies(z3.Not(v.served_past(u, kk)), rtt[t] >= R + kk),
+                     z3.Implies(v.served_past(u, kk), rtt[t] <= R + kk)]
+            ctx.add(z3.Implies(z3.And(ack[t], v.served_past(u, kk)), bdp[t] <= srate[t] * (R + kk)))
+        ctx.add(z3.If(ack[t], z3.And(*band), rtt[t] == rtt[t - 1]), bdp[t] >= srate[t] * R)
+
+    def pulling_rate(self, t: int) -> None:
+        """The pulling rate Rp on an ACK, by ``filter``: ``hull`` (the union of the readings:
+        latest sample, EWMA, max/min hold, sliding mean or median, outlier rejection, correction
+        by rmax, O7) anywhere between the old Rp, rmax and the samples of the last ``rp_window``
+        steps; ``latest`` and ``floor`` single readings. With ``stable`` the stable-convergence
+        cap Rp = min(k rmax, Rp) (3.2) may apply at any step. No ACK: Rp holds."""
+        p, Rp, sample, rmax, ack = self.p, self.Rp, self.sample, self.rmax, self.ack
+        wrp = self.rp_window
+        if p["pulling"] == "fallback":
+            new_rp: Any = Rp[t] == p["fallback_gain"] * rmax[t]
+        else:
+            capped = z3.And(Rp[t] == p["k"] * rmax[t]) if p["stable"] else False
+            if p["filter"] == "hull":
+                older = [None if u < 0 else (ack[u], sample[u]) for u in range(t - wrp + 1, t)]
+                new_rp = self.hull(Rp[t], [Rp[t - 1], sample[t], rmax[t]] + older,
+                                   [p["k"] * rmax[t]] if p["stable"] else [])
+            else:
+                y = sample[t] if p["filter"] == "latest" else _max(sample[t], rmax[t])
+                new_rp = z3.Or(Rp[t] == y, z3.And(capped, p["k"] * rmax[t] <= y))
+        self.ctx.add(z3.If(ack[t], new_rp, Rp[t] == Rp[t - 1]))
+
+    def update_conditions(self, t: int) -> RateUpdateConditions:
+        """Alg. 1 l. 12-19: an update runs at an ACK, not while draining, once ``now - t_update
+        >= RTT`` (the gate's estimate); it accelerates on a falling RTT (``dRTT < 0``, or ``<=
+        0`` with ``accel_on_equal``, 3.1) or once ``force_after`` RTTs passed since the last
+        update or increase (``force_from``), else decelerates if ``dRTT >= theta`` (3.4)."""
+        p, since, since_inc, rtt, force, gate = self.p, self.since, self.since_inc, self.rtt, self.force, self.gate
+        draining = self.drain[t - 1] > 0
+        elapsed = since[t - 1] + 1
+        elapsed_f = elapsed if p["force_from"] == "update" else since_inc[t - 1] + 1
+        drtt = rtt[t] - rtt[t - p["drtt_lag"]]
+        falling = drtt <= 0 if p["accel_on_equal"] else drtt < 0
+        go = z3.Or(falling, elapsed_f >= p["force_after"] * force[t])
+        eligible = z3.And(self.ack[t], z3.Not(draining), elapsed >= gate[t])
+        return RateUpdateConditions(draining, elapsed, z3.And(eligible, go),
+                                    z3.And(eligible, z3.Not(go), drtt >= p["theta"]))
+
+    def elastic_update(self, t: int) -> Any:
+        """Eq. 1, ``s' = s log_base(Rp/s + base - 1)``, enclosed linearly
+        (:mod:`ccac.ccas.elastic.enclosure`): below every tangent plane of the concave
+        perspective, above its chord in the cell of Rp/s, above the tail bound past the grid;
+        so the true s' always satisfies it."""
+        srate, enc = self.srate, self.elastic_bounds
+        s0, rp, up = srate[t - 1], self.Rp[t], srate[t]
+        bounds = [up <= a * s0 + b * rp for a, b in enc.tangents]
+        ge = [rp >= x * s0 for x in enc.points[1:]]  # ge[i]: Rp/s >= points[i+1]
+        bounds += [z3.Implies(ge[i + 1], ge[i]) for i in range(len(ge) - 1)]  # valid; helps z3
+        for i, (a, b) in enumerate(enc.chords):  # the cell [points[i], points[i+1])
+            cell = z3.And(ge[i - 1], z3.Not(ge[i])) if i > 0 else z3.Not(ge[0])
+            bounds.append(z3.Implies(cell, up >= a * s0 + b * rp))
+        bounds.append(z3.Implies(ge[-1], up >= enc.tail * s0))
+        return z3.And(*bounds)
+
+    def rate_update(self, t: int, update: RateUpdateConditions) -> None:
+        """The update itself: an acceleration applies Eq. 1 (:meth:`elastic_update`), a
+        deceleration halves toward the receiving rate, ``s = (s + r) / 2`` (3.4), and with
+        ``clamp`` each may also keep s (O14(b): f >= 1 below Rp; O17: never raise on a
+        decrease). A deceleration then drains what is in flight beyond the BDP (3.4, Eq. 2):
+        each draining step withholds ``(1 - eta) s`` until that excess is withheld, with no
+        update meanwhile (the drain's end is the new t_update, a RESTRICTION of the module
+        docstring). Otherwise s holds and t_update is kept."""
+        ctx, p, R, A, S, Ld = self.ctx, self.p, self.R, self.ctx.A, self.ctx.S, self.ctx.Ld
+        srate, recv, drain, bdp, since, since_inc = self.srate, self.recv, self.drain, self.bdp, self.since, self.since_inc
+        draining, elapsed, accel, decel = update.draining, update.elapsed, update.accelerate, update.decelerate
+        s0, rp, up = srate[t - 1], self.Rp[t], srate[t]
+        elastic = self.elastic_update(t)
+        halve = srate[t] * 2 == srate[t - 1] + recv[t]
+        if p["clamp"]:
+            elastic = z3.Or(elastic, z3.And(rp < s0, up == s0))
+            halve = z3.Or(halve, z3.And(recv[t] > s0, up == s0))
+        ctx.add(z3.Implies(accel, elastic))
+        inflight = A[t - 1] - S[t - R] - Ld[t]
+        excess = inflight - bdp[t]
+        ctx.add(
+            z3.Implies(draining, z3.And(
+                srate[t] == srate[t - 1], since[t] == 0, since_inc[t] == since_inc[t - 1] + 1,
+                drain[t] == _max(drain[t - 1] - (1 - p["eta"]) * srate[t], 0))),
+            z3.Implies(accel, z3.And(since[t] == 0, since_inc[t] == 0, drain[t] == 0)),
+            z3.Implies(decel, z3.And(
+                halve, since[t] == 0, since_inc[t] == since_inc[t - 1] + 1,
+                drain[t] == (_max(excess, 0) if p["drain"] else 0))),
+            z3.Implies(z3.And(z3.Not(draining), z3.Not(accel), z3.Not(decel)), z3.And(
+                srate[t] == srate[t - 1], since[t] == elapsed, since_inc[t] == since_inc[t - 1] + 1,
+                drain[t] == 0)),
+        )
+
+    def sending(self, t: int, update: RateUpdateConditions) -> None:
+        """What step t sends (Alg. 1 l. 1-11): its paced bytes (s, less what a drain withholds),
+        give or take the pacer's carry, and at a rate change (or after a draining step) the
+        pending interval since the last send, at most two ticks, re-valued at the new rate
+        (Alg. 1 l. 3: Send() runs after RateUpdate). The window is the bytes in flight after
+        sending, so pacing always binds (ETC has no window)."""
+        ctx, R, srate, drain, carry, revalue = self.ctx, self.R, self.srate, self.drain, self.carry, self.revalue
+        draining, accel, decel = update.draining, update.accelerate, update.decelerate
+        withheld = drain[t - 1] - drain[t]
+        paced = z3.If(draining, srate[t] - withheld, srate[t])
+        sent = ctx.rate[t]
+        if self.bursts:
+            rv = revalue[t]
+            changed = z3.Or(draining, accel, decel, drain[t - 2] > 0 if t >= 2 else True)
+            span = 2 * self.tick
+            ctx.add(sent == paced + carry[t - 1] - carry[t] + rv, carry[t - 1] + rv >= 0,
+                    z3.Implies(z3.Not(changed), rv == 0),
+                    z3.Implies(changed, z3.And(z3.Or(rv <= span * srate[t], rv <= span * srate[t - 1]),
+                                               z3.Or(-rv <= span * srate[t], -rv <= span * srate[t - 1]))))
+        else:
+            ctx.add(sent == paced)
+        ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + sent - ctx.S[t - R] - ctx.Ld[t])
 
 
 def _max(a: Any, b: Any) -> Any:

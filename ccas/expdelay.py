@@ -132,7 +132,7 @@ from typing import Any
 import z3
 
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
-from ccac.ccas.pcc import pow_bound
+from ccac.ccas.pcc.shared import pow_bound
 from ccac.encode.encoding import first_case
 from ccac.core.errors import CcacError
 from ccac.core.params import POSITIVE, Param

@@ -19,7 +19,7 @@ What is modelled (paper section in brackets)
   tolerance (may zero the gradient, and then the deviation).
 * The per-ACK RTT filter [5] (samples after an ACK-interval burst are dropped until one falls
   below the moving average): an MI whose samples it may thin keeps only the FIFO and
-  clean-path bounds on its gradient (:mod:`ccac.ccas.pcc_rtt`), so on a jittery path its
+  clean-path bounds on its gradient (:mod:`ccac.ccas.pcc.rtt`), so on a jittery path its
   gradient is nearly free: covered, coarsely.
 
 Readings of what the paper leaves open (parameters or solver choices)
@@ -39,7 +39,7 @@ Readings of what the paper leaves open (parameters or solver choices)
   history. ``trending = "off"`` models a variant without it.
 * Ties, the wait rate, timer and counters: as in ``ccas/vivace.py``.
 
-What is abstracted: as for Vivace (``ccas/pcc.py``, :mod:`ccac.ccas.pcc_rtt`): per-packet RTT
+What is abstracted: as for Vivace (``ccas/pcc/shared.py``, :mod:`ccac.ccas.pcc.rtt`): per-packet RTT
 samples within per-step bands, the gradient enclosed over every sample set they allow, sigma
 within Popoviciu's bound ``[0, (max hi - min lo) / 2]`` and the regression error within sigma
 / M, x^t / x^(t-1) on the rate grid, x*H and loss/x per bin with sign splits.
@@ -59,8 +59,8 @@ from typing import TYPE_CHECKING, Any
 from ccac.ccas.interface import CCA, FlowContext, FlowValues
 from ccac.core.params import Param
 from ccac.senders.interface import ConcreteSender, SenderStart
-from ccac.ccas.pcc_gradient import GradientPCC, Variant, gradient_params, mi_steps, pcc_state
-from ccac.ccas.pcc_gradient_check import check_gradient
+from ccac.ccas.pcc.gradient import GradientPCC, Variant, gradient_params, mi_steps, pcc_state
+from ccac.ccas.pcc.gradient_check import check_gradient
 
 if TYPE_CHECKING:
     from ccac.senders.pcc import Choose

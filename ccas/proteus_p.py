@@ -1,5 +1,5 @@
 """``proteus-p``: PCC Proteus-P (SIGCOMM 2020). The model, its readings and abstractions are in
-``ccas/proteus.py`` (shared by the three modes) and ``ccas/pcc.py`` (the PCC machinery)."""
+``ccas/proteus.py`` (shared by the three modes) and ``ccas/pcc/shared.py`` (the PCC machinery)."""
 
 from ccac.ccas.proteus import Proteus
 

@@ -7,7 +7,7 @@ What is modelled (paper section in brackets)
   the MI's per-packet RTT samples [4.3], gradients with ``|g| < flt`` counted as 0 [4.3,
   low-pass filter]. Defaults t = 0.9, b = 900, c = 11.35 [5]; ``mode = "loss"`` is Vivace-Loss
   (b = 0) [5].
-* Rate control [4.2, table 1] (:mod:`ccac.ccas.pcc_gradient`): MIs of one RTT as the sender
+* Rate control [4.2, table 1] (:mod:`ccac.ccas.pcc.gradient`): MIs of one RTT as the sender
   estimates it (any whole number of steps from R to the path's longest RTT), a round probes
   ``r(1+eps)`` and ``r(1-eps)`` for one MI each in a solver-chosen order, computes ``gamma =
   (u1 - u2) / (2 eps r)``, moves the rate by ``m(tau)*theta0*gamma`` with the confidence
@@ -17,8 +17,8 @@ What is modelled (paper section in brackets)
   sign of the two gradients: their average is used, else the first is thrown out.
 * MI timeout [4.3]: the rate may halve once some MI whose fate is still unknown began
   ``mi_timeout`` (4) min RTTs ago; never forced.
-* Per-packet RTT samples and the enclosures of an MI's gradient: :mod:`ccac.ccas.pcc_rtt`;
-  scale, pacing, fate and the non-linear enclosures: ``ccas/pcc.py``.
+* Per-packet RTT samples and the enclosures of an MI's gradient: :mod:`ccac.ccas.pcc.rtt`;
+  scale, pacing, fate and the non-linear enclosures: ``ccas/pcc/shared.py``.
 
 Readings of what the paper leaves open: the union is encoded
 ------------------------------------------------------------
@@ -77,8 +77,8 @@ from typing import TYPE_CHECKING, Any
 from ccac.ccas.interface import CCA, FlowContext, FlowValues
 from ccac.core.params import Param
 from ccac.senders.interface import ConcreteSender, SenderStart
-from ccac.ccas.pcc_gradient import GradientPCC, Variant, gradient_params, mi_steps, pcc_state
-from ccac.ccas.pcc_gradient_check import check_gradient
+from ccac.ccas.pcc.gradient import GradientPCC, Variant, gradient_params, mi_steps, pcc_state
+from ccac.ccas.pcc.gradient_check import check_gradient
 
 if TYPE_CHECKING:
     from ccac.senders.pcc import Choose

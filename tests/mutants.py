@@ -40,7 +40,7 @@ class Mutant:
         return source[:at] + self.new + source[at + len(self.old):]
 
 
-GRADIENT, RTT, ETC = "ccac.ccas.pcc_gradient", "ccac.ccas.pcc_rtt", "ccac.ccas.etc"
+GRADIENT, RTT, ETC = "ccac.ccas.pcc.gradient", "ccac.ccas.pcc.rtt", "ccac.ccas.etc"
 ALLEGRO = "ccac.ccas.allegro"
 LANGUAGE = "ccac.ccas.language"
 VALIDATE = "ccac.solving.validate"
@@ -104,8 +104,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "s_raw[t] <= (hull_hi[t] - hull_lo[t]) / 2]",
            "s_raw[t] <= (hull_hi[t] - hull_lo[t]) / 4]"),
     Mutant("loss_total", GRADIENT, "the loss signal is the MI's lost bytes, not per step",
-           "signal.append(z3.Implies(is_M, lm_now[t] * M == cur_lost[t]))",
-           "signal.append(z3.Implies(is_M, lm_now[t] == cur_lost[t]))"),
+           "signal = [z3.Implies(is_M, lm_now[t] * M == cur_lost[t])]",
+           "signal = [z3.Implies(is_M, lm_now[t] == cur_lost[t])]"),
     Mutant("tolerance_halved", GRADIENT, "Proteus' regression tolerance needs twice the error",
            "signal.append(z3.Implies(z3.And(is_M, tol[t]), _abs(g_raw[t]) * M < s_raw[t]))",
            "signal.append(z3.Implies(z3.And(is_M, tol[t]), _abs(g_raw[t]) * 2 * M < s_raw[t]))"),
@@ -120,7 +120,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "spread = long_lattice(M_hi) * (hull_hi[t] - hull_lo[t]) * 2 / 3"),
     Mutant("history_unpaced", GRADIENT, "before the first decision the flow sends at the base rate",
            "ctx.add(ctx.A[t] - ctx.A[t - 1] == ctx.rate[t])",
-           "ctx.add(ctx.A[t] - ctx.A[t - 1] == base[t])"),
+           "ctx.add(ctx.A[t] - ctx.A[t - 1] == self.base[t])"),
     Mutant("even_band_low_is_max", RTT, "on an even queue the samples' band starts at the larger end queue",
            "low = z3.If(q0 <= q1, q0, q1)",
            "low = z3.If(q0 <= q1, q1, q0)"),
@@ -177,11 +177,11 @@ MUTANTS: tuple[Mutant, ...] = (
            'older = [None if u < 0 else (ack[u], sample[u]) for u in range(t - wrp + 1, t)]',
            'older = [None if u < 0 else (ack[u], sample[u]) for u in range(t - wrp + 2, t)]'),
     Mutant('rp_no_old', ETC, 'Rp may not keep its previous value',
-           'new_rp = hull(Rp[t], [Rp[t - 1], sample[t], rmax[t]] + older,',
-           'new_rp = hull(Rp[t], [sample[t], rmax[t]] + older,'),
+           'new_rp = self.hull(Rp[t], [Rp[t - 1], sample[t], rmax[t]] + older,',
+           'new_rp = self.hull(Rp[t], [sample[t], rmax[t]] + older,'),
     Mutant('rp_no_rmax', ETC, 'Rp may not be corrected to rmax',
-           'new_rp = hull(Rp[t], [Rp[t - 1], sample[t], rmax[t]] + older,',
-           'new_rp = hull(Rp[t], [Rp[t - 1], sample[t]] + older,'),
+           'new_rp = self.hull(Rp[t], [Rp[t - 1], sample[t], rmax[t]] + older,',
+           'new_rp = self.hull(Rp[t], [Rp[t - 1], sample[t]] + older,'),
     Mutant('revalue_no_drain', ETC, 'no retroactive revaluation of pending bytes at drain steps',
            'changed = z3.Or(draining, accel, decel, drain[t - 2] > 0 if t >= 2 else True)',
            'changed = z3.Or(accel, decel, drain[t - 2] > 0 if t >= 2 else True)'),
@@ -189,8 +189,8 @@ MUTANTS: tuple[Mutant, ...] = (
            'changed = z3.Or(draining, accel, decel, drain[t - 2] > 0 if t >= 2 else True)',
            'changed = z3.Or(draining, accel, drain[t - 2] > 0 if t >= 2 else True)'),
     Mutant('revalue_span', ETC, 'revaluation spans one timer tick instead of two',
-           'span = 2 * tick',
-           'span = tick'),
+           'span = 2 * self.tick',
+           'span = self.tick'),
     Mutant('revalue_dropped', ETC, 'no retroactive revaluation at all',
            'ctx.add(sent == paced + carry[t - 1] - carry[t] + rv,',
            'ctx.add(sent == paced + carry[t - 1] - carry[t], rv == 0,'),

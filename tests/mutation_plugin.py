@@ -1,7 +1,7 @@
 """pytest plugin for the mutation check: load one CCA module with one unsound edit applied.
 
 ``CCAC_MUTANT=<name> pytest -p mutation_plugin ...`` (with ``tests`` on ``PYTHONPATH``) makes
-the next import of the mutant's module (say ``ccac.ccas.pcc_gradient``) compile the module's
+the next import of the mutant's module (say ``ccac.ccas.pcc.gradient``) compile the module's
 source with the mutant's edit (:mod:`mutants`) in place of the file as installed; everything
 that imports the module, the CCA registry included, then sees the mutant. The edit must match
 the source exactly once at its occurrence, else the plugin stops the run (exit 3): a list of

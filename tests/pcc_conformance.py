@@ -21,7 +21,7 @@ from substep import Probes
 
 from ccac.ccas import get_cca
 from ccac.ccas.allegro import eps_levels, mi_range
-from ccac.ccas.pcc_gradient import mi_steps
+from ccac.ccas.pcc.gradient import mi_steps
 from ccac.problems.problem import build
 from ccac.senders.interface import SenderStart
 from ccac.senders.pcc import Choose, GradientSender

@@ -26,8 +26,9 @@ def modules() -> dict[str, Path]:
     folders = [(f"ccac.{room}", ROOT / room) for room in TOP_LEVEL + ("queries", "proofs")]
     folders += [(f"ccac.{d.name}", d) for d in (ROOT / "ccac").iterdir() if (d / "__init__.py").is_file()]
     for package, folder in folders:
-        for path in folder.glob("*.py"):
-            found[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+        for path in folder.rglob("*.py"):   # subpackages too (ccas/pcc/, ...)
+            dotted = ".".join((package, *path.relative_to(folder).with_suffix("").parts))
+            found[dotted.removesuffix(".__init__")] = path
     found["ccac"] = ROOT / "ccac" / "__init__.py"
     return found
 

@@ -1,4 +1,4 @@
-"""The PCC machinery (ccas/pcc.py, ccas/pcc_rtt.py): every enclosure contains the true value
+"""The PCC machinery (ccas/pcc/shared.py, ccas/pcc/rtt.py): every enclosure contains the true value
 (the concrete senders' numerics, themselves checked against mpmath at 50 digits), the
 regression-weight tables bound every lattice of packets, the gradient range holds every
 least-squares slope its bands allow, and the documented approximation errors hold."""
@@ -13,8 +13,8 @@ import z3
 from hypothesis import assume, given, settings, strategies as st
 
 from ccac.ccas import CCAS
-from ccac.ccas.pcc import bins_containing, grid_points, kappa_bounds, power_gap, power_interval, power_table
-from ccac.ccas.pcc_rtt import (band_numbers, band_terms, gradient_range, lattice_lower_terms,
+from ccac.ccas.pcc.shared import bins_containing, grid_points, kappa_bounds, power_gap, power_interval, power_table
+from ccac.ccas.pcc.rtt import (band_numbers, band_terms, gradient_range, lattice_lower_terms,
                                lattice_upper_terms, weight_bounds)
 from ccac.senders.allegro import sigmoid
 from ccac.senders.pcc import power, sqrt_fraction
@@ -40,8 +40,8 @@ def test_the_senders_numerics_agree_with_mpmath(x: F, p: F) -> None:
 
 
 def test_no_pcc_machinery_is_registered_as_a_cca() -> None:
-    """ccas/pcc.py holds shared code only: discovery must not find an ALGORITHM there."""
-    import ccac.ccas.pcc as pcc
+    """ccas/pcc/shared.py holds shared code only: discovery must not find an ALGORITHM there."""
+    import ccac.ccas.pcc.shared as pcc
 
     assert not hasattr(pcc, "ALGORITHM")
     assert all(type(cca).__module__ != pcc.__name__ for cca in CCAS.values())
@@ -129,7 +129,7 @@ def test_the_tail_bound_only_guards() -> None:
     fewer packets: the tail bound (kept for the proof's sake) never sets a table entry. This is
     why the mutation check has no mutant that drops the tail: dropping it excludes no run on
     these intervals. Should the tail start to bind (a smaller EXACT_UP_TO), this fails."""
-    from ccac.ccas.pcc_rtt import EXACT_UP_TO, _lattice_sup
+    from ccac.ccas.pcc.rtt import EXACT_UP_TO, _lattice_sup
     for M in range(1, 13):
         P, _ = weight_bounds(M)
         assert P == tuple(max(_lattice_sup(M, j, n) for n in range(2, EXACT_UP_TO)) for j in range(1, M + 1))

@@ -29,10 +29,10 @@ Before step R the window is history (free).
 RTT samples, per-MI measurements, the rate controller
 ------------------------------------------------------
 What a sender's per-packet RTT samples can be between the model's steps, and the enclosures of
-an MI's RTT gradient and deviation they give, are in :mod:`ccac.ccas.pcc_rtt`; Vivace's rate
+an MI's RTT gradient and deviation they give, are in :mod:`ccac.ccas.pcc.rtt`; Vivace's rate
 controller (MIs of one RTT, probe pairs, the MI timeout, the decision) in
-:mod:`ccac.ccas.pcc_gradient`, with its independent check in
-:mod:`ccac.ccas.pcc_gradient_check`; Allegro's in ``ccas/allegro.py``. Bytes sent and lost per
+:mod:`ccac.ccas.pcc.gradient`, with its independent check in
+:mod:`ccac.ccas.pcc.gradient_check`; Allegro's in ``ccas/allegro.py``. Bytes sent and lost per
 MI come from the curves: a = A_end - A_start (pacing binds, so a = rate * M for an MI of M
 steps) and l = L_f[end] - L_f[start - 1] (bytes are lost on arrival, so these are the MI's),
 so the papers' ``x * L`` (rate times loss rate) is ``(link_mbps / C) * l / M``: linear for a

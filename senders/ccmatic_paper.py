@@ -139,13 +139,13 @@ class _Readings:
         """A_f[k] (bytes sent by step k)."""
         return F(self.sent[k]) if 0 <= k < len(self.sent) else None
 
-    def l(self, k: int) -> Fraction | None:
+    def lost_by(self, k: int) -> Fraction | None:
         """L_f[k] (bytes of it truly lost by step k)."""
         return F(self.lost[k]) if 0 <= k < len(self.lost) else None
 
     def admitted(self, k: int) -> Fraction | None:
-        a, l = self.a(k), self.l(k)
-        return None if a is None or l is None else a - l
+        a, lost = self.a(k), self.lost_by(k)
+        return None if a is None or lost is None else a - lost
 
     def ld(self, k: int) -> Fraction | None:
         """Ld_f[k]; below the earliest known index it is 0 if that earliest value is 0."""
@@ -346,7 +346,7 @@ class DrainBqProbeSender(_CcmaticSender):
     def _loss(self, st: int) -> bool | None:
         rd = self.rd
         if self.D == 0:                                   # cbr:211-213 (loss oracle)
-            x, y = rd.l(st), rd.l(st + 1)
+            x, y = rd.lost_by(st), rd.lost_by(st + 1)
         else:                                             # cbr:210
             x, y = rd.ld(st), rd.ld(st + 1)
         return None if x is None or y is None else y > x

@@ -175,7 +175,8 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
-from ccac.senders.interface import AckedPacket, Choose, ConcreteSender, Decision, Feedback, SenderStart, exact, to_decimal
+from ccac.senders.interface import (AckedPacket, Choose, ConcreteSender, Decision, Feedback, SenderStart, exact,
+                                    to_decimal)
 
 F = Fraction
 

@@ -108,7 +108,8 @@ class LanguageSender(ConcreteSender):
                 for i, c in enumerate(s.choices):
                     args = [Fraction(self.d.number(a, context, s.name)) for a in c.args]
                     options = args if c.kind == "choose" else [args[0], (args[0] + args[1]) / 2, args[1]]
-                    context[c.series] = self.taken[c.series] = options[self.choose(f"{s.name} choice {i}", len(options))]
+                    chosen = options[self.choose(f"{s.name} choice {i}", len(options))]
+                    context[c.series] = self.taken[c.series] = chosen
             self.values = {s.name: Fraction(self.d.number(s.rule, context, s.name)) for s in self.d.state}
         self.seen = seen
         now = {**self.constants, **seen, **self.values}

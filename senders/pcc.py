@@ -230,7 +230,8 @@ class GradientSender(ConcreteSender):
             g, deviation, zero_g = Fraction(0), Fraction(0), False
         else:
             mx, my = sum(xs, Fraction(0)) / n, sum(ys, Fraction(0)) / n
-            g = sum(((x - mx) * (y - my) for x, y in points), Fraction(0)) / sum(((x - mx) ** 2 for x in xs), Fraction(0))
+            g = (sum(((x - mx) * (y - my) for x, y in points), Fraction(0))
+                 / sum(((x - mx) ** 2 for x in xs), Fraction(0)))
             deviation = sqrt_fraction(sum(((y - my) ** 2 for y in ys), Fraction(0)) / n)
             residual_sq = sum(((y - my - g * (x - mx)) ** 2 for x, y in points), Fraction(0)) / n
             zero_g = cfg.regression_tolerance and g * g * M * M < residual_sq   # |g| < RMS residual / M

@@ -49,7 +49,8 @@ def result_lines(r: BoundResult) -> list[str]:
                    "are searched over whole numbers).")
 @click.option("--lo", required=True, metavar="X", help="Low end of the search (exact: 0.1 is 1/10; 1/3 works).")
 @click.option("--hi", required=True, metavar="Y", help="High end of the search.")
-@click.option("--tol", default=None, metavar="E", help="Stop when the bracket is at most E wide [default: (hi - lo) / 100].")
+@click.option("--tol", default=None, metavar="E",
+              help="Stop when the bracket is at most E wide [default: (hi - lo) / 100].")
 @click.option("--timeout", type=float, default=None, metavar="S",
               help="Give up on one probe after S seconds of building and solving (answer: unknown).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",

@@ -30,7 +30,8 @@ def list_cmd() -> None:
     for cca in CCAS.values():
         click.echo(f"  {cca.name:8} {cca.summary}")
         for p in cca.params:
-            click.echo(f"           {p.name} = {p.describe_default()} {('(' + p.unit + ')') if p.unit else ''}: {p.description}")
+            unit = f"({p.unit})" if p.unit else ""
+            click.echo(f"           {p.name} = {p.describe_default()} {unit}: {p.description}")
         if cca.state:
             click.echo(f"           state: {', '.join(s.name for s in cca.state)}")
         if isinstance(cca, LanguageCCA):

@@ -55,7 +55,8 @@ CODES = {"proved": 0, "refuted": EXIT_MISMATCH, "vacuous": EXIT_MISMATCH, "unkno
                    "largest) in [--lo, --hi] at which the whole proof holds, by bisection.")
 @click.option("--lo", default=None, metavar="X", help="With --tighten: low end (exact: 0.1 is 1/10).")
 @click.option("--hi", default=None, metavar="Y", help="With --tighten: high end.")
-@click.option("--tol", default=None, metavar="E", help="With --tighten: stop at a bracket E wide [default: (hi - lo) / 100].")
+@click.option("--tol", default=None, metavar="E",
+              help="With --tighten: stop at a bracket E wide [default: (hi - lo) / 100].")
 @click.option("--maximize", is_flag=True, help="With --tighten: the largest value that holds, not the smallest.")
 @click.option("--write", "write_path", type=click.Path(dir_okay=False), default=None,
               help="Write the strengthened or tightened proof as a proof file.")
@@ -191,6 +192,6 @@ def tighten_lines(t: Tightening) -> list[str]:
              "  that every value beyond the holding end holds too assumes the verdict is monotone in "
              f"{name} (bisection does not check it)"]
     if t.wrong_way:
-        lines.append(f"  note: the proof holds at the {'low' if t.direction == 'min' else 'high'} end: "
-                     f"{name} tightens the other way (try {'--maximize' if t.direction == 'min' else 'without --maximize'})")
+        end, flag = ("low", "--maximize") if t.direction == "min" else ("high", "without --maximize")
+        lines.append(f"  note: the proof holds at the {end} end: {name} tightens the other way (try {flag})")
     return lines

@@ -54,7 +54,8 @@ def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int |
         raise CcacError(f"no such proof file: {proof_path}", "--prove")
     spec = load_spec(path)
     holes = "; ".join(f"{h.name}: {len(h.choices)}" for h in spec.template.holes) or "none"
-    click.echo(f"synthesize: {path} ({spec.description.strip()})" if spec.description.strip() else f"synthesize: {path}")
+    description = spec.description.strip()
+    click.echo(f"synthesize: {path} ({description})" if description else f"synthesize: {path}")
     click.echo(f"template: {_relative(spec.template.source)}, {spec.template.size} candidates (holes {holes})")
     for goal in spec.goals:
         click.echo(f"goal {goal.name} ({goal.label}): never {goal.data['query']['find']}")

@@ -97,7 +97,8 @@ class Clock:
         if self.progress.due(now, self.start):
             count = f", {len(enc.constraints):,} constraints" if enc is not None else ""
             limit = f" of {self.seconds:g} s" if self.seconds is not None else ""
-            self.progress.draw(f"{self.phase}: {self.whereabouts(enc, group)}{count}, {now - self.start:.0f} s{limit}", now)
+            self.progress.draw(f"{self.phase}: {self.whereabouts(enc, group)}{count}, "
+                               f"{now - self.start:.0f} s{limit}", now)
 
     def whereabouts(self, enc: Any, group: str, verb: str = "") -> str:
         """``step 812 of 5000 in model.loss_detection``: the step of the latest constraint (the

@@ -266,7 +266,8 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
                         f"{source}: params")
     clash = sorted(set(definitions) & (set(states) | param_names | set(OBSERVATIONS) | set(CONSTANTS) | set(REFUSED)))
     if clash:
-        raise CcacError(f"definition {clash[0]!r} has the name of a parameter, state or observation", f"{source}: definitions")
+        raise CcacError(f"definition {clash[0]!r} has the name of a parameter, state or observation",
+                        f"{source}: definitions")
     if JITTER in param_names:
         definitions = {**{k: v for k, v in BELIEF_DEFINITIONS.items() if k not in states and k not in param_names},
                        **definitions}
@@ -314,8 +315,9 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
     used = reached_names(texts, definitions, source) & named
     observed |= set().union(*(reads[d] for d in used)) if used else set()
     rate_when = send.get("rate_when")
-    if rate_when is not None and (not isinstance(rate_when, str) or
-                                  not _names(rate_when, f"{source}: send.rate_when") <= param_names | {"True", "False"}):
+    if rate_when is not None and (
+            not isinstance(rate_when, str)
+            or not _names(rate_when, f"{source}: send.rate_when") <= param_names | {"True", "False"}):
         raise CcacError("rate_when is a condition over the parameters only", f"{source}: send.rate_when")
     dupacks = data.get("dupacks")
     if dupacks is not None:
@@ -328,12 +330,14 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
         observed.add("min_c_lambda")  # it drains by min_c_lambda
     needs = {JITTER, MEMORY} - param_names
     if any(OBSERVATIONS[o].belief for o in observed) and needs:
-        raise CcacError(f"a belief ({', '.join(b for b, o in OBSERVATIONS.items() if o.belief)}) needs the parameters {JITTER} (the jitter bound the sender assumes, "
+        beliefs = ", ".join(b for b, o in OBSERVATIONS.items() if o.belief)
+        raise CcacError(f"a belief ({beliefs}) needs the parameters {JITTER} (the jitter bound the sender assumes, "
                         f"steps) and {MEMORY} (steps of ACK readings it keeps); missing: {', '.join(sorted(needs))}",
                         f"{source}: params")
     if MEMORY in param_names and not any(p.name == MEMORY and p.kind == "int" and p.minimum is not None
                                          and p.minimum >= 1 for p in params):
-        raise CcacError(f"{MEMORY} is a whole number of steps: kind = \"int\", minimum = 1", f"{source}: params.{MEMORY}")
+        raise CcacError(f"{MEMORY} is a whole number of steps: kind = \"int\", minimum = 1",
+                        f"{source}: params.{MEMORY}")
     if "min_c_lambda" in observed and not any(p.name == JITTER and p.kind == "int" for p in params):
         raise CcacError(f"min_c_lambda counts {JITTER} in whole steps: kind = \"int\"", f"{source}: params.{JITTER}")
     definition = Definition(name, summary.strip().splitlines()[0] if summary.strip() else "", params,
@@ -411,8 +415,9 @@ def _param(name: str, spec: Any, where: str) -> Param:
         raise CcacError("exclusive_minimum is true or false", where)
     unit = spec.get("unit", "")
     if unit not in PARAM_UNITS:
+        as_given = ", ".join(u for u in PARAM_UNITS if u not in SCALED_UNITS and u)
         raise CcacError(f"unknown unit {unit!r}: BDP (read by the rules in bytes, times C R), C (in bytes per "
-                        f"step, times C), or one the rules read as given: {', '.join(u for u in PARAM_UNITS if u not in SCALED_UNITS and u)} "
+                        f"step, times C), or one the rules read as given: {as_given} "
                         f"(or none)", f"{where}.unit")
     param = Param(name, default, str(spec.get("description", "")), unit, kind, **bound,
                   exclusive_minimum=exclusive)
@@ -452,7 +457,8 @@ def _check_names(source: str, state: set[str], params: set[str], where: str) -> 
     tree = parse(source)
     loops = {n.id for node in ast.walk(tree)
              if isinstance(node, ast.comprehension) for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-    functions = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    functions = {node.func.id for node in ast.walk(tree)
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
     for name in sorted(names - loops - functions):
         if name in REFUSED:
             raise CcacError(f"`{name}` is not something a sender observes ({REFUSED[name]})", where)
@@ -474,9 +480,10 @@ def _extract_choices(rule: str, state: str, where: str) -> tuple[str, tuple[Choi
         def visit_Call(self, node: ast.Call) -> Any:
             if isinstance(node.func, ast.Name) and node.func.id in CHOICE_FUNCTIONS:
                 kind = node.func.id
-                if node.keywords or (kind == "between" and len(node.args) != 2) or (kind == "choose" and len(node.args) < 2):
-                    raise CcacError(f"{kind} takes {'two values: lo, hi' if kind == 'between' else 'two or more values'}",
-                                    where)
+                if (node.keywords or (kind == "between" and len(node.args) != 2)
+                        or (kind == "choose" and len(node.args) < 2)):
+                    takes = "two values: lo, hi" if kind == "between" else "two or more values"
+                    raise CcacError(f"{kind} takes {takes}", where)
                 args = tuple(ast.unparse(a) for a in node.args)
                 if any(f in a for a in args for f in CHOICE_FUNCTIONS):
                     raise CcacError(f"a choice inside {kind}(...) is not supported: name the inner one as a state",

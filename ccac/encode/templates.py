@@ -127,7 +127,8 @@ def _check_read(holes: list[Hole], data: dict[str, Any], source: str) -> None:
     texts = [text for table in (data.get("state") or {}).values() if isinstance(table, dict)
              for text in (table.get("rule"), table.get("initial"), table.get("start")) if isinstance(text, str)]
     texts += [text for text in (data.get("send") or {}).values() if isinstance(text, str)]
-    definitions = {**BELIEF_DEFINITIONS, **{k: v for k, v in (data.get("definitions") or {}).items() if isinstance(v, str)},
+    definitions = {**BELIEF_DEFINITIONS,
+                   **{k: v for k, v in (data.get("definitions") or {}).items() if isinstance(v, str)},
                    **{h.name: ", ".join(f"({option})" for option in h.options) for h in holes if h.options}}
     reached = reached_names(texts, definitions, source)
     for hole in holes:

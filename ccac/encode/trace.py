@@ -56,7 +56,7 @@ class Trace:
             served, A, L = self.total("S"), self.total("A"), self.total("L")
         else:
             served, A, L = self.flow("So_f", flow), self.flow("A_f", flow), self.flow("L_f", flow)
-        admitted = [a - l for a, l in zip(A, L)]
+        admitted = [a - lost for a, lost in zip(A, L)]
         if not self.periodic:
             return delay_range(served, admitted, t)
         past = [repeat_period(curve, PAST_PERIODS, 0) for curve in (served, admitted)]

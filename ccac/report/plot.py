@@ -140,7 +140,7 @@ def _cumulative(ax: Axes, trace: Trace) -> None:
     C, D = approximate(net.C), net.D
     upper = [C * i - W[i] for i in t]
     lower = [C * (i - D) - W[max(i - D, 0)] for i in t]
-    admitted = [a - l for a, l in zip(A, L)]
+    admitted = [a - lost for a, lost in zip(A, L)]
 
     ax.plot(t, A, color=ARRIVAL, lw=2, label="$A$ arrivals", **MARK)
     ax.plot(t, admitted, color=ADMITTED, lw=1.5, ls="--", label="$A - L$ admitted", **MARK)

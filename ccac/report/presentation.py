@@ -38,7 +38,8 @@ def answer_line(answer: str, timeout: float | None, reason: str | None) -> str:
 
 def describe_query(q: Any) -> str:
     net = q.network
-    buffer = "infinite" if net.buffer == "inf" else "solver-chosen" if net.buffer == "any" else f"{rounded_text(net.buffer, 6)} BDP"
+    buffer = ("infinite" if net.buffer == "inf" else "solver-chosen" if net.buffer == "any"
+              else f"{rounded_text(net.buffer, 6)} BDP")
     lines = [f"query: {q.name} ({q.source})"]
     lines += ["  " + line for line in q.description.splitlines()]
     link = {"ccac": f"{net.model_name} path-server", "ideal": "ideal link (constant rate, no jitter)",

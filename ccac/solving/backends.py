@@ -17,7 +17,8 @@ from ccac.solving.portfolio import DEFAULT_PORTFOLIO, MAX_MEMBERS, solve_portfol
 from ccac.solving.solvers import ENGINE_VERSIONS, SOLVERS, Outcome, solve_z3
 
 SOLVER_HELP = ("z3; cvc5 (through SMT-LIB and pysmt) or yices (its binary, on SMT-LIB; the fastest "
-               "on whole-packet formulas); z3#N (z3 with random seed N); portfolio (z3 and cvc5 at once, the first definitive answer wins); or portfolio:A,B,... "
+               "on whole-packet formulas); z3#N (z3 with random seed N); portfolio (z3 and cvc5 at once, "
+               "the first definitive answer wins); or portfolio:A,B,... "
                "(those solvers at once, e.g. portfolio:z3,z3#1).")
 
 
@@ -35,7 +36,8 @@ class SolverName:
 def parse_solver(name: str) -> SolverName:
     """``name`` read (see :data:`SOLVER_HELP`); an unknown name is bad input."""
     if name == "portfolio" or name.startswith("portfolio:"):
-        listed = DEFAULT_PORTFOLIO if name == "portfolio" else tuple(m.strip() for m in name.removeprefix("portfolio:").split(","))
+        listed = (DEFAULT_PORTFOLIO if name == "portfolio"
+                  else tuple(m.strip() for m in name.removeprefix("portfolio:").split(",")))
         if not 2 <= len(listed) <= MAX_MEMBERS or any(not m or m.startswith("portfolio") for m in listed):
             raise CcacError(f"a portfolio names 2 to {MAX_MEMBERS} solvers other than portfolios, got {name!r}",
                             "--solver")

@@ -110,9 +110,9 @@ def flow_values(trace: Trace, n: int, params: dict[str, Any]) -> FlowValues:
                    if s.dims == 2 and name not in FLOW_SERIES]
     S, A, L = trace.total("S"), trace.total("A"), trace.total("L")
     net, path = trace.network, trace.network.path(n)
-    admitted = [a - l for a, l in zip(A, L)]
+    admitted = [a - lost for a, lost in zip(A, L)]
     observed = observed_service(trace, n)
-    own_admitted = [a - l for a, l in zip(trace.flow("A_f", n), trace.flow("L_f", n))]
+    own_admitted = [a - lost for a, lost in zip(trace.flow("A_f", n), trace.flow("L_f", n))]
     return FlowValues(
         n=n, T=trace.T, R=path.R, D=net.D + path.D, C=net.C,
         alpha=trace.constant("alpha"), dupacks=trace.constant("dupacks"), params=params,

@@ -49,7 +49,8 @@ class Outcome:
     refuted: dict[int, int] = field(default_factory=dict)    # candidate -> counterexample (verifier)
     pruned: dict[int, int] = field(default_factory=dict)     # candidate -> counterexample it fails when played
     unknown: dict[int, str] = field(default_factory=dict)    # candidate -> why the verifier had no answer
-    suspected: int = 0       # candidates set aside on a played run and not checked on their own (the search ended first)
+    # candidates set aside on a played run and not checked on their own (the search ended first)
+    suspected: int = 0
     counterexamples: list[Counterexample] = field(default_factory=list)
     iterations: int = 0
     verifier_seconds: float = 0.0
@@ -109,7 +110,8 @@ def synthesize(spec: Spec, timeout: float | None = None, report: Callable[[str],
                 trace = Trace.from_json(detail, spec.query(goal, candidate).network, [spec.cca_name])
                 out.refuted[candidate] = len(out.counterexamples) + len(new)
                 new.append(Counterexample(goal, trace, candidate))
-                report(f"iteration {out.iterations}: {described}: counterexample on {goal.name} (verifier {spent:.2f} s)")
+                report(f"iteration {out.iterations}: {described}: counterexample on {goal.name} "
+                       f"(verifier {spent:.2f} s)")
         if out.found is not None:
             break
         for cex in new:
@@ -198,7 +200,8 @@ def _verify_task(task: tuple[str, int, float | None]) -> tuple[str, Any, int]:
     return "unsat", None, len(spec.goals) - 1
 
 
-def _prune_task(task: tuple[str, int, dict[str, Any], list[int]]) -> tuple[list[int], list[tuple[list[int], dict[str, Any]]]]:
+def _prune_task(task: tuple[str, int, dict[str, Any], list[int]]
+                ) -> tuple[list[int], list[tuple[list[int], dict[str, Any]]]]:
     """``task``'s candidates played on its trace's path (:func:`ccac.synthesis.sieve.sieve`):
     those found to fail its goal one by one, and the suspect groups (their candidates, and their
     run as JSON)."""

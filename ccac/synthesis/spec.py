@@ -190,7 +190,8 @@ def _goal(table: dict[str, Any], i: int, path: Path, cca_name: str) -> Goal:
             raise CcacError("query is a query file or a bundled query's name", f"{where}.query")
         query_path = _goal_query(path, table["query"], name, f"{where}.query")
         data = read_toml(query_path)
-        source, label = str(query_path), f"query {table['query']}" + (f" with {', '.join(overrides)}" if overrides else "")
+        source = str(query_path)
+        label = f"query {table['query']}" + (f" with {', '.join(overrides)}" if overrides else "")
     else:
         query = {k: table[k] for k in ("assume", "find", "periodic", "description") if k in table}
         data = {k: table[k] for k in ("network", "cca", "flow", "params", "definitions") if k in table}

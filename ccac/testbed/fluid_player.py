@@ -164,8 +164,9 @@ class Run:
         self.names = [sv.name for sv in flow.cca.state]   # the CCA's state variables
         self.states: list[dict[str, Any]] = [{} for _ in range(self.R)]
         self.record = FlowRecord(sent=self.A[:self.R], lost=self.L[:self.R], rtt=[None] * self.R)
-        self.loss_log = [(self.L[t - 1], self.L[t], Fraction(t)) for t in range(1, takeover) if self.L[t] > self.L[t - 1]]
-        self.admitted = [a - l for a, l in zip(self.A, self.L)]   # kept as A and L grow
+        self.loss_log = [(self.L[t - 1], self.L[t], Fraction(t)) for t in range(1, takeover)
+                         if self.L[t] > self.L[t - 1]]
+        self.admitted = [a - lost for a, lost in zip(self.A, self.L)]   # kept as A and L grow
 
     @classmethod
     def start(cls, query: Query, trace: Trace, takeover: int) -> "Run | None":

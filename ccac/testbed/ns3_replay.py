@@ -203,7 +203,7 @@ def _flow_run(sample: dict[str, list[int]], sc: Scenario, paced: bool) -> FlowRu
     rate: list[Fraction | None] = [bps * per_step if paced else None for bps in sample["pacing"]]
     timeouts = sample["timeouts"]
     return FlowRun(A=sent, S=served, So=served, L=lost, Lnc=[Fraction(0)] * T,
-                   Ld=[min(r, l) for r, l in zip(resent, lost)], cwnd=units("cwnd"), rate=rate,
+                   Ld=[min(r, dropped) for r, dropped in zip(resent, lost)], cwnd=units("cwnd"), rate=rate,
                    timeout=[t > 0 and timeouts[t] > timeouts[t - 1] for t in range(T)], state=[{}] * T)
 
 

@@ -45,8 +45,8 @@ ends exactly when the server lets the segment go:
 
 Segments without payload (handshake, ACKs) cross at 100 Gbit/s. The buffer is a
 ``FifoQueueDisc`` of queue_packets - 2 packets, plus the device's queue of 1 packet and the
-segment on the wire waiting for its turn. Every receiver ACKs every segment (``DelAckCount`` 1); everything else is ns-3's
-default TCP (SACK, timestamps, a minimum RTO of 1 s).
+segment on the wire waiting for its turn. Every receiver ACKs every segment (``DelAckCount`` 1);
+everything else is ns-3's default TCP (SACK, timestamps, a minimum RTO of 1 s).
 
 Each flow's connection opens before the trace starts; step 0 is a hundredth of a step after
 the last handshake completes (each flow has sent its initial window). At each step boundary

@@ -357,7 +357,8 @@ class _Transport:
         self.unacked_by_step[t] = len(sent_now) - len(dropped)
 
 
-def detected(log: list[tuple[Fraction, Fraction, Fraction]], before: Fraction, now: Fraction) -> tuple[DetectedLoss, ...]:
+def detected(log: list[tuple[Fraction, Fraction, Fraction]], before: Fraction,
+             now: Fraction) -> tuple[DetectedLoss, ...]:
     """The lost bytes a sender learns of when its detected losses grow from ``before`` to ``now``
     (positions on its loss curve): the part of each logged loss ``(from, to, sent_at)`` in
     (before, now]. Losses are detected in the order they happened, so this is what the

@@ -145,9 +145,9 @@ def departures(trace: Trace, concrete: Trace, packet: Fraction, who: str = "the 
         cwnd = trace.flow("cwnd", n)
         small = [t for t, c in enumerate(cwnd) if c < packet]
         if small:
-            notes.append(f"flow {n}: the trace's window is below one packet ({rounded_text(min(cwnd))} < {rounded_text(packet)} "
-                         f"bytes) at {len(small)} step(s) from step {small[0]}; a packet sender cannot keep so "
-                         f"little in flight")
+            notes.append(f"flow {n}: the trace's window is below one packet "
+                         f"({rounded_text(min(cwnd))} < {rounded_text(packet)} bytes) at {len(small)} step(s) "
+                         f"from step {small[0]}; a packet sender cannot keep so little in flight")
         for name, what in (("A_f", "sends"), ("L_f", "loses")):
             curve = trace.flow(name, n)
             partial = [t for t in range(1, trace.T) if (curve[t] - curve[t - 1]) % packet]
@@ -192,7 +192,8 @@ def run_as_trace(query: Query, trace: Trace, flows: list[FlowRun], tokens: list[
     sym.unavailable.update(trace.symbols.unavailable)
 
     def per_flow(name: str, rows: list[list[Any] | None]) -> None:
-        sym.series[name] = Series(name, rows, 2, {n: f"flow {n} has no {name}" for n, r in enumerate(rows) if r is None})
+        missing = {n: f"flow {n} has no {name}" for n, r in enumerate(rows) if r is None}
+        sym.series[name] = Series(name, rows, 2, missing)
 
     per_flow("A_f", [f.A for f in flows])
     per_flow("S_f", [f.S for f in flows])
@@ -237,8 +238,8 @@ def _window(query: Query, trace: Trace, first: int, T: int) -> Trace:
         axes.update({sv.name: sv.axis for sv in flow.cca.state if sv.axis})
     anchor = {}
     for n in range(trace.flows):
-        s, l = trace.flow("S_f", n)[first], trace.flow("L_f", n)[first]
-        anchor["S", n], anchor["L", n], anchor["A", n] = s, l, s + l
+        s, lost = trace.flow("S_f", n)[first], trace.flow("L_f", n)[first]
+        anchor["S", n], anchor["L", n], anchor["A", n] = s, lost, s + lost
     sym = Symbols()
     sym.constants.update(trace.symbols.constants)
     sym.constants["T"] = T

@@ -186,14 +186,14 @@ def sigmoid_gap(alpha: Fraction, cap: Fraction, width: Fraction, top: Fraction) 
     return max(float(hi_s - lo_s) for lo, hi, lo_s, hi_s in sigmoid_bands(alpha, cap, width, top) if hi is not None)
 
 
-def utility_interval(a: Fraction, l: Fraction, M: int, scale: Fraction,
+def utility_interval(a: Fraction, lost: Fraction, M: int, scale: Fraction,
                      bands: tuple) -> list[tuple[Fraction, Fraction]]:
-    """For the checker: the utility intervals of an MI (one per band containing l/a)."""
+    """For the checker: the utility intervals of an MI (one per band containing lost/a)."""
     out = []
     for lo, hi, s_lo, s_hi in bands:
-        if not (l >= lo * a and (hi is None or l <= hi * a)):
+        if not (lost >= lo * a and (hi is None or lost <= hi * a)):
             continue
-        ends = [(a - l) * s_lo - l, (a - l) * s_hi - l]
+        ends = [(a - lost) * s_lo - lost, (a - lost) * s_hi - lost]
         out.append((scale * min(ends) / M, scale * max(ends) / M))
     return out
 
@@ -457,16 +457,16 @@ class AllegroEncoding:
         the sigmoid band of the MI's loss fraction (module docstring: every (a, l) lies in some
         closed band, and there the product is between ``(a - l)`` times the band's two bounds,
         sign-split where ``a - l`` may be negative); then one exact case per possible M."""
-        a, l, um, util, mlen = self.acc_a[t], self.acc_l[t], self.util_m[t], self.util, self.mlen
+        a, lost, um, util, mlen = self.acc_a[t], self.acc_l[t], self.util_m[t], self.util, self.mlen
         scale = self.scale
         cases = []
         for lo, hi, s_lo, s_hi in self.bands:
-            inside = z3.And(l >= lo * a, l <= hi * a) if hi is not None else l >= lo * a
-            low, high = scale * ((a - l) * s_lo - l), scale * ((a - l) * s_hi - l)
-            if hi is not None and hi <= 1:      # a - l >= 0 here
+            inside = z3.And(lost >= lo * a, lost <= hi * a) if hi is not None else lost >= lo * a
+            low, high = scale * ((a - lost) * s_lo - lost), scale * ((a - lost) * s_hi - lost)
+            if hi is not None and hi <= 1:      # a - lost >= 0 here
                 cases.append(z3.Implies(inside, z3.And(um >= low, um <= high)))
-            else:                               # sign split on a - l
-                cases.append(z3.Implies(inside, z3.If(a >= l, z3.And(um >= low, um <= high),
+            else:                               # sign split on a - lost
+                cases.append(z3.Implies(inside, z3.If(a >= lost, z3.And(um >= low, um <= high),
                                                       z3.And(um <= low, um >= high))))
         out = [z3.Implies(self.ends(t), z3.And(*cases))]
         out += [z3.Implies(z3.And(self.ends(t), mlen[t] == m), util[t] * m == um)
@@ -727,10 +727,10 @@ class AllegroCheck:
         s = self.mi_start(t)
         if s is None:
             return
-        a, l = f.A[t] - f.A[s - 1], f.L[t] - f.L[s - 1]
-        ivs = utility_interval(a, l, mlen[t], self.scale, self.bands)
+        a, lost = f.A[t] - f.A[s - 1], f.L[t] - f.L[s - 1]
+        ivs = utility_interval(a, lost, mlen[t], self.scale, self.bands)
         if not any(lo <= util[t] <= hi for lo, hi in ivs):
-            self.bad(t, f"utility {util[t]} outside the enclosure for {a} bytes sent, {l} lost in {mlen[t]} steps")
+            self.bad(t, f"utility {util[t]} outside the enclosure for {a} bytes sent, {lost} lost in {mlen[t]} steps")
 
     # ---------------------------------------------------------------- transitions from t-1 to t
     def transition(self, t: int) -> None:

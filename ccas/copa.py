@@ -71,7 +71,8 @@ What is not modelled
 Mode switching and the competitive mode (as in thesis 6.3); slow start; the velocity
 parameter (v = 1, its steady-state value); the per-ACK granularity of the update and of the
 standing-RTT filter (one sample and one move per step, the thesis' discretization -- like the
-model's AIMD, Copa reacts once per step); min-RTT estimation (R is exact); a minimum cwnd: the model requires cwnd > 0, and a decrease
+model's AIMD, Copa reacts once per step); min-RTT estimation (R is exact); a minimum cwnd: the model requires
+cwnd > 0, and a decrease
 needs ``cwnd[t-1] > alpha/delta``, so it can reach cwnd <= 0 only if
 ``increment * alpha / R >= alpha / delta`` (``increment * delta >= R``). With the defaults
 (delta = 1/2, increment = 1, R >= 1) no run of the algorithm is lost that way.

@@ -289,7 +289,8 @@ class ETC(CCA):
         StateVar("Rp", "pulling rate", "bytes/step", plotted=True),
         StateVar("sample", "pulling-rate sample of step t (pulling mode)", "bytes/step"),
         StateVar("recv", "receiving rate r: ACKed bytes per step over recv_window", "bytes/step", plotted=True),
-        StateVar("rmax", "max average receiving rate (a reading of the last rmax_window RTTs)", "bytes/step", plotted=True),
+        StateVar("rmax", "max average receiving rate (a reading of the last rmax_window RTTs)", "bytes/step",
+                 plotted=True),
         StateVar("rtt", "the latest RTT sample at t (held without an ACK)", "steps", plotted=True),
         StateVar("rtt_gate", "the RTT estimate of the update gate now - t_update >= RTT", "steps"),
         StateVar("rtt_force", "the RTT estimate of the forced acceleration after force_after RTTs", "steps"),
@@ -601,7 +602,8 @@ class ETCEncoding:
         update meanwhile (the drain's end is the new t_update, a RESTRICTION of the module
         docstring). Otherwise s holds and t_update is kept."""
         ctx, p, R, A, S, Ld = self.ctx, self.p, self.R, self.ctx.A, self.ctx.S, self.ctx.Ld
-        srate, recv, drain, bdp, since, since_inc = self.srate, self.recv, self.drain, self.bdp, self.since, self.since_inc
+        srate, recv, drain, bdp = self.srate, self.recv, self.drain, self.bdp
+        since, since_inc = self.since, self.since_inc
         draining, elapsed, accel, decel = update.draining, update.elapsed, update.accelerate, update.decelerate
         s0, rp, up = srate[t - 1], self.Rp[t], srate[t]
         elastic = self.elastic_update(t)

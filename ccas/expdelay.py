@@ -105,7 +105,8 @@ State (usable in queries, ``name[n][t]``): ``mu`` (the rate, bytes/step, plotted
 ``q_hi`` (the delay bracket of the latest sample, steps, plotted; ``q_hi == T`` means
 unbounded; during the history the bracket is [0, T]), ``tgt_hi`` / ``tgt_lo`` (the target
 rates at the bracket's ends, outward rounded: an increase needs mu below ``tgt_hi``, a
-decrease mu at least ``tgt_lo``; plotted; ``tgt_lo`` is 0 when q_hi is unbounded), ``update`` (bool: Algorithm 1 ran at t) and
+decrease mu at least ``tgt_lo``; plotted; ``tgt_lo`` is 0 when q_hi is unbounded), ``update`` (bool: Algorithm 1 ran
+at t) and
 ``move`` (int: 1 increase, -1 decrease, 0 no update, plotted).
 
 Steady state: mu is the only memory (the bracket is read off the curves), plus the timer:

@@ -171,7 +171,8 @@ class LanguageCCA(CCA):
                     for c in s.choices:
                         args = [d.number(a, values, where) for a in c.args]
                         v = choices[c.series][t]
-                        ctx.add(z3.Or(*(v == a for a in args)) if c.kind == "choose" else z3.And(args[0] <= v, v <= args[1]))
+                        ctx.add(z3.Or(*(v == a for a in args)) if c.kind == "choose"
+                                else z3.And(args[0] <= v, v <= args[1]))
                     ctx.add(*equal_by_cases(series[s.name][t], self._rule_value(s.name, s.rule, values, top, where)))
             self._encode_send(ctx, t, {**fixed, **seen, **now}, paced)
         return {k: v for k, v in {**series, **choices, **recorded}.items() if k not in SENDS}
@@ -316,7 +317,8 @@ class LanguageCCA(CCA):
             if t < first:
                 for s in d.state:
                     if s.initial is not None and not d.condition(s.initial, {**fixed, **seen, **now}, s.name):
-                        problems.append(f"step {t}: {s.name} = {now[s.name]} breaks its initial condition `{s.initial}`")
+                        problems.append(f"step {t}: {s.name} = {now[s.name]} breaks its initial condition "
+                                        f"`{s.initial}`")
             else:
                 before = {name: series[name][t - 1] for name in series}
                 values = {**fixed, **seen, **before, **{c.series: f.state[c.series][t]
@@ -330,7 +332,8 @@ class LanguageCCA(CCA):
                     if now[s.name] != expected:
                         problems.append(f"step {t}: rule {s.name} gives {expected}, the trace has {now[s.name]}")
             values = {**fixed, **seen, **now}
-            if d.window is not None and "cwnd" not in d.state_names and f.cwnd[t] != d.number(d.window, values, "window"):
+            if d.window is not None and "cwnd" not in d.state_names \
+                    and f.cwnd[t] != d.number(d.window, values, "window"):
                 problems.append(f"step {t}: window {f.cwnd[t]} is not [send] window `{d.window}`")
             if paced and "rate" not in d.state_names and f.rate[t] != d.number(d.rate, values, "rate"):
                 problems.append(f"step {t}: rate {f.rate[t]} is not [send] rate `{d.rate}`")
@@ -346,7 +349,9 @@ class LanguageCCA(CCA):
             return [f"step {t}: qdel_steps {sample[t]} is not a whole number >= 0"] \
                 if sample[t] < 0 or Fraction(sample[t]).denominator != 1 else []
         expected = f.state["delay_steps"][t] if f.S[s] > f.S[s - 1] else sample[t - 1]
-        return [] if sample[t] == expected else [f"step {t}: qdel_steps is {sample[t]}, the newest sample gives {expected}"]
+        if sample[t] == expected:
+            return []
+        return [f"step {t}: qdel_steps is {sample[t]}, the newest sample gives {expected}"]
 
     @staticmethod
     def _check_bracket(f: FlowValues, t: int) -> list[str]:
@@ -369,7 +374,8 @@ class LanguageCCA(CCA):
         return LanguageSender(self.definition, start, self.paced(start.params), choose)
 
 
-def _check_belief(f: FlowValues, name: str, t: int, first: int, update: Callable[[FlowValues, int], Fraction]) -> list[str]:
+def _check_belief(f: FlowValues, name: str, t: int, first: int,
+                  update: Callable[[FlowValues, int], Fraction]) -> list[str]:
     """A recorded belief against its update: any value >= 0 before the sender has seen enough to
     update it (history), its update from the step before after."""
     value = f.state[name][t]

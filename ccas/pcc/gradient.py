@@ -191,7 +191,8 @@ def pcc_state(pairs: int, double_check: bool) -> tuple[StateVar, ...]:
              "omega_k", "gamma_used", "mi_grad", "mi_dev"]
     out = [StateVar(n, *STATE_DOC[n], plotted=n in PLOTTED) for n in names]
     for k, (dn, gn) in enumerate(pair_names(pairs)):
-        out.append(StateVar(dn, f"pair {k + 1}: u(r(1+eps)) - u(r(1-eps)) at a decision (0 elsewhere)", "utility", "real"))
+        out.append(StateVar(dn, f"pair {k + 1}: u(r(1+eps)) - u(r(1-eps)) at a decision (0 elsewhere)", "utility",
+                            "real"))
         out.append(StateVar(gn, f"pair {k + 1}: utility gradient du / (2 eps x) at a decision", "utility/Mbps", "real"))
     if double_check:
         out.append(StateVar("rerun", "1 while re-running a pair to double-check an abnormal one", "", "int"))

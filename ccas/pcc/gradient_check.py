@@ -65,7 +65,7 @@ class GradientCheck:
         self.even = f.flows == 1 and not f.lossy          # the queue is monotone within a step
         self.clean = self.even and D == 0                  # and the sample is the queue's delay exactly
         self.queue = [a - k for a, k in zip(f.total_admitted, f.tokens)]
-        self.adm_f = [a - l for a, l in zip(f.A, f.L)]
+        self.adm_f = [a - lost for a, lost in zip(f.A, f.L)]
         self.out: list[str] = []
         self.deferred = False   # the round's fate was known at the last MI boundary, and no decision came
 
@@ -270,7 +270,8 @@ def _check_signals(var: Variant, f: Any, t: int, M: int, clean: bool, cap: int) 
         out.append(f"RTT deviation {s} outside [0, {s_hi}] (half the bands' span)")
     if g == 0:
         zero_ok = var.trending == "free" or tolerable or within(Fraction(0), g_lo, g_hi) \
-            or (var.flt > 0 and g_lo < var.flt and (g_hi is None or g_hi > -var.flt)) or (var.positive_only and g_lo <= 0)
+            or (var.flt > 0 and g_lo < var.flt and (g_hi is None or g_hi > -var.flt)) \
+            or (var.positive_only and g_lo <= 0)
         if not zero_ok:
             out.append(f"effective gradient 0 but the MI's gradient lies in [{g_lo}, {g_hi}] and no tolerance applies")
         only_by_tolerance = not (var.trending == "free" or within(Fraction(0), g_lo, g_hi) or var.flt > 0

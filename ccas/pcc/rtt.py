@@ -219,7 +219,8 @@ def gradient_range(M: int | None, lows: Sequence[Fraction], highs: Sequence[Frac
     ``M`` is the interval's length when (B) applies to it (lossless, every sample kept, and
     short enough to have weight tables), else None; ``lows``/``highs`` its steps' bands;
     ``rise`` (C)'s (min, max) of r/C - 1 over its steps on a clean path, else None; (D) when
-    every band is one point. The upper end is None when nothing bounds it. (B)'s bound is convex and piecewise linear in m, so
+    every band is one point. The upper end is None when nothing bounds it. (B)'s bound is convex and piecewise linear in
+    m, so
     its minimum over m is at one of the band ends."""
     if lows and max(highs) == min(lows):   # (D): every sample is that one value
         return Fraction(0), Fraction(0)

@@ -300,7 +300,8 @@ def bins_containing(points: Sequence[Fraction], x: Fraction) -> list[tuple[int, 
     return [(b, lo, hi) for b, (lo, hi) in enumerate(ranges) if lo <= x and (hi is None or x <= hi)]
 
 
-def power_interval(p: Fraction, points: Sequence[Fraction], b: int, x: Fraction) -> tuple[Fraction | None, Fraction | None]:
+def power_interval(p: Fraction, points: Sequence[Fraction], b: int,
+                   x: Fraction) -> tuple[Fraction | None, Fraction | None]:
     bin_ = power_table(p, tuple(points))[b]
     lo = max((line.at(x) for line in bin_.lower), default=None)
     hi = min((line.at(x) for line in bin_.upper), default=None)

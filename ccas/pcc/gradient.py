@@ -319,6 +319,8 @@ class GradientEncoding:
         self.band_lo = [ctx.series(f"pcc_bl{j}") for j in range(M_hi)]
         self.band_hi = [ctx.series(f"pcc_bh{j}") for j in range(M_hi)]
         self.hull_lo, self.hull_hi = ctx.series("pcc_hull_lo"), ctx.series("pcc_hull_hi")
+        self.rise_lo: list[Any] | None
+        self.rise_hi: list[Any] | None
         self.rise_lo, self.rise_hi = (ctx.series("pcc_rise_lo"), ctx.series("pcc_rise_hi")) if clean else (None, None)
         self.cur_lost = ctx.series("pcc_cur_lost")
         # per MI of the round
@@ -368,6 +370,7 @@ class GradientEncoding:
         keep = [base[t] == base[t - 1], *(obit[k][t] == obit[k][t - 1] for k in range(self.K)), tau[t] == tau[t - 1],
                 kk[t] == kk[t - 1], dirn[t] == dirn[t - 1], self.event[t] == 0]
         if self.rerun is not None:
+            assert self.gamma_first is not None  # declared with rerun (declares_rerun)
             keep += [self.rerun[t] == self.rerun[t - 1], self.gamma_first[t] == self.gamma_first[t - 1]]
         return keep
 
@@ -464,6 +467,7 @@ class GradientEncoding:
                       for j in range(M_hi)),
                     z3.Implies(pos[t] == 0, z3.And(hull_lo[t] == rtt_lo[t], hull_hi[t] == rtt_hi[t])))
             if clean:
+                assert rise_lo is not None and rise_hi is not None  # declared on clean paths (declare_registers)
                 ctx.add(rise_lo[t] <= rise, rise_hi[t] >= rise,
                         z3.Implies(pos[t] == 0, z3.And(rise_lo[t] == rise, rise_hi[t] == rise)))
             return
@@ -477,6 +481,7 @@ class GradientEncoding:
         ctx.add(hull_lo[t] == z3.If(first, rtt_lo[t], _min(hull_lo[t - 1], rtt_lo[t])),
                 hull_hi[t] == z3.If(first, rtt_hi[t], _max(hull_hi[t - 1], rtt_hi[t])))
         if clean:
+            assert rise_lo is not None and rise_hi is not None  # declared on clean paths (declare_registers)
             ctx.add(rise_lo[t] == z3.If(first, rise, _min(rise_lo[t - 1], rise)),
                     rise_hi[t] == z3.If(first, rise, _max(rise_hi[t - 1], rise)))
 
@@ -538,8 +543,10 @@ class GradientEncoding:
         if not self.bounded:
             signal += self.long_mi_signals(t)
         if self.clean:
+            assert self.rise_lo is not None and self.rise_hi is not None  # declared on clean paths
             signal += [g_raw[t] <= _max(self.rise_hi[t], 0), g_raw[t] >= _min(self.rise_lo[t], 0)]
         if self.trend_g is not None:
+            assert self.trend_s is not None  # declared with trend_g (trending "free")
             signal.append(z3.Implies(self.trend_s[t], self.trend_g[t]))
         self.ctx.add(z3.Implies(self.mi_ends(t), z3.And(*signal)))
 
@@ -711,6 +718,9 @@ class GradientEncoding:
             if self.K == 1:
                 ctx.add(z3.Implies(rate_decision, gamma_used[t] == gam[0][t]))
             return
+        # double_check is Vivace's, whose state declares rerun (pcc_state(1, True)): rerun and gamma_first
+        # exist, and agree is declared whenever double_check is on
+        assert rerun is not None and gamma_first is not None and self.agree is not None
         abnormal = z3.If(obit[0][t - 1], lm[0][t - 1] * (1 - eps) < lm[1][t - 1] * (1 + eps),
                          lm[1][t - 1] * (1 - eps) < lm[0][t - 1] * (1 + eps))
         first_run = rerun[t - 1] == 0

@@ -121,6 +121,7 @@ class PathVars:
             name = "admitted" if n is None else f"admitted_{n}"
             probe = self.S[t] if n is None else self.So_f[n][t]
             label = f"{'lt' if strict else 'le'}_{'all' if n is None else n}_{t}"
+            assert self.lookups is not None, "PathVars are built with their lookups (PathServer.declare)"
             self._frontiers[key] = Frontier(self.lookups.enc, self.lookups, name,
                                             self.admitted_curve(n), probe, t, strict, label)
         return self._frontiers[key]
@@ -295,6 +296,7 @@ class PathServer(ABC):
             enc.add("model.buffer", v.admitted(t) <= v.token_line(t) + v.buffer)
             if t > 0:
                 lost_before = _total(congestive, t - 1)
+                assert v.buffer_min is not None, "a finite buffer has its loss-allowed threshold too"
                 full = v.token_line(t - 1) + v.buffer_min
                 enc.add("model.buffer", z3.Implies(
                     lost_now > lost_before,
@@ -409,6 +411,7 @@ class PathServer(ABC):
                     continue
                 # Detectable losses are detected; without a timeout, no undetectable loss is
                 # newly detected (one an earlier timeout detected stays detected).
+                assert v.lookups is not None, "PathVars are built with their lookups (PathServer.declare)"
                 frontier = Frontier(enc, v.lookups, f"admitted_{n}", v.admitted_curve(n),
                                     S[t - R] - v.dupacks, t - R, False, f"detect_{n}_{t}")
                 enc.add("model.loss_detection",
@@ -569,8 +572,8 @@ class PathServer(ABC):
             pairs.append((f"undetected loss of flow {n}", *undetected))
             if v.net.path(n).D > 0:
                 pairs.append((f"bytes in flow {n}'s box", *(v.S_f[n][t] - v.So_f[n][t] for t in ends)))
-        bottleneck = [v.admitted(t) - v.token_line(t) for t in ends]
-        pairs.append(("bottleneck queue", *bottleneck))
+        at_first, at_last = (v.admitted(t) - v.token_line(t) for t in ends)
+        pairs.append(("bottleneck queue", at_first, at_last))
         return pairs
 
 

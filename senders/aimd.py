@@ -53,5 +53,5 @@ class AIMDSender(ConcreteSender):
     def adopt(self, decision: Decision) -> None:
         self.cwnd = decision.cwnd
 
-    def state(self) -> dict[str, Fraction]:
+    def state(self) -> dict[str, Fraction | None]:
         return {"loss_mark": self.loss_mark, "ack_mark": self.ack_mark}

@@ -377,6 +377,7 @@ class AllegroPaperSender(ConcreteSender):
         assert u is not None
         if self.phase == "start":
             if self.start_prev is not None and u < self.start_prev[1]:      # R9
+                assert self.last_rate is not None   # set by the MI that gave start_prev
                 rate = self.start_prev[0] if self.r_start_exit == 0 else self.last_rate / 2
                 self._enter_decision(rate)
             else:
@@ -399,8 +400,10 @@ class AllegroPaperSender(ConcreteSender):
         waiting = self.r_pipeline == 1 and self._pending()
         if self.phase == "start":
             if waiting:
+                assert self.last_rate is not None   # set by the pending MI
                 return Wait(self.last_rate, t)
             rate = self.start_next
+            assert rate is not None   # set before the first plan (decide, R7)
             self.start_next = 2 * rate                                     # R8
             return self._mi(t, R, rate, ("start",))
         if self.phase == "decision":
@@ -416,6 +419,7 @@ class AllegroPaperSender(ConcreteSender):
             return self._mi(t, R, self.base * (1 + key[1] * self.eps), ("trial",) + key)
         # rate adjusting (R14)
         if waiting:
+            assert self.last_rate is not None   # set by the pending MI
             return Wait(self.last_rate, t)
         if self.adj_n is None:
             n = 0
@@ -474,6 +478,7 @@ class AllegroPaperSender(ConcreteSender):
             d_acked = sum((F(a.size) for a in fb.acks), F(0))
             d_lost = sum((F(loss.size) for loss in fb.losses), F(0))
         else:
+            assert self.prev_lost is not None   # set with prev_acked
             d_acked, d_lost = fb.acked - self.prev_acked, fb.lost - self.prev_lost
         self.prev_acked, self.prev_lost = fb.acked, fb.lost
         if self.phase == "start" and self.start_next is None:

@@ -214,11 +214,12 @@ class ProbeQdelSender(_CcmaticSender):
     # belief updates (index s)
     def _update_min_c(self, s: int) -> None:
         S_s = self.rd.s(s)
+        assert S_s is not None   # observed just now (_Readings.observe)
         lows = []
         st = s - 1
-        while self.rd.s(st) is not None and (self.memory is None or s - st <= self.memory):
+        while (S_st := self.rd.s(st)) is not None and (self.memory is None or s - st <= self.memory):
             window = s - st
-            lows.append((S_s - self.rd.s(st)) / (window + self.D))      # ver:828, 831
+            lows.append((S_s - S_st) / (window + self.D))               # ver:828, 831
             st -= 1
         if lows:
             self.min_c = max([self.min_c] + lows)                       # ver:865, 921
@@ -372,6 +373,7 @@ class DrainBqProbeSender(_CcmaticSender):
             self._first_qdel(k)
             k += 1
         S_s = rd.s(s)
+        assert S_s is not None   # checked above
         best = self.min_c_lambda
         under: bool | None = True                         # under_cum over [et-1, s-1]
         for et in range(s, 0, -1):                        # cbr:239

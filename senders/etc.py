@@ -152,9 +152,9 @@ class ETCSender(ConcreteSender):
             if choice.mean:  # a sliding mean of the window's samples (appendix F's filtered mean)
                 recent = [x for x in self.samples[-self.rp_window:] if x is not None]
                 if choice.drop_outlier and len(recent) > 2:
-                    centre = sum(recent) / len(recent)
+                    centre = sum(recent, Fraction(0)) / len(recent)
                     recent.remove(max(recent, key=lambda x: abs(x - centre)))
-                rp = sum(recent) / len(recent)
+                rp = sum(recent, Fraction(0)) / len(recent)
             else:
                 rp = self.rp + choice.weight * (sample - self.rp)
             if choice.lift:
@@ -173,7 +173,7 @@ class ETCSender(ConcreteSender):
         if kind == "max":
             return max(window)
         if kind == "mean":
-            return sum(window) / len(window)
+            return sum(window, Fraction(0)) / len(window)
         ordered = sorted(window)
         return ordered[len(ordered) // 2]
 

@@ -581,7 +581,7 @@ class ETCPaperSender(ConcreteSender):
         events += [(x, 1, None) for x in self._timer_fires(t)]
         events.sort(key=lambda e: (e[0], e[1]))
         armed = self.t_last
-        for _, kind, a in events:
+        for _, _order, a in events:
             if a is not None:
                 self.new_ack(a)
             elif self.alt["timer"] == 0 or self.t_last == armed:     # a one-shot timer re-arms at sends

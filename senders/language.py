@@ -101,6 +101,7 @@ class LanguageSender(ConcreteSender):
             seen = {**seen, "loss_point": self._loss_point(fb)}
         first = self.d.first_rule_step(fb.R, self.start.params)
         self.start_state(seen)
+        assert self.values is not None   # started just now
         if fb.t >= first and all(o in seen for o in self.d.observed):
             before = dict(self.values)
             context = {**self.constants, **seen, **before}
@@ -113,7 +114,10 @@ class LanguageSender(ConcreteSender):
             self.values = {s.name: Fraction(self.d.number(s.rule, context, s.name)) for s in self.d.state}
         self.seen = seen
         now = {**self.constants, **seen, **self.values}
-        rate = Fraction(self.d.number(self.d.rate, now, "rate")) if self.paced else None
+        rate: Fraction | None = None
+        if self.paced:
+            assert self.d.rate is not None   # a definition paces only with a send.rate (LanguageCCA.paced)
+            rate = Fraction(self.d.number(self.d.rate, now, "rate"))
         if self.d.window is not None:
             cwnd = Fraction(self.d.number(self.d.window, now, "window"))
         else:

@@ -69,7 +69,7 @@ def power_bits(base: int | Fraction, exponent: int) -> float:
     return max(1.0, size * abs(exponent))
 
 
-def show_size(n: float) -> str:
+def show_size(n: float | Fraction) -> str:
     """A count for a message: exact with separators up to 10^15, else as a power of ten."""
     if n < 10**15:
         return f"{int(n):,}"

@@ -139,7 +139,7 @@ class Param:
             if value in self.choices:
                 return value
             raise CcacError(f"expected one of {', '.join(self.choices)}, got {value!r}", where)
-        number = to_fraction(value, where)
+        number: Fraction | int = to_fraction(value, where)
         if self.kind == "int":
             if number.denominator != 1:
                 raise CcacError(f"expected a whole number, got {value!r}", where)

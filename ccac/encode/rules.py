@@ -305,7 +305,7 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
             raise CcacError(f"axis is one of {', '.join(AXES)} (the curve the value is a position on)",
                             f"{where}.axis")
         rules.append(StateRule(k, str(table.get("description", "")), str(table.get("unit", "bytes")),
-                               text, choices, initial, start, AXES.get(axis)))
+                               text, choices, initial, start, AXES.get(axis) if axis is not None else None))
     for key, text_ in (("window", send.get("window")), ("rate", send.get("rate"))):
         if text_ is not None:
             if not isinstance(text_, str):

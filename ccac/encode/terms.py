@@ -15,7 +15,8 @@ import z3
 def subterms(roots: Iterable[z3.ExprRef], limit: int | None = None) -> Iterator[z3.ExprRef]:
     """Each distinct subterm of ``roots`` (by z3's term id), depth first, the roots included;
     at most ``limit`` of them."""
-    stack, seen = list(roots), set()
+    stack = list(roots)
+    seen: set[int] = set()
     while stack and (limit is None or len(seen) < limit):
         term = stack.pop()
         if term.get_id() in seen:

@@ -13,11 +13,16 @@ import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from ccac.encode.expr import Series, Symbols
 from ccac.encode.network import Network
 from ccac.core.params import approximate, rounded_text
+
+#: the per-flow series every trace has, for every flow (a query's answer, a trace read back
+#: from JSON, a replayed or played run); the others may be missing: ``rate`` (a CCA that does
+#: not pace), ``Lnc_f`` (no non-congestive loss), ``So_f`` (no jitter box), a CCA's state
+EveryFlowSeries = Literal["A_f", "S_f", "L_f", "Ld_f", "cwnd", "timeout"]
 
 
 @dataclass
@@ -42,9 +47,21 @@ class Trace:
     def total(self, name: str) -> list[Fraction]:
         return self.symbols.series[name].values
 
+    @overload
+    def flow(self, name: EveryFlowSeries, n: int) -> list[Any]: ...
+    @overload
+    def flow(self, name: str, n: int) -> list[Any] | None: ...
+
     def flow(self, name: str, n: int) -> list[Any] | None:
         series = self.symbols.series.get(name)
         return None if series is None else series.values[n]
+
+    def recorded(self, name: str, n: int) -> list[Any]:
+        """:meth:`flow` where the caller knows the trace records ``name`` for flow ``n``
+        (``So_f`` of a flow with a jitter box of its own, ``Lnc_f`` on a lossy path)."""
+        values = self.flow(name, n)
+        assert values is not None, f"the trace records no {name} for flow {n}"
+        return values
 
     def delay_range(self, t: int, flow: int | None = None) -> tuple[int, int | None]:
         """Queueing delay of the byte served at step t (see :func:`delay_range`); with ``flow``,
@@ -55,12 +72,12 @@ class Trace:
         if flow is None:
             served, A, L = self.total("S"), self.total("A"), self.total("L")
         else:
-            served, A, L = self.flow("So_f", flow), self.flow("A_f", flow), self.flow("L_f", flow)
+            served, A, L = self.recorded("So_f", flow), self.flow("A_f", flow), self.flow("L_f", flow)
         admitted = [a - lost for a, lost in zip(A, L)]
         if not self.periodic:
             return delay_range(served, admitted, t)
-        past = [repeat_period(curve, PAST_PERIODS, 0) for curve in (served, admitted)]
-        return delay_range(*past, t + PAST_PERIODS * (self.T - 1))
+        past_served, past_admitted = (repeat_period(curve, PAST_PERIODS, 0) for curve in (served, admitted))
+        return delay_range(past_served, past_admitted, t + PAST_PERIODS * (self.T - 1))
 
     @classmethod
     def from_json(cls, data: dict[str, Any], network: Network, ccas: list[str]) -> Trace:

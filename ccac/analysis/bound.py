@@ -255,6 +255,7 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
         nonlocal witness
         p, problem, assignment = prober.probe(value)
         if p.answer == "sat":
+            assert problem is not None   # a decisive probe comes with its problem (_Prober.probe)
             witness = (problem, assignment or {})
         say(probe_line(f"{section}.{name}", p))
         return p

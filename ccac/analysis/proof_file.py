@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import tomli_w
 import z3
@@ -185,6 +185,12 @@ def _strings(value: Any, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise CcacError("must be a string or a list of strings", where)
     return value
+
+
+@overload
+def _text(table: dict[str, Any], key: str, where: str, required: Literal[True] = True) -> str: ...
+@overload
+def _text(table: dict[str, Any], key: str, where: str, required: bool) -> str | None: ...
 
 
 def _text(table: dict[str, Any], key: str, where: str, required: bool = True) -> str | None:

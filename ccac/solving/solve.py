@@ -16,7 +16,7 @@ import copy
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, overload
 
 from ccac.core import deadline, machine
 from ccac.solving.backends import backend
@@ -172,6 +172,12 @@ def solve_periodic(problem: Problem, solver: str, timeout: float | None,
     answer = decide(done)
     assert answer is not None, "both formulas answered decide a periodic query"
     return answer
+
+
+@overload
+def periodic_answer(settled: Outcome, loose: Outcome) -> Outcome: ...
+@overload
+def periodic_answer(settled: Outcome | None, loose: Outcome | None) -> Outcome | None: ...
 
 
 def periodic_answer(settled: Outcome | None, loose: Outcome | None) -> Outcome | None:

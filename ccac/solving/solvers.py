@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -222,7 +223,9 @@ def _solve_pysmt(formulas: list[z3.BoolRef], name: str,
     with warnings.catch_warnings():  # pysmt 0.9.6 cannot look QF_LIRA up by name: it warns
         warnings.filterwarnings("ignore", "Unknown logic")  # and we set the logic below
         script = SmtLibParser(environment=env).get_script(io.StringIO(text))
-    logic_name = re.search(r"^\(set-logic (\w+)\)$", text, re.MULTILINE).group(1)
+    logic_line = re.search(r"^\(set-logic (\w+)\)$", text, re.MULTILINE)
+    assert logic_line is not None   # to_smtlib writes one
+    logic_name = logic_line.group(1)
     logic = {known.name: known for known in PYSMT_LOGICS}[logic_name]
     symbols = [c.args[0] for c in script.filter_by_command_name({"declare-fun", "declare-const"})]
     solver, version = open_solver(env, logic)
@@ -256,7 +259,7 @@ def _pysmt_value(v: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- SMT-LIB
-def to_smtlib(formulas: list[z3.BoolRef], comments: list[str] = ()) -> str:
+def to_smtlib(formulas: list[z3.BoolRef], comments: Sequence[str] = ()) -> str:
     """The formulas as a standalone SMT-LIB 2 script any solver can read."""
     solver = z3.Solver()
     solver.add(*formulas)

@@ -118,7 +118,7 @@ def flow_values(trace: Trace, n: int, params: dict[str, Any]) -> FlowValues:
         alpha=trace.constant("alpha"), dupacks=trace.constant("dupacks"), params=params,
         A=trace.flow("A_f", n), S=observed, L=trace.flow("L_f", n), Ld=trace.flow("Ld_f", n),
         cwnd=trace.flow("cwnd", n), rate=trace.flow("rate", n), timeout=trace.flow("timeout", n),
-        state={name: trace.flow(name, n) for name in state_names if trace.flow(name, n) is not None},
+        state={name: values for name in state_names if (values := trace.flow(name, n)) is not None},
         total_S=S, total_admitted=admitted,
         delay_S=observed if path.D > 0 else S, delay_admitted=own_admitted if path.D > 0 else admitted,
         tokens=[net.C * t - w for t, w in enumerate(trace.total("W"))], flows=net.flows, lossy=net.lossy,
@@ -128,7 +128,7 @@ def flow_values(trace: Trace, n: int, params: dict[str, Any]) -> FlowValues:
 
 def observed_service(trace: Trace, n: int) -> list[Fraction]:
     """What flow n's sender has seen acked: So_f through its own box, else S_f itself."""
-    return trace.flow("So_f", n) if trace.network.path(n).D > 0 else trace.flow("S_f", n)
+    return trace.recorded("So_f", n) if trace.network.path(n).D > 0 else trace.flow("S_f", n)
 
 
 def check_path(tr: Trace) -> list[str]:
@@ -140,7 +140,7 @@ def check_path(tr: Trace) -> list[str]:
     L = [tr.flow("L_f", n) for n in range(N)]
     Ld = [tr.flow("Ld_f", n) for n in range(N)]
     So = [observed_service(tr, n) for n in range(N)]
-    Lnc = [tr.flow("Lnc_f", n) for n in range(N)] if net.lossy else None
+    Lnc = [tr.recorded("Lnc_f", n) for n in range(N)] if net.lossy else None
     cwnd = [tr.flow("cwnd", n) for n in range(N)]
     rate = [tr.flow("rate", n) for n in range(N)]
     timeout = [tr.flow("timeout", n) for n in range(N)]
@@ -183,7 +183,8 @@ def check_path(tr: Trace) -> list[str]:
                 bad(t, f"flow {n}: served bytes that were never admitted")
             if cwnd[n][t] <= 0:
                 bad(t, f"flow {n}: cwnd is not positive")
-            if rate[n] is not None and rate[n][t] <= 0:
+            flow_rate = rate[n]
+            if flow_rate is not None and flow_rate[t] <= 0:
                 bad(t, f"flow {n}: pacing rate is not positive")
         # The bottleneck queue is what the packet queue holds beyond the available tokens.
         bottleneck = admitted[t] - tokens_arrived[t]
@@ -211,6 +212,7 @@ def check_path(tr: Trace) -> list[str]:
         if buffer is None and congestive_now != admitted_loss(L, Lnc, 0, N):
             bad(t, "congestive loss with an infinite buffer")
         if buffer is not None and congestive_now > admitted_loss(L, Lnc, t - 1, N):
+            assert buffer_min is not None   # a finite buffer's loss-allowed threshold (the buffer itself by default)
             if short_of(tokens_arrived[t - 1] + buffer_min, admitted[t], packet):
                 bad(t, "loss while the bottleneck queue never exceeded the buffer"
                     + (" less a packet" if net.any_packets else ""))

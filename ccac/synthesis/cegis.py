@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ccac.ccas.language import LanguageCCA
 from ccac.core.errors import CcacError
 from ccac.encode.trace import Trace
 from ccac.solving.solve import solve
@@ -148,7 +149,7 @@ def _confirm(spec: Spec, out: Outcome, suspected: dict[int, list[int]], groups: 
     pruned, the rest (whose own run differs from their group's) are candidates again, returned
     in the template's order; ``suspected`` is emptied."""
     started = time.monotonic()
-    tasks = []
+    tasks: list[tuple[str, int, dict[str, Any], list[int], int]] = []
     for k, members in suspected.items():
         goal_index, _, played = groups[k]
         tasks.extend((spec.source, goal_index, played, list(part), k) for part in _chunks(members, batch))
@@ -191,6 +192,7 @@ def _verify_task(task: tuple[str, int, float | None]) -> tuple[str, Any, int]:
     for i, goal in enumerate(spec.goals):
         result = solve(spec.query(goal, candidate), timeout=timeout)
         if result.answer == "sat":
+            assert result.trace is not None and result.violations is not None   # a sat answer is checked (solve)
             if not result.validated:
                 raise CcacError(f"candidate {candidate}: the solver's trace on {goal.name} did not validate "
                                 f"({'; '.join(result.violations[:2])}): an encoding error, not an answer")
@@ -237,6 +239,7 @@ def fails_when_played(spec: Spec, goal: Goal, trace: Trace, candidate: int) -> b
     its rules start) validates as a counterexample of the goal's query."""
     query = spec.query(goal, candidate)
     cca = query.flows[0].cca
+    assert isinstance(cca, LanguageCCA)   # the goal's flow runs the candidate (Spec.query)
     takeover = cca.definition.first_rule_step(query.network.path(0).R, query.flows[0].params)
     played = play(query, trace, takeover)
     # the query's own conditions first: most played runs do not fail, and those are cheap to read

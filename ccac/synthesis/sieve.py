@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ccac.ccas.language import LanguageCCA
 from ccac.encode.trace import Trace
 from ccac.solving.validate import check_query, validate_alike
 from ccac.synthesis.spec import Goal, Spec
@@ -62,6 +63,7 @@ def sieve(spec: Spec, goal: Goal, trace: Trace, candidates: list[int]) -> tuple[
     for k in np.unique(shape_label):
         first = candidates[int(np.flatnonzero(shape_label == k)[0])]
         flow = spec.query(goal, first).flows[0]
+        assert isinstance(flow.cca, LanguageCCA)   # the goal's flow runs the candidate (Spec.query)
         d = flow.cca.definition
         kind_of_shape[int(k)] = (d.observed, d.first_rule_step(trace.network.path(0).R, flow.params))
     kinds = sorted(set(kind_of_shape.values()), key=lambda kind: (sorted(kind[0]), kind[1]))
@@ -90,6 +92,7 @@ def _sieve_kind(spec: Spec, goal: Goal, trace: Trace, members: list[int], indice
     run = Run.start(query, trace, takeover)
     if run is None:
         return None
+    assert isinstance(flow.cca, LanguageCCA)   # the goal's flow runs the candidate (Spec.query)
     try:
         rules = VectorRules(spec.template, flow.cca.definition)
         holes = rules.hole_arrays(indices, trace.network.C, query.network.path(0).R)
@@ -115,6 +118,7 @@ def _sieve_kind(spec: Spec, goal: Goal, trace: Trace, members: list[int], indice
                 chosen = members[int(part[0])]
                 if chosen != representative:
                     cca = spec.query(goal, chosen).flows[0]
+                    assert isinstance(cca.cca, LanguageCCA)   # the goal's flow runs the candidate (Spec.query)
                     part_run.sender.become(cca.cca.definition, cca.params)
                 taken = part_run.take(t, feedback, lambda sender, fb: sender.respond(fb, seen))
                 next_groups.append((taken, part, chosen))

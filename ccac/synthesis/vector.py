@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -91,15 +91,15 @@ class _Env:
         self.memo: dict[str, Value] = {}
 
     def value(self, node: ast.AST) -> Value:
-        kind = type(node)
-        if kind is ast.Constant:
-            return node.value if isinstance(node.value, bool) else float(node.value)
-        if kind is ast.Name:
+        if type(node) is ast.Constant:
+            # a rule's constants are numbers; float() takes whatever else as it always did
+            return node.value if isinstance(node.value, bool) else float(cast(Any, node.value))
+        if type(node) is ast.Name:
             return self.name(node.id)
-        if kind is ast.BinOp and type(node.op) in _ARITHMETIC:
+        if type(node) is ast.BinOp and type(node.op) in _ARITHMETIC:
             with np.errstate(all="ignore"):
                 return _ARITHMETIC[type(node.op)](self.value(node.left), self.value(node.right))
-        if kind is ast.UnaryOp:
+        if type(node) is ast.UnaryOp:
             inner = self.value(node.operand)
             if isinstance(node.op, ast.USub):
                 return -inner
@@ -107,7 +107,7 @@ class _Env:
                 return inner
             if isinstance(node.op, ast.Not):
                 return np.logical_not(inner)
-        if kind is ast.Compare:
+        if type(node) is ast.Compare:
             left, parts = self.value(node.left), []
             for op, right_node in zip(node.ops, node.comparators):
                 if type(op) not in _COMPARE:
@@ -116,15 +116,15 @@ class _Env:
                 parts.append(_COMPARE[type(op)](left, right))
                 left = right
             return functools.reduce(np.logical_and, parts)
-        if kind is ast.BoolOp:
+        if type(node) is ast.BoolOp:
             combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
             return functools.reduce(combine, [self.value(v) for v in node.values])
-        if kind is ast.IfExp:
+        if type(node) is ast.IfExp:
             test = self.value(node.test)
             if np.ndim(test) == 0:
                 return self.value(node.body if test else node.orelse)
             return np.where(test, self.value(node.body), self.value(node.orelse))
-        if kind is ast.Call and isinstance(node.func, ast.Name) and not node.keywords:
+        if type(node) is ast.Call and isinstance(node.func, ast.Name) and not node.keywords:
             args = [self.value(a) for a in node.args]
             if node.func.id in ("max", "min") and len(args) >= 2:
                 return functools.reduce(np.maximum if node.func.id == "max" else np.minimum, args)

@@ -59,6 +59,7 @@ def recheck(spec: Spec, written: Path, timeout: float | None = None, solver: str
         query = parse_query(_reading(goal, spec.cca_name, written), goal.name, goal.source)
         result = solve(query, solver=solver, timeout=timeout)
         if result.answer == "sat":
+            assert result.violations is not None   # a sat answer is checked (solve)
             premise, line = "", ("a validated counterexample: the file does not meet this goal" if result.validated
                                  else f"sat, but the trace did not validate ({'; '.join(result.violations[:2])})")
         elif result.answer == "unsat":

@@ -26,6 +26,8 @@ def result_lines(r: BoundResult) -> list[str]:
         return [f"bound: no flip in [{show(r.lo)}, {show(r.hi)}]: {lo.answer} at both ends "
                 "(if the answer is monotone in the parameter there is none inside; widen --lo / --hi)"]
     a, b = r.bracket
+    width = r.width
+    assert width is not None   # there is a bracket
     unknown = ", ".join(show(u.value) for u in r.unknown) or "-"
     unsat_end = a if a.answer == "unsat" else b
     premise = {"satisfiable": f"  premise at {show(unsat_end.value)}: the assumptions alone admit a validated trace",
@@ -35,8 +37,8 @@ def result_lines(r: BoundResult) -> list[str]:
     return [f"bound: {r.key} flips between {show(a.value)} ({a.answer}) and "
              f"{show(b.value)} ({b.answer}); unknown at: {unknown}",
              premise[r.premise or "unknown"],
-             f"  width {show(r.width)} ({'<=' if r.width <= r.tol else 'ABOVE'} tol {show(r.tol)}"
-             f"{'' if r.width <= r.tol else ': unknown probes split it into gaps <= tol'}); "
+             f"  width {show(width)} ({'<=' if width <= r.tol else 'ABOVE'} tol {show(r.tol)}"
+             f"{'' if width <= r.tol else ': unknown probes split it into gaps <= tol'}); "
              f"{len(r.probes)} probes",
              f"  {MONOTONE_CAVEAT.replace('the parameter', r.key)}"]
 
@@ -93,9 +95,11 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
                + ("; one solver reused across probes" if r.reused else ""))
     for line in result_lines(r):
         click.echo(line)
+    boundary = r.boundary_value
     if r.trace is not None:
+        assert boundary is not None   # the trace is the bracket's sat end
         click.echo(f"boundary counterexample (the sat probe closest to the flip): "
-                   f"{r.key} = {show(r.boundary_value)}")
+                   f"{r.key} = {show(boundary)}")
         echo_validation(r.validated, r.violations)
         click.echo(r.trace.table())
     if json_path:
@@ -103,7 +107,8 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     if plot_path and r.trace is not None:
         from ccac.report.plot import plot_trace
 
-        plot_trace(r.trace, plot_path, title=f"{q.name}: {r.key} = {show(r.boundary_value)}")
+        assert boundary is not None   # the trace is the bracket's sat end
+        plot_trace(r.trace, plot_path, title=f"{q.name}: {r.key} = {show(boundary)}")
         click.echo(f"plot: {plot_path}")
     if r.trace is not None and not r.validated:
         sys.exit(EXIT_INVALID_TRACE)

@@ -26,6 +26,7 @@ from typing import Any, Sequence
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.ticker import MaxNLocator, MultipleLocator
 
 from ccac.ccas import CCAS
@@ -40,7 +41,7 @@ FLOW_COLOURS = ("tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
 FLOW_MARKERS = ("o", "s", "^", "v", "D", "P", "X")
 STATE_COLOURS = ("tab:cyan", "tab:orange", "tab:olive", "tab:purple", "tab:brown", "tab:pink", "tab:gray")
 LOSS, TIMEOUT, DELAY = "crimson", "darkorange", "teal"
-MARK = dict(marker="o", markersize=3)
+MARK: dict[str, Any] = dict(marker="o", markersize=3)
 
 
 def check_format(path: str | Path, where: str = "--plot") -> None:
@@ -88,7 +89,9 @@ def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "",
     fig.text(0.01, 0.005, _caption(trace), fontsize=8, color="dimgray", ha="left", va="bottom",
              wrap=True)
     bottom = 0.05 if trace.network.paths else 0.035  # room for the caption's per-flow line
-    fig.get_layout_engine().set(h_pad=0.06, rect=(0, bottom, 1, 1 - bottom))
+    engine = fig.get_layout_engine()
+    assert isinstance(engine, ConstrainedLayoutEngine)   # the figure is made with layout="constrained"
+    engine.set(h_pad=0.06, rect=(0, bottom, 1, 1 - bottom))
     if path is not None:
         fig.savefig(path, dpi=150)
     return fig
@@ -201,10 +204,12 @@ def _per_flow(ax: Axes, trace: Trace, name: str, flows: Sequence[int], ylabel: s
     """One line per flow for a per-flow series such as ``cwnd`` or ``rate``."""
     t = list(range(trace.T))
     for n in flows:
-        ax.plot(t, _floats(_flow(trace, name, n)), label=f"{name} flow {n}", **_flow_style(trace, n))
+        values = _flow(trace, name, n)
+        ax.plot(t, _floats(values), label=f"{name} flow {n}", **_flow_style(trace, n))
         ticks = [i for i in t if _timeout(trace, n, i)]
         if name == "cwnd" and ticks:
-            ax.scatter(ticks, [approximate(_flow(trace, name, n)[i]) for i in ticks], s=50, marker="D",
+            assert values is not None   # every trace has cwnd
+            ax.scatter(ticks, [approximate(values[i]) for i in ticks], s=50, marker="D",
                        facecolor="none", edgecolor=TIMEOUT, linewidth=1.8, zorder=5)
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]))
@@ -283,7 +288,14 @@ def _time_axes(axes: list[Axes], trace: Trace) -> None:
         ax.set_xlim(-0.4, T - 0.6)
     rtts = "1 RTT" if every == R else f"{every // R} RTTs"
     axes[-1].set_xlabel(f"time t (steps; grey lines every {every} step{'s' if every > 1 else ''} = {rtts})")
-    top = axes[0].secondary_xaxis("top", functions=(lambda x: x / R, lambda x: x * R))
+
+    def to_rtts(x: Any) -> Any:   # x: the array of step positions matplotlib converts
+        return x / R
+
+    def to_steps(x: Any) -> Any:
+        return x * R
+
+    top = axes[0].secondary_xaxis("top", functions=(to_rtts, to_steps))
     top.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(T // R + 1, 12)))
     top.set_xlabel(f"time (RTTs; 1 RTT = R = {R} step{'s' if R > 1 else ''})", fontsize=9)
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ccac.core.errors import CcacError
 from ccac.testbed.packet_path import PacketPath, TraceFlow, check_packet, delivery_schedule, run_packets
-from ccac.senders.interface import Scripted
+from ccac.senders.interface import ConcreteSender, Scripted
 from ccac.encode.trace import Trace
 
 FORMATS = ("mahimahi", "csv")
@@ -135,14 +135,14 @@ def csv_schedule(trace: Trace, out: Path, step_ms: int, packet: Fraction | None 
         for ms in spread(opportunities, step_ms):
             writer.writerow([k, max(ceil(Fraction(ms, step_ms)), 0), ms])
             k += 1
-    senders = [Scripted(trace.flow("cwnd", n), trace.flow("rate", n)) for n in range(trace.flows)]
+    senders: list[ConcreteSender] = [Scripted(trace.flow("cwnd", n), trace.flow("rate", n)) for n in range(trace.flows)]
     histories = [TraceFlow.of(trace, n) for n in range(trace.flows)]
     run = run_packets(PacketPath.from_trace(trace, p, fixed=True), senders, histories)
     packets = out / "packets.csv"
     with open(packets, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["flow", "packet", "sent_ms", "served_ms", "ack_ms", "dropped"])
-        ms = lambda x: "" if x is None else f"{float(x * step_ms):g}"  # noqa: E731
-        for p in run.packets:
-            writer.writerow([p.flow, p.seq, ms(p.born), ms(p.served), ms(p.ack), p.dropped or ""])
+        as_ms = lambda x: "" if x is None else f"{float(x * step_ms):g}"  # noqa: E731
+        for pkt in run.packets:
+            writer.writerow([pkt.flow, pkt.seq, as_ms(pkt.born), as_ms(pkt.served), as_ms(pkt.ack), pkt.dropped or ""])
     return [table, packets]

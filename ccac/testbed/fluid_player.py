@@ -181,11 +181,11 @@ class Run:
         if takeover >= T:
             return None
         names = [sv.name for sv in flow.cca.state]
-        start_values = {name: trace.flow(name, 0)[R - 1] for name in (*CURVES[:-1], *names)
-                        if trace.flow(name, 0) is not None}
+        start_values = {name: row[R - 1] for name in (*CURVES[:-1], *names)
+                        if (row := trace.flow(name, 0)) is not None}
         sender = flow.cca.concrete(SenderStart(R, net.D + path.D, net.C, trace.constant("alpha"), flow.params,
                                                start_values, []))
-        if sender is None or not all(hasattr(sender, m) for m in ("resume", "fork")):
+        if sender is None or not (hasattr(sender, "resume") and hasattr(sender, "fork")):
             return None   # a sender that cannot take over a run's state, or be copied mid-run
         run = cls(query, trace, takeover, sender)
         cwnd, rate = list(trace.flow("cwnd", 0) or [None] * T), list(trace.flow("rate", 0) or [None] * T)
@@ -195,7 +195,7 @@ class Run:
             run.states.append(sender.state())
             run.learn(t)
         if takeover > R:
-            sender.resume({n: trace.flow(n, 0)[takeover - 1] for n in names if trace.flow(n, 0) is not None})
+            sender.resume({n: row[takeover - 1] for n in names if (row := trace.flow(n, 0)) is not None})
         return run
 
     def fork(self) -> "Run":

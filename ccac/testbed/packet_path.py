@@ -65,6 +65,12 @@ class Packet:
     ack: int | None = None        # the step its ACK reached the sender
     dropped: str | None = None  # "buffer" or "link" (non-congestive)
 
+    @property
+    def acked_at(self) -> int:
+        """``ack`` of a served packet (every packet in a flow's ``delivered`` list has one)."""
+        assert self.ack is not None, "the packet has not been served"
+        return self.ack
+
 
 @dataclass
 class FlowPathInfo:
@@ -182,7 +188,7 @@ def _loss_cap(trace: Trace) -> list[Fraction | None]:
     at such a step the queue takes no more than the trace admitted (its own arrivals lose what
     it lost)."""
     net = trace.network
-    noncongestive = [trace.flow("Lnc_f", n) for n in range(net.flows)] if net.lossy else None
+    noncongestive = [trace.recorded("Lnc_f", n) for n in range(net.flows)] if net.lossy else None
     A, L = trace.total("A"), trace.total("L")
     congestive = [L[t] - (sum(row[t] for row in noncongestive) if noncongestive else 0) for t in range(trace.T)]
     return [A[t] - L[t] if t and congestive[t] > congestive[t - 1] else None for t in range(trace.T)]
@@ -277,13 +283,13 @@ class _Transport:
         curves, the delay reading of a flow without a box of its own."""
         run, R, p = self.run, self.info.R, self.path.packet
         acks: list[AckedPacket] = []
-        while self.seen < len(self.delivered) and self.delivered[self.seen].ack <= t:
+        while self.seen < len(self.delivered) and self.delivered[self.seen].acked_at <= t:
             pkt = self.delivered[self.seen]
             self.seen += 1
-            acks.append(AckedPacket(pkt.born, Fraction(pkt.ack), p))
+            acks.append(AckedPacket(pkt.born, Fraction(pkt.acked_at), p))
             self.unacked_by_step[pkt.sent] -= 1
             if self.unacked_by_step[pkt.sent] == 0:
-                self.record.rtt[pkt.sent] = pkt.ack - pkt.born
+                self.record.rtt[pkt.sent] = pkt.acked_at - pkt.born
         if t < R:
             run.Ld.append(self.history.Ld[t])
             run.timeout.append(False)
@@ -300,7 +306,7 @@ class _Transport:
             run.Ld.append(max([run.Ld[t - 1], min(self.history.Ld[t], Fraction(0))] + found))
         run.timeout.append(fire)
         newest = self.delivered[self.seen - 1] if self.seen else None
-        rtt = None if newest is None else Fraction(newest.ack - newest.born)
+        rtt = None if newest is None else Fraction(newest.acked_at - newest.born)
         u = t - R
         if self.info.box:
             delay = delay_range(run.So[:u + 1], [self.admitted(s) for s in range(u + 1)], u)
@@ -348,7 +354,7 @@ class _Transport:
         run.L.append((run.L[-1] if run.L else 0) + p * len(dropped))
         run.Lnc.append((run.Lnc[-1] if run.Lnc else 0) + p * sum(1 for q in dropped if q.dropped == "link"))
         run.S.append(p * len(self.delivered))
-        while self.out_of_box < len(self.delivered) and self.delivered[self.out_of_box].ack - self.info.R <= t:
+        while self.out_of_box < len(self.delivered) and self.delivered[self.out_of_box].acked_at - self.info.R <= t:
             self.out_of_box += 1
         run.So.append(p * self.out_of_box)
         self.record.sent.append(run.A[t])
@@ -388,7 +394,7 @@ def _serve(queue: deque[Packet], flows: list[_Transport], t: int, count: int) ->
         pkt = queue.popleft()
         f = flows[pkt.flow]
         pkt.served = t
-        last = f.delivered[-1].ack if f.delivered else 0
+        last = f.delivered[-1].acked_at if f.delivered else 0
         pkt.ack = max(t + f.info.box_lag[t] + f.info.R, last)
         f.delivered.append(pkt)
 
@@ -419,7 +425,7 @@ def run_packets(path: PacketPath, senders: list[ConcreteSender], histories: list
                     pkt.dropped = "link"
                     f.link_drops += 1
                 elif path.buffer is not None and admitted + path.packet > min(
-                        line + path.buffer, path.loss_cap[t] if path.loss_cap[t] is not None else line + path.buffer):
+                        line + path.buffer, cap if (cap := path.loss_cap[t]) is not None else line + path.buffer):
                     pkt.dropped = "buffer"
                 else:
                     admitted += path.packet

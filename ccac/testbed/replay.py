@@ -149,7 +149,7 @@ def departures(trace: Trace, concrete: Trace, packet: Fraction, who: str = "the 
                          f"({rounded_text(min(cwnd))} < {rounded_text(packet)} bytes) at {len(small)} step(s) "
                          f"from step {small[0]}; a packet sender cannot keep so little in flight")
         for name, what in (("A_f", "sends"), ("L_f", "loses")):
-            curve = trace.flow(name, n)
+            curve = trace.recorded(name, n)
             partial = [t for t in range(1, trace.T) if (curve[t] - curve[t - 1]) % packet]
             if partial:
                 notes.append(f"flow {n}: the trace {what} a fraction of a packet at {len(partial)} step(s) "
@@ -215,6 +215,7 @@ def run_as_trace(query: Query, trace: Trace, flows: list[FlowRun], tokens: list[
         R = trace.network.path(n).R
         for sv in flow.cca.state:
             series = sym.series.setdefault(sv.name, Series(sv.name, [None] * N, 2, {}))
+            assert series.missing is not None   # every per-flow series here is made with one
             recorded = trace.flow(sv.name, n)
             reported = [s.get(sv.name) for s in flows[n].state[R:]]
             if recorded is None or any(v is None for v in reported):
@@ -223,6 +224,7 @@ def run_as_trace(query: Query, trace: Trace, flows: list[FlowRun], tokens: list[
             series.values[n] = list(recorded[:R]) + reported
     for name, series in sym.series.items():
         if series.dims == 2:
+            assert series.missing is not None   # every per-flow series here is made with one
             for n, row in enumerate(series.values):
                 if row is None and n not in series.missing:
                     series.missing[n] = f"flow {n} has no {name}"

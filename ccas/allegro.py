@@ -172,7 +172,7 @@ def sigmoid_bands(alpha: Fraction, cap: Fraction, width: Fraction,
     if count > 400:
         raise CcacError("the sigmoid enclosure has more than 400 bands; raise sig_band or lower sig_top")
     zero = (Fraction(0), Fraction(0), sigmoid_bound(-cap, alpha, False), sigmoid_bound(-cap, alpha, True))
-    bands = [zero]
+    bands: list[tuple[Fraction, Fraction | None, Fraction, Fraction]] = [zero]
     for k in range(count):
         lo, hi = k * width, (k + 1) * width
         bands.append((lo, hi, sigmoid_bound(hi - cap, alpha, False), sigmoid_bound(lo - cap, alpha, True)))
@@ -712,6 +712,7 @@ class AllegroCheck:
             i = phase[t] if phase[t] < WAIT else self.nxt[t] - 1
             probe = base[t] * (1 + self.eps[t] if self.probe_high(self.order[t], i) else 1 - self.eps[t])
             want = [probe] if phase[t] < WAIT else [base[t], probe]
+        assert f.rate is not None  # Allegro is paced (Allegro.paced), so the trace has its rate
         if f.rate[t] not in want:
             self.bad(t, f"rate {f.rate[t]} is not {' or '.join(map(str, want))}")
         if t >= R and f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - R] - f.Ld[t]:
@@ -807,9 +808,10 @@ class AllegroCheck:
     def verdicts(self, t: int) -> list[int]:
         """Rule 8: the directions the four trials' utilities allow (+1 up, -1 down, 0 stay), by
         both readings (within each pair, across pairs); any when one is before the trace."""
-        us = [self.last_utility(t, i) for i in range(4)]
-        if any(u is None for u in us):
+        maybe = [self.last_utility(t, i) for i in range(4)]
+        if any(u is None for u in maybe):
             return [1, -1, 0]
+        us = [u for u in maybe if u is not None]  # all four (none is None here)
         o = self.order[t - 1]
         hi = [us[0] if o & 1 else us[1], us[2] if o & 2 else us[3]]
         lo = [us[1] if o & 1 else us[0], us[3] if o & 2 else us[2]]

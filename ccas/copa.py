@@ -219,10 +219,14 @@ class Copa(CCA):
         bracket's upper end one more, or unbounded. The encoding shows the widest of them
         (0, unbounded) in an ordinary trace; a periodic trace's repetition shows the one its
         own earlier periods give."""
-        exact, floors = [], []
+        exact: list[tuple[int, int]] = []
+        floors: list[tuple[int, None]] = []
         for s in samples:
             low, high = f.delay_range(s) if s >= 0 else (0, None)
-            (exact if high is not None else floors).append((low, high))
+            if high is not None:
+                exact.append((low, high))
+            else:
+                floors.append((low, high))
         exact_lo = min((r[0] for r in exact), default=None)
         exact_hi = min((r[1] for r in exact), default=None)
         if not floors:

@@ -230,10 +230,12 @@ def gradient_range(M: int | None, lows: Sequence[Fraction], highs: Sequence[Frac
         candidates = list(lows) + list(highs)
 
         def upper(m: Fraction) -> Fraction:
-            return sum((P[j] * max(highs[j] - m, 0) + N[j] * max(m - lows[j], 0) for j in range(M)), Fraction(0))
+            return sum((P[j] * max(highs[j] - m, Fraction(0)) + N[j] * max(m - lows[j], Fraction(0))
+                        for j in range(M)), Fraction(0))
 
         def lower(m: Fraction) -> Fraction:
-            return -sum((N[j] * max(highs[j] - m, 0) + P[j] * max(m - lows[j], 0) for j in range(M)), Fraction(0))
+            return -sum((N[j] * max(highs[j] - m, Fraction(0)) + P[j] * max(m - lows[j], Fraction(0))
+                         for j in range(M)), Fraction(0))
 
         high = min(upper(m) for m in candidates)
         low = max(low, max(lower(m) for m in candidates))

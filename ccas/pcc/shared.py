@@ -226,6 +226,7 @@ def power_gap(p: Fraction, points: Sequence[Fraction]) -> float:
     """The largest relative gap (upper - lower) / x^p over the grid's inner bins, sampled."""
     worst = 0.0
     for b in power_table(p, tuple(points))[1:-1]:
+        assert b.hi is not None  # an inner bin: only the last bin is unbounded
         for k in range(1, 16):
             x = b.lo + (b.hi - b.lo) * k / 16
             up = min(float(line.at(x)) for line in b.upper)

@@ -263,7 +263,13 @@ def _check_signals(var: Variant, f: Any, t: int, M: int, clean: bool, cap: int) 
     s_hi = (max(highs) - min(lows)) / 2
     g, s = st["mi_grad"][t], st["mi_dev"][t]
     # the regression tolerance may fire where some gradient in range is below sigma / M
-    smallest = Fraction(0) if within(Fraction(0), g_lo, g_hi) else (g_lo if g_lo > 0 else -g_hi)
+    if within(Fraction(0), g_lo, g_hi):
+        smallest = Fraction(0)
+    elif g_lo > 0:
+        smallest = g_lo
+    else:
+        assert g_hi is not None  # 0 is outside [g_lo, g_hi] and g_lo <= 0, so g_hi < 0 bounds it
+        smallest = -g_hi
     tolerable = var.regression_tolerance and smallest * M < s_hi
     out = []
     if not 0 <= s <= s_hi:

@@ -3,6 +3,7 @@ the packet level and to a testbed."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import replace
@@ -245,3 +246,22 @@ def test_every_cca_with_an_algorithm_has_a_concrete_sender() -> None:
             record.sent.append(fb.sent + decision.cwnd)
             record.lost.append(F(0))
             record.rtt.append(None)
+
+
+def test_side_by_side_shows_rates_only_where_both_runs_pace() -> None:
+    """A paced trace replayed by a sender that does not pace (ns-3's NewReno for a paced AIMD)
+    has no rate row: the table leaves the rate out instead of failing."""
+    from types import SimpleNamespace
+
+    from ccac.commands.replay import side_by_side
+    from ccac.encode.expr import Series
+    from ccac.encode.trace import Trace
+
+    result = solve(load_query("aimd_premature_loss", ["cca.pacing=true"]), timeout=120)
+    assert result.answer == "sat" and result.trace is not None and result.trace.flow("rate", 0) is not None
+    symbols = copy.copy(result.trace.symbols)
+    symbols.series = {**result.trace.symbols.series, "rate": Series("rate", [None], 2, {0: "not paced"})}
+    unpaced = Trace(result.trace.network, result.trace.ccas, symbols)
+    table = side_by_side(SimpleNamespace(trace=result.trace, concrete=unpaced))
+    assert "cwnd'[0]" in table and "rate[0]" not in table
+    assert "rate[0]" in side_by_side(SimpleNamespace(trace=result.trace, concrete=result.trace))

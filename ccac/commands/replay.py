@@ -181,11 +181,11 @@ def side_by_side(result: Reading, run: str = "the packet run") -> str:
     headers = ["t"]
     columns: list[list[str]] = [[str(t) for t in range(tr.T)]]
     for n in range(tr.flows):
-        # A known bug kept as it was (type fixes only): the concrete run's rate row is None, not a
-        # row of Nones, when it does not pace (run_as_trace), e.g. an ns-3 NewReno replay of a paced
-        # AIMD trace; iterating it raises TypeError. The fix: test `co.flow("rate", n) is not None`.
-        paced = tr.flow("rate", n) is not None and all(
-            r is not None for r in co.flow("rate", n))  # type: ignore[union-attr]  # the bug above
+        # the rate rows are shown where both runs pace (a concrete run that does not pace, e.g. an
+        # ns-3 NewReno replay of a paced AIMD trace, has no rate row at all)
+        played_rate = co.flow("rate", n)
+        paced = tr.flow("rate", n) is not None and played_rate is not None \
+            and all(r is not None for r in played_rate)
         for name, label, step in (("cwnd", "cwnd", False), ("rate", "rate", False), ("A_f", "sent", True),
                                   ("S_f", "served", True), ("L_f", "lost", True)):
             if name == "rate" and not paced:

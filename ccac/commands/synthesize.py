@@ -70,7 +70,7 @@ def synthesize_cmd(file: str, timeout: float, out_path: str | None, limit: int |
         target = Path(out_path) if out_path else path.parent / f"{spec.cca_name}_synthesized.toml"
         written.write(spec, out.found, target)
         click.echo(f"wrote: {target}")
-        confirm_written(spec, target, timeout)
+        confirm_written(spec, target, timeout, out.found)
         if proof_path is not None:
             prove_found(Path(proof_path), timeout)
         return
@@ -124,13 +124,14 @@ def pruning(out: Outcome) -> str:
             f"counterexamples' paths{share}{rest}")
 
 
-def confirm_written(spec: Spec, target: Path, timeout: float) -> None:
-    """Ask every goal again of the file just written, as written (:func:`ccac.synthesis.written.recheck`),
+def confirm_written(spec: Spec, target: Path, timeout: float, proved: int) -> None:
+    """Ask every goal again of the file just written, as written (:func:`ccac.synthesis.written.recheck`:
+    the unsat of candidate ``proved`` carries over where the file's formula is the one proved),
     printing each as it is decided. If one does not hold, the file is removed and the command
     exits 1 (a counterexample, or a goal whose premise admits no trace) or 3 (no answer)."""
     click.echo(f"re-checking every goal with the CCA read from {target}:")
     failed = []
-    for check in written.recheck(spec, target, timeout):
+    for check in written.recheck(spec, target, timeout, proved=proved):
         click.echo(f"  goal {check.goal}: {check.answer}; {check.line} ({check.seconds:.2f} s)")
         if not check.holds:
             failed.append(check)

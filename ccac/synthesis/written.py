@@ -20,8 +20,10 @@ from typing import Any, Iterator
 
 import tomli_w
 
-from ccac.problems.query import parse_query
+from ccac.problems.problem import build
+from ccac.problems.query import Query, parse_query
 from ccac.solving.solve import premise_verdict, solve
+from ccac.solving.solvers import fresh_context
 from ccac.synthesis.spec import Goal, Spec
 
 
@@ -51,12 +53,24 @@ def write(spec: Spec, candidate: int, target: Path) -> None:
     target.write_text(head + tomli_w.dumps(spec.filled(candidate)), encoding="utf-8")
 
 
-def recheck(spec: Spec, written: Path, timeout: float | None = None, solver: str = "z3") -> Iterator[Recheck]:
+def recheck(spec: Spec, written: Path, timeout: float | None = None, solver: str = "z3",
+            proved: int | None = None) -> Iterator[Recheck]:
     """Every goal of ``spec`` asked again with its candidate's CCA read from the file
-    ``written`` (see the module doc), one :class:`Recheck` per goal as it is decided."""
+    ``written`` (see the module doc), one :class:`Recheck` per goal as it is decided.
+
+    ``proved``: the candidate the search's verifier answered unsat on every goal. Where the
+    formula read from the file is, as SMT-LIB text, the very formula the verifier proved unsat
+    for it, that unsat is this formula's (the same assertions have the same answer) and is not
+    solved again; a formula that differs in any character is solved. The premise is solved
+    either way."""
     for goal in spec.goals:
         started = time.monotonic()
         query = parse_query(_reading(goal, spec.cca_name, written), goal.name, goal.source)
+        if proved is not None and _formula(query) == _formula(spec.query(goal, proved)):
+            premise, line = premise_verdict(query, solver, timeout)
+            yield Recheck(goal.name, "unsat", premise, "the file's formula is the one the verifier proved unsat "
+                          f"(identical SMT-LIB); {line}", time.monotonic() - started)
+            continue
         result = solve(query, solver=solver, timeout=timeout)
         if result.answer == "sat":
             assert result.violations is not None   # a sat answer is checked (solve)
@@ -67,6 +81,16 @@ def recheck(spec: Spec, written: Path, timeout: float | None = None, solver: str
         else:
             premise, line = "", f"no answer ({result.reason})"
         yield Recheck(goal.name, result.answer, premise, line, time.monotonic() - started)
+
+
+def _formula(query: Query) -> tuple[str, str]:
+    """The query's formulas as SMT-LIB text (their assertions, in the order they are built): the
+    whole one, and the one without a periodic query's settling conditions, which its unsat needs
+    too (:func:`ccac.solving.solve.periodic_answer`)."""
+    fresh_context()
+    problem = build(query)
+    whole, loose = ("\n".join(f.sexpr() for f in problem.formulas(settled)) for settled in (True, False))
+    return whole, loose
 
 
 def _reading(goal: Goal, cca_name: str, written: Path) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import tomllib
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import z3
 
@@ -283,6 +283,7 @@ class LanguageCCA(CCA):
         if d.window is not None and "cwnd" not in d.state_names:
             ctx.add(ctx.cwnd[t] == d.number(d.window, values, f"{d.source}: send.window"))
         if paced and "rate" not in d.state_names:
+            assert d.rate is not None  # paced() is false without a [send] rate
             ctx.add(ctx.rate[t] == d.number(d.rate, values, f"{d.source}: send.rate"))
         if d.window is None and t >= ctx.R:   # rate only: the pacing rate limits the sender
             ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - ctx.R] - ctx.Ld[t])
@@ -291,8 +292,9 @@ class LanguageCCA(CCA):
     def check(self, f: FlowValues) -> list[str]:
         d, problems = self.definition, []
         paced = f.rate is not None
-        series: dict[str, list[Any]] = {s.name: (f.cwnd if s.name == "cwnd" else f.rate if s.name == "rate"
-                                                 else f.state[s.name]) for s in d.state}
+        # a state rate is the pacing rate, which encode() refuses unless paced: then the trace has f.rate
+        series: dict[str, list[Any]] = {s.name: (f.cwnd if s.name == "cwnd" else cast(list[Any], f.rate)
+                                                 if s.name == "rate" else f.state[s.name]) for s in d.state}
         first = d.first_rule_step(f.R, f.params)
         fixed = constants(d.params, dict(f.params), f.C, f.R, f.alpha)
         for t in range(f.T):
@@ -335,8 +337,11 @@ class LanguageCCA(CCA):
             if d.window is not None and "cwnd" not in d.state_names \
                     and f.cwnd[t] != d.number(d.window, values, "window"):
                 problems.append(f"step {t}: window {f.cwnd[t]} is not [send] window `{d.window}`")
-            if paced and "rate" not in d.state_names and f.rate[t] != d.number(d.rate, values, "rate"):
-                problems.append(f"step {t}: rate {f.rate[t]} is not [send] rate `{d.rate}`")
+            if paced and "rate" not in d.state_names:
+                # the trace has a rate only for a paced flow, and paced() is false without a [send] rate
+                assert f.rate is not None and d.rate is not None
+                if f.rate[t] != d.number(d.rate, values, "rate"):
+                    problems.append(f"step {t}: rate {f.rate[t]} is not [send] rate `{d.rate}`")
             if d.window is None and t >= f.R and f.rate is not None and \
                     f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - f.R] - f.Ld[t]:
                 problems.append(f"step {t}: a rate-only CCA's window must be its bytes in flight plus its rate")

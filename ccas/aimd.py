@@ -39,7 +39,7 @@ the ACKs pass that mark.
 Before step R the state is history: cwnd, ``loss_mark`` and ``ack_mark`` are free (loss_mark
 at most L[t], since it is a past value of the loss curve; not at most L[0]: a decrease just
 before step t may have set it to a loss value after step 0, and a window cut from a longer run
-must be a trace, see ``ccac.solving.window``). Loss detection uses a dupack
+must be a trace, see ``ccac.analysis.window``). Loss detection uses a dupack
 threshold of 3 MSS unless the network sets ``dupacks``.
 """
 

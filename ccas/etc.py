@@ -138,7 +138,7 @@ S[b] <= S[a] - C*(b - D) + W[0]`` (the lower service bound, with W[0] for W[b - 
 does) and ``>= S_f[a] - S_f[0]``; a reading wholly before step 0 is in ``[0, C*(k + D)/k]``; an
 estimator or Rp window reaching before step 0 leaves the value free. Every history constraint
 is therefore implied by the constraints of a longer run at the same place
-(``tests/test_etc.py`` checks ``ccac.solving.window.window_is_trace``; a first version bounded partial
+(``tests/test_etc.py`` checks ``ccac.analysis.window.window_is_trace``; a first version bounded partial
 readings by ``S_f[a] - S_f[0] + C*(D + k - a)``, which any real past satisfies but a longer
 run's encoding does not imply, and the check caught it).
 

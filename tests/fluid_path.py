@@ -26,7 +26,7 @@ from typing import Any, Callable
 import z3
 
 from conftest import assert_admits, make_query
-from ccac.testbed.fluid_player import learn_rtts
+from ccac.synthesis.fluid_player import learn_rtts
 from ccac.testbed.packet_path import all_in_flight_lost, detectable_losses, detected
 from ccac.problems.problem import build
 from ccac.senders.interface import AckedPacket, ConcreteSender, Feedback, FlowRecord, SenderStart, fate_known_through

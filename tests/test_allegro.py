@@ -24,7 +24,7 @@ from ccac.problems.problem import build
 from ccac.senders.allegro import sigmoid
 from ccac.senders.allegro_paper import AllegroPaperSender
 from ccac.solving.validate import flow_values
-from ccac.solving.window import window_is_trace
+from ccac.analysis.window import window_is_trace
 
 ALLEGRO = get_cca("allegro")
 # R = 1 gives MIs of 1..3 steps, R = 2 of 3..5
@@ -220,7 +220,7 @@ def test_disagreeing_pairs_keep_the_rate_and_grow_eps() -> None:
 
 
 def test_windows_of_longer_runs_are_traces() -> None:
-    """The history rules are implied by any real past (ccac.solving.window)."""
+    """The history rules are implied by any real past (ccac.analysis.window)."""
     net = {"T": 5, "R": 1, "D": 1, "buffer": 1}
     short = build(make_query(net, {"name": "allegro"}))
     long = build(make_query({**net, "T": 7}, {"name": "allegro"}))

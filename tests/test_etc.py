@@ -30,7 +30,7 @@ from ccac.senders.etc import ESTIMATORS, Choices, ETCSender
 from ccac.senders.etc_paper import CHOICES, ETCPaperSender
 from ccac.encode.trace import delay_range
 from ccac.solving.validate import flow_values, validate
-from ccac.solving.window import window_is_trace
+from ccac.analysis.window import window_is_trace
 
 ETC = get_cca("etc")
 C = Fraction(1)

@@ -27,7 +27,7 @@ from ccac.senders.interface import Feedback, FlowRecord, SenderStart
 from ccac.senders.expdelay import ExpDelaySender, true_target
 from ccac.encode.trace import delay_range
 from ccac.solving.validate import flow_values
-from ccac.solving.window import window_is_trace
+from ccac.analysis.window import window_is_trace
 
 EXPDELAY = get_cca("expdelay")
 C = Fraction(1)

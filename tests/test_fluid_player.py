@@ -1,4 +1,4 @@
-"""The fluid player reproduces a counterexample (``ccac.testbed.fluid_player``).
+"""The fluid player reproduces a counterexample (``ccac.synthesis.fluid_player``).
 
 The invariant ``ccac synthesize`` rests on when it prunes: played on a counterexample's path
 from the step its rules start, the candidate the verifier refuted fails again (its played run
@@ -32,7 +32,7 @@ from ccac.solving.validate import check_trace, validate
 from ccac.synthesis.cegis import fails_when_played
 from ccac.synthesis.sieve import confirm, sieve
 from ccac.synthesis.spec import Spec, load_spec
-from ccac.testbed.fluid_player import play
+from ccac.synthesis.fluid_player import play
 
 #: loss-driven and other template shapes: rules with number holes ``a`` (an increase, in
 #: packets) and ``b`` (a decrease factor)

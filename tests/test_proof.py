@@ -14,7 +14,7 @@ from ccac.problems.problem import build
 from ccac.analysis.proof import check_proof
 from ccac.analysis.proof_file import bundled_proofs, load_proof, parse_proof
 from ccac.problems.query import parse_query
-from ccac.solving.window import window_is_trace
+from ccac.analysis.window import window_is_trace
 
 CONST = {"network": {"T": 8, "R": 1, "D": 1, "buffer": "inf"}, "cca": {"name": "const"},
          "definitions": {"queue": "A[t] - L[t] - S[t]"}}

@@ -22,7 +22,7 @@ from ccac.ccas import get_cca
 from ccac.ccas.proteus import PAIRS
 from ccac.problems.problem import build
 from ccac.solving.validate import flow_values
-from ccac.solving.window import window_is_trace
+from ccac.analysis.window import window_is_trace
 
 CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
     "p": (PathConfig(T=9, R=2, D=1), {"name": "proteus-p"}),

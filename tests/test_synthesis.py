@@ -1,4 +1,4 @@
-"""``ccac synthesize`` (ccac.synthesis, ccac.encode.templates, ccac.testbed.fluid_player):
+"""``ccac synthesize`` (ccac.synthesis, ccac.encode.templates, ccac.synthesis.fluid_player):
 
 * a template that contains CCmatic's cc_qdel finds it on cc_qdel's goal, and the file written
   answers every goal unsat when read back as any CCA file is;
@@ -32,7 +32,7 @@ from ccac.synthesis.cegis import fails_when_played, synthesize
 from ccac.synthesis.sieve import Suspect, confirm, sieve
 from ccac.synthesis.spec import Goal, Spec, load_spec
 from ccac.synthesis.vector import VectorRules
-from ccac.testbed.fluid_player import Run, play
+from ccac.synthesis.fluid_player import Run, play
 
 DATA = Path(__file__).resolve().parent.parent / "examples" / "synthesis"
 

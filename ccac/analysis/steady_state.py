@@ -2,7 +2,7 @@
 (infinite horizon), and the theorem stated once they all do.
 
 :func:`check_steady_state` checks closure (:func:`check_closure`), progress, cover and the
-soundness of stitching windows together (:func:`check_stitching`, by ``ccac.solving.window``); only if
+soundness of stitching windows together (:func:`check_stitching`, by ``ccac.analysis.window``); only if
 every one is proved does :func:`state_theorem` state the theorem. With ``k = K`` the region
 counts only if it held at the last K steps (k-induction).
 
@@ -26,7 +26,7 @@ from ccac.analysis.obligation import Check, prove_claim, scope_text
 from ccac.solving.solve import Result
 from ccac.problems.problem import build
 from ccac.analysis.proof_file import Proof, SteadyState, steady_query
-from ccac.solving.window import WindowCheck, same_reading, window_is_trace
+from ccac.analysis.window import WindowCheck, same_reading, window_is_trace
 
 
 def held_at(s: SteadyState) -> str:

@@ -75,7 +75,7 @@ class Slot:
     """Where a per-step variable sits in a run: its series, flow, step, and byte axis.
 
     ``axis`` says how the variable moves when a window is cut out of a longer run and its byte
-    curves are re-based to start at 0 (see ``ccac.solving.window``): ``"S"`` values live on the flow's
+    curves are re-based to start at 0 (see ``ccac.analysis.window``): ``"S"`` values live on the flow's
     service (ACK) axis and shift with ``S_f[n]``, ``"L"`` on its loss axis, ``"A"`` on its
     arrival axis (which shifts by both), ``"W"`` is the wasted-token curve; ``None`` means the
     value is not a position on a byte axis (a window, a rate, a flag, a delay) and does not
@@ -179,7 +179,7 @@ class Encoding:
     def whole_count(self, name: str, value: z3.ArithRef, unit: z3.ArithRef) -> z3.BoolRef:
         """``value == unit * n`` for a fresh integer ``n`` named ``name``: value is a whole number
         of units (z3 solves this faster than ``IsInt(value / unit)``). The count is recorded with
-        what it counts, so a window of a longer run (:mod:`ccac.solving.window`) can give it its
+        what it counts, so a window of a longer run (:mod:`ccac.analysis.window`) can give it its
         value there: the window's value over the unit, a whole number in the longer run too."""
         n = self.integer(name)
         self.counts.append((n, value, unit))

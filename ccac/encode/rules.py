@@ -44,7 +44,7 @@ refused with the rule's name.
 
 A state variable that is a position on one of the flow's byte curves (a count of bytes ACKed,
 lost or sent so far, like AIMD's marks) says so with ``axis = "acked"``, ``"lost"`` or ``"sent"``:
-when a trace is cut into windows (proofs' stitching, :mod:`ccac.solving.window`) such values
+when a trace is cut into windows (proofs' stitching, :mod:`ccac.analysis.window`) such values
 move with their curve. This module holds the definition and its static checks; the CCA
 built from it (encoding and check) is :mod:`ccac.ccas.language`, its sender
 :mod:`ccac.senders.language`.

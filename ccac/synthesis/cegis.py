@@ -31,7 +31,7 @@ from ccac.solving.solve import solve
 from ccac.solving.validate import check_query, validate
 from ccac.synthesis.spec import Goal, Spec, load_spec
 from ccac.synthesis.sieve import confirm, sieve
-from ccac.testbed.fluid_player import play
+from ccac.synthesis.fluid_player import play
 
 
 @dataclass

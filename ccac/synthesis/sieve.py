@@ -1,6 +1,6 @@
 """Many candidates played on one counterexample's path at once.
 
-:func:`ccac.testbed.fluid_player.play` plays one CCA on a counterexample's path. A template's
+:func:`ccac.synthesis.fluid_player.play` plays one CCA on a counterexample's path. A template's
 candidates mostly decide alike on a given path (a condition that never holds there makes every
 value of the branch it guards irrelevant), so the sieve plays them in groups: candidates whose
 rules read the same observations from the same step on (whatever expressions they chose) start
@@ -15,7 +15,7 @@ representative's played run meets the goal's ``find`` (and its assumptions). Not
 on it until :func:`confirm` has checked each candidate's own claim exactly: the group's run
 validated as a trace of the model on which that candidate's own rules hold at every step.
 
-Imports: numpy, :mod:`ccac.solving.validate`, :mod:`ccac.testbed.fluid_player`,
+Imports: numpy, :mod:`ccac.solving.validate`, :mod:`ccac.synthesis.fluid_player`,
 :mod:`ccac.synthesis` (spec, vector).
 """
 
@@ -30,7 +30,7 @@ from ccac.encode.trace import Trace
 from ccac.solving.validate import check_query, validate_alike
 from ccac.synthesis.spec import Goal, Spec
 from ccac.synthesis.vector import Unsupported, VectorRules
-from ccac.testbed.fluid_player import Run
+from ccac.synthesis.fluid_player import Run
 
 #: decisions that agree to this many decimals go on as one group (the split is a heuristic: runs
 #: are exact, and each candidate is checked on its own before a claim rests on it)

@@ -10,7 +10,7 @@ Each flow's sender starts at its step R with the state the trace had at step R -
 window, rate and declared state variables); before that the flow sends what the trace sent.
 A periodic trace claims a run that repeats forever, so it is replayed over ``periods``
 repetitions and its conditions are read on the last one (re-based, as a window of a longer
-run: :mod:`ccac.solving.window`). Its first period is a warm-up: the senders see their feedback and
+run: :mod:`ccac.analysis.window`). Its first period is a warm-up: the senders see their feedback and
 decide, but the trace's windows and rates apply (and the senders adopt them), so that when
 their own decisions take over they have the RTT samples, filters and clocks of a run already
 in the trace's steady state, which the trace's first steps leave to the unknown past.
@@ -234,7 +234,7 @@ def run_as_trace(query: Query, trace: Trace, flows: list[FlowRun], tokens: list[
 def _window(query: Query, trace: Trace, first: int, T: int) -> Trace:
     """Steps first .. first+T-1 of ``trace`` as a trace of their own: byte curves re-based so
     each flow's service and loss start at 0 (arrival-axis values move with both), and the
-    token line keeps its distance from the service curve (as :mod:`ccac.solving.window` re-bases)."""
+    token line keeps its distance from the service curve (as :mod:`ccac.analysis.window` re-bases)."""
     axes = {"S_f": "S", "So_f": "S", "L_f": "L", "Ld_f": "L", "Lnc_f": "L", "A_f": "A"}
     for flow in query.flows:
         axes.update({sv.name: sv.axis for sv in flow.cca.state if sv.axis})

@@ -48,7 +48,7 @@ step, capped by the dynamic change boundary (``ccas/pcc/shared.py`` holds the sh
 Everything before step 0 is history: the state at step 0 (registers included) is any state,
 and until step R the "fate known" test reads ACKs from before the trace (a solver choice).
 Every rule reads only the current and the previous step, so a window of a longer run is a
-trace (``ccac.solving.window.window_is_trace`` tests it).
+trace (``ccac.analysis.window.window_is_trace`` tests it).
 
 Why one file over 500 lines: the rate controller is one state machine stepped once per step;
 its MI bookkeeping, the signals of an MI and the decision share the same per-step registers,

@@ -113,7 +113,7 @@ from typing import Any
 import z3
 
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
-from ccac.encode.encoding import Cond, first_case
+from ccac.encode.encoding import Cond, all_of, any_of, first_case, negated, whole
 from ccac.core.params import Param
 from ccac.senders.interface import ConcreteSender, SenderStart
 
@@ -173,16 +173,16 @@ class Copa(CCA):
                 """dq_hi <= k: some sample's delay is below k (so its hi_s <= k)."""
                 if k <= 0:
                     return False
-                return z3.Or(False, *(v.served_past(s, min(k, s)) for s in known if s >= 1))
+                return any_of(False, *(v.served_past(s, min(k, s)) for s in known if s >= 1))
 
-            lo_is = {k: z3.And(lo_at_least(k), z3.Not(lo_at_least(k + 1))) for k in range(top + 1)}
-            hi_is = {k: z3.And(hi_at_most(k), z3.Not(hi_at_most(k - 1))) for k in range(1, top + 1)}
-            hi_inf = z3.Not(hi_at_most(top))
+            lo_is = {k: all_of(lo_at_least(k), negated(lo_at_least(k + 1))) for k in range(top + 1)}
+            hi_is = {k: all_of(hi_at_most(k), negated(hi_at_most(k - 1))) for k in range(1, top + 1)}
+            hi_inf = negated(hi_at_most(top))
 
             # The displayed range is a function of the curves (terms, not variables): the
             # largest k with dq_lo >= k, and the smallest k with dq_hi <= k (T = unbounded).
-            dq_lo.append(first_case(((lo_at_least(k), k) for k in range(top, 0, -1)), 0, z3.IntVal))
-            dq_hi.append(first_case(((hi_at_most(k), k) for k in range(1, top + 1)), T, z3.IntVal))
+            dq_lo.append(first_case(((lo_at_least(k), k) for k in range(top, 0, -1)), 0, whole))
+            dq_hi.append(first_case(((hi_at_most(k), k) for k in range(1, top + 1)), T, whole))
 
             if t >= max(R, 1):
                 prev = cwnd[t - 1]

@@ -216,6 +216,7 @@ from ccac.ccas.elastic.check import ACCELERATE, DECELERATE, DRAIN, FILTERS, HIST
 from ccac.ccas.elastic.enclosure import breakpoints, cell_gaps, enclosure
 from ccac.core.errors import CcacError
 from ccac.core.params import POSITIVE, Param
+from ccac.encode.encoding import all_of, truth, whole
 from ccac.senders.interface import ConcreteSender, SenderStart
 
 __all__ = ["ACCELERATE", "DECELERATE", "DRAIN", "ETC", "FILTERS", "HISTORY", "HOLD", "PACING", "PULLING",
@@ -351,7 +352,7 @@ class ETC(CCA):
             rules.max_receiving_rate(t)
             rules.pulling_sample(t)
             if t < ctx.R:
-                rules.action.append(z3.IntVal(HISTORY))
+                rules.action.append(whole(HISTORY))
                 continue
             rules.ack_and_rtt_sample(t)
             rules.pulling_rate(t)
@@ -446,7 +447,7 @@ class ETCEncoding:
             terms = []
             for c in items:
                 if c is None:
-                    return z3.BoolVal(True)
+                    return truth(True)
                 guard, value = c if isinstance(c, tuple) else (None, c)
                 cmp = x >= value if above else x <= value
                 terms.append(cmp if guard is None else z3.And(guard, cmp))
@@ -538,7 +539,7 @@ class ETCEncoding:
             band += [z3.Implies(z3.Not(v.served_past(u, kk)), rtt[t] >= R + kk),
                      z3.Implies(v.served_past(u, kk), rtt[t] <= R + kk)]
             ctx.add(z3.Implies(z3.And(ack[t], v.served_past(u, kk)), bdp[t] <= srate[t] * (R + kk)))
-        ctx.add(z3.If(ack[t], z3.And(*band), rtt[t] == rtt[t - 1]), bdp[t] >= srate[t] * R)
+        ctx.add(z3.If(ack[t], all_of(*band), rtt[t] == rtt[t - 1]), bdp[t] >= srate[t] * R)
 
     def pulling_rate(self, t: int) -> None:
         """The pulling rate Rp on an ACK, by ``filter``: ``hull`` (the union of the readings:

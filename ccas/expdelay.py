@@ -134,7 +134,7 @@ import z3
 
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.ccas.pcc.shared import pow_bound
-from ccac.encode.encoding import first_case
+from ccac.encode.encoding import all_of, first_case, num, whole
 from ccac.core.errors import CcacError
 from ccac.core.params import POSITIVE, Param
 from ccac.senders.interface import ConcreteSender, SenderStart
@@ -170,7 +170,7 @@ def _bracket(served_past: Any, top: int) -> tuple[dict[int, Any], list[tuple[Any
     ``served_past(k)``, and q < k + 1), for k = 0 .. top; ``bounded`` lists (case, k) for the
     cases with a finite upper end q_hi = k + 1 (k < top: at k = top nothing bounds q above).
     ``served_past(k)`` is monotone in k, so exactly one case holds."""
-    lo_is = {k: z3.And(z3.Not(served_past(k)) if k >= 1 else True,
+    lo_is = {k: all_of(z3.Not(served_past(k)) if k >= 1 else True,
                        served_past(k + 1) if k + 1 <= top else True)
              for k in range(top + 1)}
     return lo_is, [(c, k) for k, c in lo_is.items() if k < top]
@@ -254,18 +254,18 @@ class ExpDelay(CCA):
         for t in range(T):
             ctx.add(mu[t] > 0, ctx.rate[t] == mu[t])
             if t < R:
-                q_lo.append(z3.IntVal(0))
-                q_hi.append(z3.IntVal(T))
-                tgt_hi.append(z3.RealVal(tg[0][1] * C))
-                tgt_lo.append(z3.RealVal(0))
-                move.append(z3.IntVal(NONE))
+                q_lo.append(whole(0))
+                q_hi.append(whole(T))
+                tgt_hi.append(num(tg[0][1] * C))
+                tgt_lo.append(num(0))
+                move.append(whole(NONE))
                 continue
             u = t - R
             lo_is, bounded = _bracket(lambda k: v.served_past(u, k), u)
-            q_lo.append(first_case([(c, z3.IntVal(k)) for k, c in lo_is.items()], z3.IntVal(0)))
-            q_hi.append(first_case([(c, z3.IntVal(k + 1)) for c, k in bounded], z3.IntVal(T)))
-            tgt_hi.append(first_case([(c, z3.RealVal(tg[k][1] * C)) for k, c in lo_is.items()], z3.RealVal(0)))
-            tgt_lo.append(first_case([(c, z3.RealVal(tg[k + 1][0] * C)) for c, k in bounded], z3.RealVal(0)))
+            q_lo.append(first_case([(c, whole(k)) for k, c in lo_is.items()], whole(0)))
+            q_hi.append(first_case([(c, whole(k + 1)) for c, k in bounded], whole(T)))
+            tgt_hi.append(first_case([(c, num(tg[k][1] * C)) for k, c in lo_is.items()], num(0)))
+            tgt_lo.append(first_case([(c, num(tg[k + 1][0] * C)) for c, k in bounded], num(0)))
             prev = mu[t - 1]
             may_increase, may_decrease = _allowed(lo_is, bounded, prev, tg, C)
             up = z3.And(mu[t] == prev + p["a"] * C, may_increase)

@@ -45,7 +45,7 @@ import z3
 
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.core.errors import CcacError
-from ccac.encode.encoding import maximum, minimum
+from ccac.encode.encoding import maximum, minimum, truth, whole
 from ccac.encode.beliefs import (bq_after, exact_and, exact_not, exact_or, lambda_after, lambda_candidates,
                                  max_c_after, max_c_candidates, min_c_after, min_c_candidates, used_steps)
 from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, choice_allows, constants,
@@ -245,7 +245,7 @@ class LanguageCCA(CCA):
         whether some k bounds it (it was admitted after some step of the trace)."""
         s = t - ctx.R
         if s < 1:
-            return z3.IntVal(0), z3.BoolVal(False)
+            return whole(0), truth(False)
         waited = [z3.Not(ctx.v.served_past(s, k)) for k in range(1, s + 1)]
         return z3.Sum(*(z3.If(w, 1, 0) for w in waited)), z3.Not(z3.And(*waited))
 

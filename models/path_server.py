@@ -50,7 +50,7 @@ from fractions import Fraction
 
 import z3
 
-from ccac.encode.encoding import Cond, Encoding, Term, as_real, maximum, minimum
+from ccac.encode.encoding import Cond, Encoding, Term, as_real, maximum, minimum, truth
 from ccac.encode.frontier import Frontier, Lookups
 from ccac.encode.network import Network
 
@@ -186,7 +186,7 @@ class PathServer(ABC):
             rate=[[enc.step("real", "rate", t, n) for t in range(T)] if f.paced else None
                   for n, f in enumerate(flows)],
             # Before step R a timeout is history the model does not track: nothing reads it.
-            timeout=[[enc.step("bool", "timeout", t, n) if t >= net.path(n).R else z3.BoolVal(False)
+            timeout=[[enc.step("bool", "timeout", t, n) if t >= net.path(n).R else truth(False)
                       for t in range(T)] for n in range(N)],
             alpha=alpha, dupacks=dupacks, buffer=buffer, buffer_min=buffer_min,
             first=enc.timeline.history, lookups=Lookups(enc, "model.frontier"),

@@ -194,11 +194,11 @@ def admits(cca: dict[str, Any], run: Run, fix_state: tuple[str, ...] = ()) -> No
         if not isinstance(term, z3.ExprRef):
             return
         if z3.is_bool(term):
-            fixed.append(term == z3.BoolVal(bool(value)))
+            fixed.append(term == bool(value))
         elif z3.is_int(term):
             fixed.append(term == int(value))
         else:
-            fixed.append(term == z3.RealVal(str(Fraction(value))))
+            fixed.append(term == Fraction(value))
 
     for t in range(cfg.T):
         pin(v.A_f[0][t], run.A[t])

@@ -168,11 +168,11 @@ class Admitter:
             if not isinstance(term, z3.ExprRef):
                 return
             if z3.is_bool(term):
-                out.append((f"{name}[{t}]", term == z3.BoolVal(bool(value))))
+                out.append((f"{name}[{t}]", term == bool(value)))
             elif z3.is_int(term):
                 out.append((f"{name}[{t}]", term == int(value)))
             else:
-                out.append((f"{name}[{t}]", term == z3.RealVal(str(Fraction(value)))))
+                out.append((f"{name}[{t}]", term == Fraction(value)))
 
         for t in range(cfg.T):
             pin("A_f", t, v.A_f[0][t], run.A[t])

@@ -20,11 +20,10 @@ from ccac import solve
 from ccac.solving.solvers import solve_z3
 from ccac.ccas import get_cca
 from ccac.ccas.allegro import sigmoid_bands, sigmoid_gap
-from ccac.problems.problem import build
 from ccac.senders.allegro import sigmoid
 from ccac.senders.allegro_paper import AllegroPaperSender
 from ccac.solving.validate import flow_values
-from ccac.analysis.window import window_is_trace
+from ccac.analysis.window import window_is_trace, windows
 
 ALLEGRO = get_cca("allegro")
 # R = 1 gives MIs of 1..3 steps, R = 2 of 3..5
@@ -222,8 +221,7 @@ def test_disagreeing_pairs_keep_the_rate_and_grow_eps() -> None:
 def test_windows_of_longer_runs_are_traces() -> None:
     """The history rules are implied by any real past (ccac.analysis.window)."""
     net = {"T": 5, "R": 1, "D": 1, "buffer": 1}
-    short = build(make_query(net, {"name": "allegro"}))
-    long = build(make_query({**net, "T": 7}, {"name": "allegro"}))
+    short, long = windows(make_query(net, {"name": "allegro"}), make_query({**net, "T": 7}, {"name": "allegro"}))
     assert window_is_trace(short, long, 2, solve_z3, 300).outcome.answer == "unsat"
 
 

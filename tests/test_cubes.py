@@ -21,7 +21,6 @@ from ccac.analysis.executors import run_local
 from ccac.problems.problem import build
 from ccac.problems.query import load_query
 from ccac.solving.solve import Result, solve
-from ccac.solving.solvers import fresh_context
 
 
 def local(fn, tasks, done) -> None:
@@ -30,7 +29,6 @@ def local(fn, tasks, done) -> None:
 
 @pytest.mark.parametrize("name", ["aimd_premature_loss", "aimd_no_loss_below_buffer"])
 def test_the_cases_cover_every_assignment_and_agree_with_the_whole(name: str) -> None:
-    fresh_context()
     formulas = build(load_query(name), "pairs").enc.formulas()
     cases = split(formulas, 8)
     assert 2 <= len(cases) <= 9

@@ -30,7 +30,7 @@ from ccac.senders.etc import ESTIMATORS, Choices, ETCSender
 from ccac.senders.etc_paper import CHOICES, ETCPaperSender
 from ccac.encode.trace import delay_range
 from ccac.solving.validate import flow_values, validate
-from ccac.analysis.window import window_is_trace
+from ccac.analysis.window import window_is_trace, windows
 
 ETC = get_cca("etc")
 C = Fraction(1)
@@ -372,8 +372,8 @@ def test_encoding_admits_every_long_run_of_the_paper_sender(key: str) -> None:
 ])
 def test_a_window_of_a_longer_run_is_a_trace(network: dict[str, Any], cca: dict[str, Any]) -> None:
     """Every history constraint is implied by any real past, so steady-state proofs stay sound."""
-    short = build(make_query(network, {"name": "etc", "rmax_window": 2, **cca}))
-    long = build(make_query({**network, "T": network["T"] + 4}, {"name": "etc", "rmax_window": 2, **cca}))
+    short, long = windows(make_query(network, {"name": "etc", "rmax_window": 2, **cca}),
+                          make_query({**network, "T": network["T"] + 4}, {"name": "etc", "rmax_window": 2, **cca}))
     check = window_is_trace(short, long, 1, solve_z3, 120)
     assert check.outcome.answer == "unsat", check.culprits[:5]
     check = window_is_trace(short, long, 4, solve_z3, 120)

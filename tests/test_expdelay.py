@@ -27,7 +27,7 @@ from ccac.senders.interface import Feedback, FlowRecord, SenderStart
 from ccac.senders.expdelay import ExpDelaySender, true_target
 from ccac.encode.trace import delay_range
 from ccac.solving.validate import flow_values
-from ccac.analysis.window import window_is_trace
+from ccac.analysis.window import window_is_trace, windows
 
 EXPDELAY = get_cca("expdelay")
 C = Fraction(1)
@@ -176,8 +176,8 @@ def test_integer_exponents_are_exact() -> None:
     ({"T": 6, "R": 1, "D": 2}, {"every": 2, "jitter": 2}),
 ])
 def test_a_window_of_a_longer_run_is_a_trace(network: dict[str, Any], cca: dict[str, Any]) -> None:
-    short = build(make_query(network, {"name": "expdelay", **cca}))
-    long = build(make_query({**network, "T": network["T"] + 3}, {"name": "expdelay", **cca}))
+    short, long = windows(make_query(network, {"name": "expdelay", **cca}),
+                          make_query({**network, "T": network["T"] + 3}, {"name": "expdelay", **cca}))
     for shift in (1, 3):
         check = window_is_trace(short, long, shift, solve_z3, 120)
         assert check.outcome.answer == "unsat", (shift, check.culprits[:5])

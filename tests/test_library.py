@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import z3
 
+from ccac.analysis.proof_file import bundled_proofs, lemma_query, load_proof, steady_query
 from ccac.problems.query import bundled_queries, load_query
-from ccac.solving.solve import solve
+from ccac.solving.solve import Pipeline, solve
 
 
 def library(names: list[str]) -> list[object]:
@@ -29,3 +31,35 @@ def test_unsat_queries_are_not_vacuous(name: str) -> None:
     q = load_query(name)
     q.find = None
     assert solve(q, timeout=600).answer == "sat", f"{name}: assumptions (with periodicity) are unsatisfiable"
+
+
+@pytest.fixture
+def default_context_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """z3's default context refused: any term made there (a constant or variable made without
+    the solve's own context) raises."""
+    def refused() -> None:
+        raise AssertionError("a term was made in z3's default context, not the solve's own")
+    monkeypatch.setattr(z3.z3, "main_ctx", refused)
+    monkeypatch.setattr(z3, "main_ctx", refused)
+
+
+def test_every_bundled_problem_is_built_in_its_own_context(default_context_forbidden: None) -> None:
+    """Each solve owns a z3 context (:class:`ccac.solving.solve.Pipeline`), so its cost depends on
+    its query alone: every bundled query (in both encodings of frontiers), and every proof's
+    steady-state windows and lemmas, build without a single term in z3's default context, and
+    each build in a context of its own."""
+    queries = [load_query(n) for n in sorted(bundled_queries())]
+    contexts = []
+    for query in queries:
+        contexts.append(Pipeline(query, encoding="index").build().ctx)
+    for name in sorted(bundled_proofs()):
+        proof = load_proof(name)
+        queries += [lemma_query(lemma, lemma.show or lemma.exists, negate=lemma.show is not None)
+                    for lemma in proof.lemmas]
+        if proof.steady is not None:
+            queries.append(steady_query(proof, []))
+    for query in queries:
+        problem = Pipeline(query).build()
+        assert all(f.ctx == problem.ctx for f in problem.formulas()), query.name
+        contexts.append(problem.ctx)
+    assert len({id(c) for c in contexts}) == len(contexts)

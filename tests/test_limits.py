@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from ccac.core import limits
-from ccac.solving.solvers import SOLVERS, fresh_context
+from ccac.solving.solvers import SOLVERS
 from ccac.core.errors import CcacError
 from ccac.core.backstop import GRACE
 from ccac.core.deadline import TimeLimit, current, time_limit
@@ -281,7 +281,6 @@ def test_nested_time_limits_keep_the_earlier_deadline() -> None:
             assert inner.deadline == outer.deadline
         with time_limit(0.05):
             with pytest.raises(TimeLimit, match="building the formula took more than 0.05 s"):
-                fresh_context()
                 build(load_query("aimd_premature_loss", ["network.T=200"]))
         assert not outer.expired()
     assert current() is None
@@ -427,7 +426,6 @@ def test_random_queries_build_or_fail_cleanly(data: dict[str, Any]) -> None:
     try:
         q = parse_query(data)
         with time_limit(BUILD_LIMIT):
-            fresh_context()
             build(q)
         event("built")
     except CcacError as e:

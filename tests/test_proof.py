@@ -10,11 +10,10 @@ import pytest
 
 from ccac.solving.solvers import solve_z3
 from ccac.core.errors import CcacError
-from ccac.problems.problem import build
 from ccac.analysis.proof import check_proof
 from ccac.analysis.proof_file import bundled_proofs, load_proof, parse_proof
 from ccac.problems.query import parse_query
-from ccac.analysis.window import window_is_trace
+from ccac.analysis.window import window_is_trace, windows
 
 CONST = {"network": {"T": 8, "R": 1, "D": 1, "buffer": "inf"}, "cca": {"name": "const"},
          "definitions": {"queue": "A[t] - L[t] - S[t]"}}
@@ -129,8 +128,7 @@ def test_region_reading_absolute_positions_fails_stitching() -> None:
 
 def test_window_check_catches_a_history_constraint_a_long_run_breaks() -> None:
     q = parse_query({**CONST, "query": {}})
-    short = build(q)
-    long = build(parse_query({**CONST, "network": {**CONST["network"], "T": 15}, "query": {}}))
+    short, long = windows(q, parse_query({**CONST, "network": {**CONST["network"], "T": 15}, "query": {}}))
     assert window_is_trace(short, long, 7, solve_z3, 60).outcome.answer == "unsat"
     short.enc.add("model.too_strong", short.vars.S_f[0][1] == short.vars.S_f[0][0])
     check = window_is_trace(short, long, 7, solve_z3, 60)
@@ -141,8 +139,8 @@ def test_window_check_catches_a_history_constraint_a_long_run_breaks() -> None:
 def test_window_check_is_unknown_when_one_rule_group_is() -> None:
     """The window check asks one rule group at a time: a group the solver leaves unknown makes
     the whole check unknown, never proved, even when every other group is proved."""
-    short = build(parse_query({**CONST, "query": {}}))
-    long = build(parse_query({**CONST, "network": {**CONST["network"], "T": 15}, "query": {}}))
+    short, long = windows(parse_query({**CONST, "query": {}}),
+                          parse_query({**CONST, "network": {**CONST["network"], "T": 15}, "query": {}}))
     asked: list[int] = []
 
     def gives_up_once(formulas, timeout):  # type: ignore[no-untyped-def]
@@ -162,8 +160,7 @@ def test_a_window_of_a_whole_packet_run_is_a_trace_with_its_own_packet_counts() 
     values (it once left them free, and refuted every whole-packet stitching)."""
     network = {**CONST["network"], "T": 6, "buffer": 1, "packets": True, "dupacks": 3}
     aimd = {**CONST, "network": network, "cca": {"name": "aimd"}, "query": {}}
-    short = build(parse_query(aimd))
-    long = build(parse_query({**aimd, "network": {**network, "T": 9}}))
+    short, long = windows(parse_query(aimd), parse_query({**aimd, "network": {**network, "T": 9}}))
     assert short.enc.counts
     assert window_is_trace(short, long, 3, solve_z3, 120).outcome.answer == "unsat"
     # and the counts are still checked: a window whose curve is off the packet lattice is caught

@@ -22,7 +22,7 @@ from ccac.ccas import get_cca
 from ccac.ccas.proteus import PAIRS
 from ccac.problems.problem import build
 from ccac.solving.validate import flow_values
-from ccac.analysis.window import window_is_trace
+from ccac.analysis.window import window_is_trace, windows
 
 CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
     "p": (PathConfig(T=9, R=2, D=1), {"name": "proteus-p"}),
@@ -146,8 +146,7 @@ def test_only_the_scavenger_pays_for_rtt_deviation() -> None:
 
 def test_windows_of_longer_runs_are_traces() -> None:
     net = {"T": 6, "R": 2, "D": 1, "buffer": 1}
-    short = build(make_query(net, {"name": "proteus-h"}))
-    long = build(make_query({**net, "T": 9}, {"name": "proteus-h"}))
+    short, long = windows(make_query(net, {"name": "proteus-h"}), make_query({**net, "T": 9}, {"name": "proteus-h"}))
     assert window_is_trace(short, long, 3, solve_z3, 300).outcome.answer == "unsat"
 
 

@@ -23,7 +23,7 @@ from ccac.solving.solvers import solve_z3
 from ccac.ccas import get_cca
 from ccac.problems.problem import build
 from ccac.solving.validate import flow_values
-from ccac.analysis.window import window_is_trace
+from ccac.analysis.window import window_is_trace, windows
 
 VIVACE = get_cca("vivace")
 # (path, CCA parameters): latency and loss modes, loss, queues, R = 1 (loss mode), R = 3
@@ -198,8 +198,7 @@ def test_a_move_never_exceeds_the_change_boundary() -> None:
 def test_windows_of_longer_runs_are_traces() -> None:
     """The history rules are implied by any real past (ccac.analysis.window)."""
     net = {"T": 6, "R": 2, "D": 1, "buffer": 1}
-    short = build(make_query(net, {"name": "vivace"}))
-    long = build(make_query({**net, "T": 9}, {"name": "vivace"}))
+    short, long = windows(make_query(net, {"name": "vivace"}), make_query({**net, "T": 9}, {"name": "vivace"}))
     assert window_is_trace(short, long, 3, solve_z3, 300).outcome.answer == "unsat"
 
 

@@ -38,20 +38,17 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
-import z3
-
 from ccac.core import deadline, limits
 from ccac.analysis.bisection import bisect, search_range
 from ccac.core.params import exact_text as show
 from ccac.solving.backends import backend
-from ccac.solving.solvers import Assignment, fresh_context
-from ccac.encode.encoding import num
+from ccac.solving.solvers import Assignment
 from ccac.core.errors import CcacError
-from ccac.problems.problem import Problem, build
+from ccac.problems.problem import Problem
 from ccac.problems.query import Query, apply_overrides, parse_query
 from ccac.encode.network import NETWORK_PARAMS
 from ccac.analysis.incremental import Incremental
-from ccac.solving.solve import checked_trace, premise_verdict, solve_periodic
+from ccac.solving.solve import Pipeline, checked_trace, premise_verdict
 from ccac.encode.trace import Trace
 
 __all__ = ["BoundResult", "Probe", "find_bound"]
@@ -152,20 +149,19 @@ class _Prober:
                  reuse: bool = False, section: str = "params") -> None:
         self.query, self.name, self.solver, self.timeout = query, name, solver, timeout
         self.section = section
-        fresh_context()
-        self.symbol = z3.Real("__bound_" + name)
+        self.pipeline = Pipeline(query, solver)
+        self.symbol = self.pipeline.parameter("__bound_" + name)
         self.rebuilt: str | None = None
         self.version = ""
         self.problem: Problem | None = None
-        self.formulas: list[z3.BoolRef] = []
         self.incremental: Incremental | None = None
         if section == "network":
             self.rebuilt = "a [network] setting shapes the formula"
             return
         try:  # a TimeLimit escapes: no probe can be answered if the formula cannot be built in time
             with deadline.time_limit(timeout, "building the formula (once, for every probe)"):
-                self.problem = build(dataclasses.replace(query, params={**query.params, name: self.symbol}))
-                self.formulas = self.problem.enc.formulas()
+                symbolic = dataclasses.replace(query, params={**query.params, name: self.symbol})
+                self.problem = self.pipeline.build(symbolic)
         except CcacError as e:  # e.g. the parameter multiplies a solver quantity
             self.rebuilt = str(e)
         if reuse and solver == "z3" and self.problem is not None:
@@ -187,21 +183,16 @@ class _Prober:
         try:
             with deadline.time_limit(self.timeout) as clock:
                 if self.problem is None:
-                    problem = build(self.at(value))
-                    formulas = problem.enc.formulas()
+                    pipeline, facts = Pipeline(self.at(value), self.solver), []
+                    problem = pipeline.build()
                 else:
+                    pipeline, facts = self.pipeline, [self.symbol == self.pipeline.value(value)]
                     problem = dataclasses.replace(self.problem, query=self.at(value))
-                    formulas = [*self.formulas, self.symbol == num(value)]
                 deadline.set_phase("solving")
                 left = clock.remaining()
                 if self.incremental is not None:
                     return self._reused(value, problem, clock, start)
-                budget = None if left is None else max(left, 0.001)
-                if problem.query.periodic:
-                    fixed = [] if self.problem is None else [self.symbol == num(value)]
-                    outcome = solve_periodic(problem, self.solver, budget, fixed)
-                else:
-                    outcome = backend(self.solver)(formulas, budget)
+                outcome = pipeline.answer(None if left is None else max(left, 0.001), facts)
         except deadline.TimeLimit as e:
             return Probe(value, "unknown", time.perf_counter() - start, e.reason), self.problem, None
         self.version = outcome.version
@@ -213,7 +204,7 @@ class _Prober:
         """The probe as a check of the one shared solver under ``p == value`` (and, for a
         periodic unsat, again without the settling conditions)."""
         assert self.incremental is not None
-        fact = [self.symbol == num(value)]
+        fact = [self.symbol == self.pipeline.value(value)]
 
         def left() -> float | None:
             remaining = clock.remaining()

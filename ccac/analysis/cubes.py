@@ -11,7 +11,7 @@ from SMT-LIB text (``ccac.solving.solvers.solve_z3_text``).
 The answer, exactly as the cases give it:
 
 * **sat**: a case is sat. Its assignment is read back and validated here, as every sat answer
-  is (:func:`ccac.solving.solve.checked_trace`), and the other cases are cancelled.
+  is (:meth:`ccac.solving.solve.Pipeline.read_back`), and the other cases are cancelled.
 * **unsat**: every case is unsat.
 * **unknown**: otherwise (a case ran out of time, or failed), with the cases that did.
 
@@ -38,10 +38,9 @@ from typing import Any, Callable
 import z3
 
 from ccac.core.errors import CcacError
-from ccac.problems.problem import build
 from ccac.problems.query import Query
-from ccac.solving.solve import Result, checked_trace, periodic_answer
-from ccac.solving.solvers import Outcome, fresh_context, solve_z3_text
+from ccac.solving.solve import Pipeline, Result, periodic_answer
+from ccac.solving.solvers import Outcome, solve_z3_text
 from ccac.solving.backends import solver_version
 
 #: the most cases one query is split into, per formula
@@ -131,8 +130,8 @@ def solve_in_cubes(query: Query, cubes: int, run: Runner, timeout: float | None 
     """``query`` answered case by case (see the module doc); ``run(fn, tasks, done)`` runs the
     cases (``ccac.analysis.executors``); ``timeout`` bounds each case."""
     started = time.perf_counter()
-    fresh_context()
-    problem = build(query, encoding)
+    pipeline = Pipeline(query, "z3", encoding)
+    problem = pipeline.build()
     build_seconds = time.perf_counter() - started
     sets = {"settled": problem.formulas(), "loose": problem.formulas(settled=False)} \
         if query.periodic else {"whole": problem.formulas()}
@@ -161,7 +160,7 @@ def solve_in_cubes(query: Query, cubes: int, run: Runner, timeout: float | None 
         if answer is not None and answer.answer in ("sat", "unsat"):
             if answer.answer == "sat":
                 deciding.append(won["settled" if query.periodic else "whole"][0])
-                won["assignment"] = answer.assignment
+                won["answer"] = answer
             else:
                 deciding.extend(k for k, c in enumerate(cases) if c.formula == ("loose" if query.periodic else "whole"))
             raise _Decided
@@ -173,8 +172,8 @@ def solve_in_cubes(query: Query, cubes: int, run: Runner, timeout: float | None 
         pass
     solve_seconds = time.perf_counter() - solving
     version = solver_version("z3")
-    if "assignment" in won:
-        trace, violations = checked_trace(problem, won["assignment"])
+    if "answer" in won:
+        trace, violations = pipeline.read_back(won["answer"])
         result = Result(query, "sat", None, trace, violations, "z3 (cubes)", version, build_seconds, solve_seconds)
     elif deciding:
         result = Result(query, "unsat", None, None, None, "z3 (cubes)", version, build_seconds, solve_seconds)

@@ -17,11 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ccac.core import deadline
-from ccac.solving.solvers import fresh_context
 from ccac.core.errors import CcacError
-from ccac.problems.problem import build
 from ccac.problems.query import load_query
-from ccac.solving.solve import solve
+from ccac.solving.solve import Pipeline, solve
 
 
 @dataclass(frozen=True)
@@ -101,7 +99,7 @@ def measure(case: Case, timeout: float | None, solver: str = "z3",
     built once untimed first, so that its build time does not include the process's warm-up."""
     out = Measured(case)
     try:
-        build(load_query(case.name, overrides(case.name, *(points or case.points)[0])), encoding)
+        Pipeline(load_query(case.name, overrides(case.name, *(points or case.points)[0])), solver, encoding).build()
     except CcacError:
         pass  # reported with the point below
     for T, R in points or case.points:
@@ -122,11 +120,10 @@ def measure_build(case: Case, timeout: float | None, encoding: str = "pairs",
     (the time is then a lower bound) or "invalid" (a message in ``note``)."""
     out = Measured(case)
     for T in horizons:
-        fresh_context()
         start = time.perf_counter()
         try:
             with deadline.time_limit(timeout):
-                build(load_query(case.name, overrides(case.name, T, None)), encoding)
+                Pipeline(load_query(case.name, overrides(case.name, T, None)), encoding=encoding).build()
         except deadline.TimeLimit as e:
             out.points.append(Point(T, None, "timeout", time.perf_counter() - start, 0.0, e.reason))
             continue

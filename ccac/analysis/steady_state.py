@@ -18,15 +18,13 @@ from typing import Any, Iterator
 
 from ccac.solving.backends import backend
 
-from ccac.solving.solvers import fresh_context
 from ccac.encode.expr import compile_condition, compile_number
 from ccac.core.deadline import TimeLimit, time_limit
 from ccac.core.params import rounded_text
 from ccac.analysis.obligation import Check, prove_claim, scope_text
 from ccac.solving.solve import Result
-from ccac.problems.problem import build
 from ccac.analysis.proof_file import Proof, SteadyState, steady_query
-from ccac.analysis.window import WindowCheck, same_reading, window_is_trace
+from ccac.analysis.window import WindowCheck, same_reading, window_is_trace, windows
 
 
 def held_at(s: SteadyState) -> str:
@@ -102,9 +100,7 @@ def check_stitching(proof: Proof, solver: str, timeout: float | None) -> Iterato
     start = time.perf_counter()
     try:
         with time_limit(timeout, "building the two windows' formulas"):
-            fresh_context()
-            short = build(steady_query(proof, []))
-            long = build(steady_query(proof, [], T=s.T + shift))
+            short, long = windows(steady_query(proof, []), steady_query(proof, [], T=s.T + shift), solver)
     except TimeLimit as e:
         yield Check("stitching", "the windows chain", "unknown", time.perf_counter() - start,
                     "in every run: windows placed T-1-start steps apart chain", detail=e.reason)

@@ -35,12 +35,23 @@ from typing import Any, Callable
 import z3
 
 from ccac.solving.solvers import Outcome, evaluate
-from ccac.encode.encoding import Slot, as_real
+from ccac.encode.encoding import Slot, as_real, truth
 from ccac.problems.problem import Problem
+from ccac.problems.query import Query
+from ccac.solving.solve import Pipeline
+
+
+def windows(short: Query, long: Query, solver: str = "z3") -> tuple[Problem, Problem]:
+    """The window's problem and the longer run's, built in one z3 context (one solve's
+    :class:`ccac.solving.solve.Pipeline`): the window is read in the run's terms."""
+    pipeline = Pipeline(short, solver)
+    return pipeline.build(), pipeline.build(long)
 
 
 def rebase(short: Problem, long: Problem, shift: int) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
     """(short variable, long-run term) pairs: the window starting at ``shift`` as a trace."""
+    if short.ctx != long.ctx:
+        raise ValueError("the window and the longer run must be built in one z3 context (windows)")
     v = long.vars
     anchors: dict[tuple[str, int | None], Any] = {}
     for n in range(v.net.flows):
@@ -53,7 +64,7 @@ def rebase(short: Problem, long: Problem, shift: int) -> list[tuple[z3.ExprRef, 
         target = _long_variable(long, slot, shift)
         if slot.axis is not None:
             target = target - anchors[slot.axis, slot.flow]
-        pairs.append((slot.at(slot.step), target))
+        pairs.append((slot.at(slot.step, short.ctx), target))
     # A whole-number count (packets) of the window counts the window's value: the long run's
     # value re-based, over the unit. Both the long run's value and its anchor are whole numbers
     # of the unit there, so this is the exact count, and to_int (floor) only states it as an integer.
@@ -63,7 +74,7 @@ def rebase(short: Problem, long: Problem, shift: int) -> list[tuple[z3.ExprRef, 
 
 
 def _long_variable(long: Problem, slot: Slot, shift: int) -> z3.ExprRef:
-    var = slot.at(slot.step + shift)
+    var = slot.at(slot.step + shift, long.ctx)
     if var.decl().name() not in long.enc.slots:
         raise ValueError(f"the long run has no {var} for {slot}")
     return var
@@ -130,20 +141,21 @@ def same_reading(short: Problem, long: Problem, shift: int, short_value: Any, lo
     """Is ``short_value`` (a quantity of the short model, read in the window at ``shift``) equal
     to ``long_value`` (read directly in the long run) in every run of ``long``?"""
     pairs = rebase(short, long, shift)
-    moved = z3.substitute(_as_z3(short_value), *pairs)
+    moved = z3.substitute(_as_z3(short_value, long.ctx), *pairs)
     premises = [c for group, c in long.enc.constraints if not group.startswith("query.find")]
-    outcome = solve(premises + [moved != _as_z3(long_value)], timeout)
+    outcome = solve(premises + [moved != _as_z3(long_value, long.ctx)], timeout)
     culprits = []
     if outcome.answer == "sat":
         memo: dict[int, Any] = {}
         culprits.append(f"{label}: {evaluate(moved, outcome.assignment or {}, memo)} at the start of "
-                        f"the next window, {evaluate(_as_z3(long_value), outcome.assignment or {}, memo)} "
+                        f"the next window, {evaluate(_as_z3(long_value, long.ctx), outcome.assignment or {}, memo)} "
                         f"at the end of this one")
     return WindowCheck(f"{label} reads the same at a window's end and the next window's start",
                        outcome, culprits)
 
 
-def _as_z3(value: Any) -> z3.ExprRef:
+def _as_z3(value: Any, ctx: z3.Context) -> z3.ExprRef:
+    """``value`` (a compiled quantity: a plain number or truth value, or a term) as a term in ``ctx``."""
     if isinstance(value, bool):
-        return z3.BoolVal(value)
-    return value if isinstance(value, z3.BoolRef) else as_real(value)
+        return truth(value, ctx)
+    return value if isinstance(value, z3.BoolRef) else as_real(value, ctx)

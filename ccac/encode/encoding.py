@@ -11,7 +11,9 @@ against solving; other solvers receive the same formula through SMT-LIB 2 (see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Union
@@ -24,10 +26,70 @@ Term = Union[z3.ArithRef, Fraction, int]
 Cond = Union[z3.BoolRef, bool]
 
 
-def num(value: Fraction | int) -> z3.RatNumRef:
-    """An exact z3 rational constant."""
+_BUILDING: ContextVar[z3.Context | None] = ContextVar("z3 context of the build under way", default=None)
+
+
+def term_context() -> z3.Context:
+    """The z3 context new terms are made in: the one of the build under way
+    (:func:`terms_in`), else z3's default context.
+
+    Every solve owns a ``z3.Context`` of its own (:class:`ccac.solving.solve.Pipeline`): z3's
+    search follows the internal ids of terms, which depend on every term made before in the
+    same context, so one context per solve makes an answer's cost depend only on its query.
+    Terms made from variables take their variables' context; only constants and variables made
+    from Python values ask this function for theirs."""
+    return _BUILDING.get() or z3.main_ctx()
+
+
+def build_context() -> z3.Context | None:
+    """The z3 context of the build under way (:func:`terms_in`), None outside one."""
+    return _BUILDING.get()
+
+
+@contextmanager
+def terms_in(ctx: z3.Context | None) -> Iterator[None]:
+    """Make the terms of what runs inside in ``ctx`` (for this thread), then restore the one
+    before; None leaves the context as it is."""
+    if ctx is None:
+        yield
+        return
+    token = _BUILDING.set(ctx)
+    try:
+        yield
+    finally:
+        _BUILDING.reset(token)
+
+
+def num(value: Fraction | int, ctx: z3.Context | None = None) -> z3.RatNumRef:
+    """An exact z3 rational constant (in ``ctx``, else in :func:`term_context`)."""
     value = Fraction(value)
-    return z3.RealVal(f"{value.numerator}/{value.denominator}")
+    return z3.RealVal(f"{value.numerator}/{value.denominator}", ctx or term_context())
+
+
+def truth(value: bool, ctx: z3.Context | None = None) -> z3.BoolRef:
+    """A z3 Boolean constant (in ``ctx``, else in :func:`term_context`)."""
+    return z3.BoolVal(value, ctx or term_context())
+
+
+def all_of(*conditions: Cond) -> z3.BoolRef:
+    """``z3.And`` of ``conditions`` made in :func:`term_context`: also when there are none (true)
+    or every one is a Python bool, where ``z3.And`` alone would choose z3's default context."""
+    return z3.And(*conditions, term_context())
+
+
+def any_of(*conditions: Cond) -> z3.BoolRef:
+    """``z3.Or`` of ``conditions`` made in :func:`term_context` (none: false); see :func:`all_of`."""
+    return z3.Or(*conditions, term_context())
+
+
+def negated(condition: Cond) -> z3.BoolRef:
+    """``z3.Not(condition)`` made in :func:`term_context` (also for a Python bool)."""
+    return z3.Not(condition, term_context())
+
+
+def whole(value: int, ctx: z3.Context | None = None) -> z3.IntNumRef:
+    """A z3 integer constant (in ``ctx``, else in :func:`term_context`)."""
+    return z3.IntVal(value, ctx or term_context())
 
 
 def is_symbolic(value: object) -> bool:
@@ -61,9 +123,9 @@ def first_case(cases: Iterable[tuple[Cond, Any]], otherwise: Any,
     return result
 
 
-def as_real(value: Term) -> z3.ArithRef:
-    """A z3 real term for a number or a term."""
-    return value if isinstance(value, z3.ArithRef) else num(value)
+def as_real(value: Term, ctx: z3.Context | None = None) -> z3.ArithRef:
+    """A z3 real term for a number (in ``ctx``, else in :func:`term_context`) or a term."""
+    return value if isinstance(value, z3.ArithRef) else num(value, ctx)
 
 
 AXES = ("A", "S", "L", "W")
@@ -88,10 +150,11 @@ class Slot:
     axis: str | None
     kind: str = "real"  # "real", "int" or "bool"
 
-    def at(self, step: int) -> z3.ExprRef:
-        """The variable of this series (same flow) at another step, in any encoding."""
+    def at(self, step: int, ctx: z3.Context) -> z3.ExprRef:
+        """The variable of this series (same flow) at another step, in any encoding whose
+        variables live in ``ctx``."""
         name = f"{self.series}_{step}" if self.flow is None else f"{self.series}_{self.flow}_{step}"
-        return {"real": z3.Real, "int": z3.Int, "bool": z3.Bool}[self.kind](name)
+        return {"real": z3.Real, "int": z3.Int, "bool": z3.Bool}[self.kind](name, ctx)
 
 
 @dataclass(frozen=True)
@@ -120,7 +183,9 @@ class Timeline:
 class Encoding:
     """Named variables plus labelled constraints; the input to every solver backend."""
 
-    def __init__(self, timeline: Timeline = Timeline(), style: str = "pairs") -> None:
+    def __init__(self, timeline: Timeline = Timeline(), style: str = "pairs",
+                 ctx: z3.Context | None = None) -> None:
+        self.ctx = ctx or term_context()  # every variable of the encoding lives in this z3 context
         self.constraints: list[tuple[str, z3.BoolRef]] = []
         self.style = style  # how frontiers are encoded: "pairs" or "index" (ccac.encode.frontier)
         self._names: set[str] = set()
@@ -141,7 +206,7 @@ class Encoding:
         slot = Slot(series, flow, t, axis, kind)
         if t < 0:
             return self.wrapped(slot)
-        var = slot.at(t)
+        var = slot.at(t, self.ctx)
         self.fresh_name(var.decl().name())
         self.slots[var.decl().name()] = slot
         return var
@@ -152,10 +217,10 @@ class Encoding:
         curve (one with an axis) that value minus the curve's growth over those periods."""
         tl = self.timeline
         tau, periods = tl.wrap(slot.step + tl.history)
-        later = slot.at(tau)
+        later = slot.at(tau, self.ctx)
         if slot.axis is None:
             return later
-        growth = slot.at(tl.period) - slot.at(0)
+        growth = slot.at(tl.period, self.ctx) - slot.at(0, self.ctx)
         return later - periods * growth
 
     def latest_step(self) -> int | None:
@@ -168,13 +233,13 @@ class Encoding:
         return max(steps, default=None)
 
     def real(self, name: str) -> z3.ArithRef:
-        return z3.Real(self.fresh_name(name))
+        return z3.Real(self.fresh_name(name), self.ctx)
 
     def boolean(self, name: str) -> z3.BoolRef:
-        return z3.Bool(self.fresh_name(name))
+        return z3.Bool(self.fresh_name(name), self.ctx)
 
     def integer(self, name: str) -> z3.ArithRef:
-        return z3.Int(self.fresh_name(name))
+        return z3.Int(self.fresh_name(name), self.ctx)
 
     def whole_count(self, name: str, value: z3.ArithRef, unit: z3.ArithRef) -> z3.BoolRef:
         """``value == unit * n`` for a fresh integer ``n`` named ``name``: value is a whole number
@@ -210,7 +275,7 @@ class Encoding:
     def _add_one(self, group: str, c: Cond) -> None:
         if c is True:
             return
-        self.constraints.append((group, z3.BoolVal(False) if c is False else c))
+        self.constraints.append((group, truth(False, self.ctx) if c is False else c))
 
     def groups(self) -> dict[str, int]:
         counts: dict[str, int] = {}

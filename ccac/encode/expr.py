@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterator
 import z3
 
 from ccac.core import deadline
-from ccac.encode.encoding import as_real, is_symbolic, maximum, minimum, num
+from ccac.encode.encoding import as_real, is_symbolic, maximum, minimum, num, build_context, terms_in, truth
 from ccac.core.errors import CcacError
 from ccac.core.limits import MAX_DEPTH, MAX_EXPANSION, MAX_NUMBER_BITS, number_bits, power_bits, show_size
 
@@ -76,6 +76,7 @@ class Symbols:
         self.series: dict[str, Series] = {}
         self.definitions: dict[str, str] = {}
         self.unavailable: dict[str, str] = {}  # name -> why it cannot be used here
+        self.ctx = build_context()  # the z3 context its solver terms live in (None: no build's)
 
     def names(self) -> list[str]:
         return sorted(set(self.constants) | set(self.series) | set(self.definitions))
@@ -87,6 +88,7 @@ class Symbols:
             return self
         out = Symbols()
         out.constants, out.series, out.unavailable = self.constants, self.series, self.unavailable
+        out.ctx = self.ctx
         out.definitions = {**self.definitions, **definitions}
         return out
 
@@ -141,7 +143,8 @@ class _Compiler:
         self.text = self.source.strip()
         tree = syntax_tree(self.text, self.where)
         try:
-            return self.visit(tree.body, env or {})
+            with terms_in(self.symbols.ctx):
+                return self.visit(tree.body, env or {})
         except RecursionError:
             raise CcacError(f"the expression (with its definitions) nests too deeply to compile: "
                             f"`{_clip(self.text)}`", self.where) from None
@@ -349,7 +352,7 @@ class _Compiler:
                 raise self.fail(node, "conditions can only be compared with == or !=")
             if isinstance(a, bool) and isinstance(b, bool):
                 return (a == b) if isinstance(op, ast.Eq) else (a != b)
-            za, zb = (z3.BoolVal(x) if isinstance(x, bool) else x for x in (a, b))
+            za, zb = (truth(x) if isinstance(x, bool) else x for x in (a, b))
             return za == zb if isinstance(op, ast.Eq) else za != zb
         self.need_number(node, a)
         self.need_number(node, b)
@@ -593,7 +596,7 @@ def _per_step(amount: Value, steps: Value) -> Value:
 
 
 def _as_z3_bool(v: Value) -> z3.BoolRef:
-    return z3.BoolVal(v) if isinstance(v, bool) else v
+    return truth(v) if isinstance(v, bool) else v
 
 
 def _conjoin(values: list[Value]) -> Value:

@@ -49,7 +49,7 @@ class Lookups:
 
     def function(self, name: str, curve: Sequence[Term]) -> z3.FuncDeclRef:
         if name not in self._functions:
-            f = z3.Function(self.enc.fresh_name(f"at_{name}"), z3.IntSort(), z3.RealSort())
+            f = z3.Function(self.enc.fresh_name(f"at_{name}"), z3.IntSort(self.enc.ctx), z3.RealSort(self.enc.ctx))
             self.enc.add(self.group, *(f(s) == as_real(value) for s, value in enumerate(curve)))
             self._functions[name] = f
         return self._functions[name]

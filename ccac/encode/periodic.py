@@ -114,7 +114,7 @@ def conditions(enc: Encoding, v: Any) -> list[tuple[str, Term, Term]]:
             continue
         seen.add(key)
         label = slot.series if slot.flow is None else f"{slot.series} of flow {slot.flow}"
-        start, end = slot.at(0), slot.at(tl.period)
+        start, end = slot.at(0, enc.ctx), slot.at(tl.period, enc.ctx)
         if slot.axis is None:
             out.append((label, start, end))
         else:

@@ -61,6 +61,7 @@ import z3
 
 from ccac.core.errors import CcacError
 from ccac.core.params import Param
+from ccac.encode.encoding import term_context
 from ccac.encode.expr import Symbols, compile_condition, compile_number
 
 
@@ -362,11 +363,13 @@ def _check_linear(d: Definition) -> frozenset[str]:
     two quantities the solver chooses is refused here, naming the rule, not at query time. A
     rule that is linear only once a finite observation (:data:`FINITE`) is a number is split
     over its values; returns those rules' states."""
-    unknowns: dict[str, Any] = {n: z3.Bool(n) if o.kind == "bool" else z3.Real(n) for n, o in OBSERVATIONS.items()}
-    unknowns.update({s.name: z3.Real(s.name) for s in d.state})
-    unknowns.update({c.series: z3.Real(c.series) for s in d.state for c in s.choices})
+    ctx = term_context()
+    unknowns: dict[str, Any] = {n: z3.Bool(n, ctx) if o.kind == "bool" else z3.Real(n, ctx)
+                                for n, o in OBSERVATIONS.items()}
+    unknowns.update({s.name: z3.Real(s.name, ctx) for s in d.state})
+    unknowns.update({c.series: z3.Real(c.series, ctx) for s in d.state for c in s.choices})
     values = {**{p.name: (True if p.kind == "bool" else Fraction(1)) for p in d.params},
-              "alpha": z3.Real("alpha"), "R": 1, **unknowns}
+              "alpha": z3.Real("alpha", ctx), "R": 1, **unknowns}
     split = set()
     for s in d.state:
         where = f"{d.source}: state.{s.name}"

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ccac.encode.encoding import Encoding
+import z3
+
+from ccac.encode.encoding import Encoding, terms_in
 from ccac.encode import periodic as steady
 from ccac.core.errors import CcacError
 from ccac.encode.expr import Series, Symbols, compile_condition
@@ -53,6 +55,11 @@ class Problem:
     states: list[dict[str, list[Any]]]
     symbols: Symbols
     periodic_pairs: list[tuple[str, Any, Any]] = field(default_factory=list)
+
+    @property
+    def ctx(self) -> z3.Context:
+        """The z3 context every term of the problem lives in."""
+        return self.enc.ctx
 
     def formulas(self, settled: bool = True) -> list[Any]:
         """The formula to solve: every constraint, or for a periodic query's second question
@@ -119,15 +126,22 @@ def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
     return sym
 
 
-def build(query: Query, style: str = "pairs") -> Problem:
-    """Encode model, CCAs and query as one set of constraints. A periodic query is built over
+def build(query: Query, style: str = "pairs", ctx: z3.Context | None = None) -> Problem:
+    """Encode model, CCAs and query as one set of constraints, in the z3 context ``ctx`` (a new
+    one if None: see :func:`ccac.encode.encoding.term_context`). A periodic query is built over
     its trace plus wrapped history steps (:mod:`ccac.encode.periodic`). ``style`` is how frontiers
     are encoded (:mod:`ccac.encode.frontier`): the answer does not depend on it, the cost does."""
     if style not in STYLES:
         raise CcacError(f"unknown encoding {style!r} (available: {', '.join(STYLES)})")
+    context = ctx or z3.Context()
+    with terms_in(context):
+        return _build(query, style, context)
+
+
+def _build(query: Query, style: str, ctx: z3.Context) -> Problem:
     model = MODELS[query.network.model_name]
     timeline = steady.timeline(query)
-    enc = Encoding(timeline, style)
+    enc = Encoding(timeline, style, ctx)
     setups = [FlowSetup(paced=f.cca.paced(f.params), dupacks_default=f.cca.dupacks_default)
               for f in query.flows]
     v = model.declare(enc, steady.extended(query.network, timeline), setups)

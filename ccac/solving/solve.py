@@ -15,12 +15,16 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Sequence, overload
 
+import z3
+
 from ccac.core import deadline, machine
+from ccac.encode.encoding import num
 from ccac.solving.backends import backend
-from ccac.solving.solvers import Outcome, evaluate, fresh_context, to_smtlib
+from ccac.solving.solvers import Outcome, evaluate, to_smtlib
 from ccac.core.errors import CcacError
 from ccac.problems.problem import Problem, build, symbols_for
 from ccac.problems.query import Query
@@ -76,43 +80,89 @@ class Result:
         }
 
 
+class Pipeline:
+    """One solve's way through ccac, owned in one place: a z3 context of its own, the build, the
+    answer (a periodic query's from its two formulas by :func:`periodic_answer`, the one rule),
+    and a sat answer's exact read-back and independent validation. Every caller that builds or
+    solves a query goes through it: :func:`solve`, families and bounds (one build, many answers
+    under assumptions), a query split into cubes, proofs' windows, the synthesis recheck and the
+    scaling yardstick.
+
+    Its context is a new ``z3.Context`` (z3's public API): z3's search follows the internal ids
+    of terms, which depend on every term built before in the same context. In one shared
+    context the same query took ten times longer after three others (8 s alone, 72 s after);
+    with one context per solve, an answer's cost depends only on its query."""
+
+    def __init__(self, query: Query, solver: str = "z3", encoding: str = "pairs") -> None:
+        backend(solver)  # an unknown name is bad input before anything is built
+        self.query, self.solver, self.encoding = query, solver, encoding
+        self.ctx = z3.Context()
+        self._problem: Problem | None = None
+
+    def parameter(self, name: str) -> z3.ArithRef:
+        """A solver constant named ``name`` in this solve's context: a parameter left to the
+        solver so that one build serves many values (families, bounds)."""
+        return z3.Real(name, self.ctx)
+
+    def value(self, number: Fraction | int) -> z3.ArithRef:
+        """An exact constant in this solve's context (a parameter's value, as a fact)."""
+        return num(number, self.ctx)
+
+    def build(self, query: Query | None = None) -> Problem:
+        """Encode ``query`` (the pipeline's own if None) in this solve's context."""
+        self._problem = build(query or self.query, self.encoding, self.ctx)
+        return self._problem
+
+    @property
+    def problem(self) -> Problem:
+        assert self._problem is not None, "a pipeline answers only after it has built"
+        return self._problem
+
+    def answer(self, timeout: float | None, extra: Sequence[Any] = ()) -> Outcome:
+        """The solver's answer on the built formula and ``extra`` (e.g. a parameter's value)."""
+        if self.problem.query.periodic:
+            return solve_periodic(self.problem, self.solver, timeout, extra)
+        return backend(self.solver)([*self.problem.formulas(), *extra], timeout)
+
+    def read_back(self, outcome: Outcome, query: Query | None = None) -> tuple[Trace | None, list[str] | None]:
+        """A sat outcome's exact trace and what the validator finds wrong with it, against
+        ``query`` (the built one if None: a family member or a probed value); (None, None) else."""
+        if outcome.answer != "sat":
+            return None, None
+        problem = self.problem if query is None else replace(self.problem, query=query)
+        return checked_trace(problem, outcome.assignment or {})
+
+    def run(self, clock: deadline.Clock, smtlib: str | Path | None = None) -> Result:
+        """Build, solve with what the clock leaves, read back and validate: the whole of a query."""
+        start = time.perf_counter()
+        problem = self.build()
+        build_seconds = time.perf_counter() - start
+        if smtlib is not None:
+            Path(smtlib).write_text(to_smtlib(problem.formulas(), smtlib_comments(problem)))
+        outcome = self.answer(_time_to_solve(clock, build_seconds))
+        if outcome.answer == "sat":
+            _validating(clock, build_seconds, outcome.seconds)
+        trace, violations = self.read_back(outcome)
+        return Result(self.query, outcome.answer, outcome.reason, trace, violations, outcome.solver,
+                      outcome.version, build_seconds, outcome.seconds)
+
+
 def solve(query: Query, solver: str = "z3", timeout: float | None = None,
           smtlib: str | Path | None = None, encoding: str = "pairs") -> Result:
-    """Build and solve ``query``; a sat answer comes with a validated exact trace.
+    """Build and solve ``query`` (a :class:`Pipeline` of its own); a sat answer comes with a
+    validated exact trace.
 
     ``timeout`` (seconds) bounds the whole call: building the formula, solving (the solver gets
     what is left after building) and reading back and validating a trace. Running out is the
     answer ``unknown`` with a reason starting ``timeout:`` that says where the time went."""
-    backend(solver)  # an unknown name is bad input before anything is built
+    pipeline = Pipeline(query, solver, encoding)
     try:
         with deadline.time_limit(timeout) as clock:
-            return _solve(query, solver, clock, smtlib, encoding)
+            return pipeline.run(clock, smtlib)
     except deadline.TimeLimit as e:
         spent = clock.spent()
         return Result(query, "unknown", e.reason, None, None, solver, solver_version(solver),
                       spent.get(deadline.BUILDING, 0.0), spent.get("solving", 0.0))
-
-
-def _solve(query: Query, solver: str, clock: deadline.Clock, smtlib: str | Path | None,
-           encoding: str) -> Result:
-    start = time.perf_counter()
-    fresh_context()
-    problem = build(query, encoding)
-    formulas = problem.enc.formulas()
-    build_seconds = time.perf_counter() - start
-    if smtlib is not None:
-        Path(smtlib).write_text(to_smtlib(formulas, smtlib_comments(problem)))
-    left = _time_to_solve(clock, build_seconds)
-    if query.periodic:
-        outcome = solve_periodic(problem, solver, left)
-    else:
-        outcome = backend(solver)(formulas, left)
-    trace = violations = None
-    if outcome.answer == "sat":
-        _validating(clock, build_seconds, outcome.seconds)
-        trace, violations = checked_trace(problem, outcome.assignment or {})
-    return Result(query, outcome.answer, outcome.reason, trace, violations, outcome.solver,
-                  outcome.version, build_seconds, outcome.seconds)
 
 
 def premise(query: Query, solver: str = "z3", timeout: float | None = None, encoding: str = "pairs") -> Result:

@@ -42,20 +42,6 @@ class Outcome:
 
 
 # ---------------------------------------------------------------------- z3
-def fresh_context() -> None:
-    """Build what follows in a new z3 context.
-
-    z3's search order follows the internal ids of terms, and those depend on every term the
-    process built before. Without a fresh context, the same query can take ten times longer
-    after other queries in the same process: `vivace_starved_flow_backs_off` took 8 s alone and
-    72 s after three other queries. With one context per problem, an answer's cost depends only
-    on the query. Terms built earlier keep their own context alive, so they stay usable.
-    z3's Python API has no public call for this; dropping its cached default context makes the
-    next call create one.
-    """
-    z3.z3._main_ctx = None
-
-
 def solve_z3(formulas: list[z3.BoolRef], timeout: float | None, seed: int | None = None) -> Outcome:
     """z3's default solver; ``seed`` sets its random seed (the order of its case splits)."""
     solver = z3.Solver(ctx=formulas[0].ctx) if formulas else z3.Solver()
@@ -261,7 +247,7 @@ def _pysmt_value(v: Any) -> Any:
 # ---------------------------------------------------------------------- SMT-LIB
 def to_smtlib(formulas: list[z3.BoolRef], comments: Sequence[str] = ()) -> str:
     """The formulas as a standalone SMT-LIB 2 script any solver can read."""
-    solver = z3.Solver()
+    solver = z3.Solver(ctx=formulas[0].ctx) if formulas else z3.Solver()
     solver.add(*formulas)
     integers, functions = _signature(formulas)
     logic = "QF_" + ("UF" if functions else "") + ("LIRA" if integers else "LRA")

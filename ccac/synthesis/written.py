@@ -20,10 +20,8 @@ from typing import Any, Iterator
 
 import tomli_w
 
-from ccac.problems.problem import build
 from ccac.problems.query import Query, parse_query
-from ccac.solving.solve import premise_verdict, solve
-from ccac.solving.solvers import fresh_context
+from ccac.solving.solve import Pipeline, premise_verdict, solve
 from ccac.synthesis.spec import Goal, Spec
 
 
@@ -87,8 +85,7 @@ def _formula(query: Query) -> tuple[str, str]:
     """The query's formulas as SMT-LIB text (their assertions, in the order they are built): the
     whole one, and the one without a periodic query's settling conditions, which its unsat needs
     too (:func:`ccac.solving.solve.periodic_answer`)."""
-    fresh_context()
-    problem = build(query)
+    problem = Pipeline(query).build()
     whole, loose = ("\n".join(f.sexpr() for f in problem.formulas(settled)) for settled in (True, False))
     return whole, loose
 

@@ -69,6 +69,7 @@ from ccac.ccas.pcc.shared import RateGrid, grid_params, grid_points, kappa_bound
 from ccac.ccas.pcc.rtt import band_terms, lattice_lower_terms, lattice_upper_terms, plus
 from ccac.core.errors import CcacError
 from ccac.core.params import NONNEG, POSITIVE, Param
+from ccac.encode.encoding import any_of
 
 WAIT_CHOICES = ("either", "base", "last", "band")
 
@@ -555,8 +556,8 @@ class GradientEncoding:
         (|g| below ``flt`` counts as 0), Proteus-P's max(0, g); recorded where an MI ends."""
         var, tol, trend_g, trend_s = self.var, self.tol, self.trend_g, self.trend_s
         g_raw, s_raw = self.g_raw, self.s_raw
-        zero_g = z3.Or(*([tol[t]] if tol is not None else []), *([trend_g[t]] if trend_g is not None else []))
-        zero_s = z3.Or(*([tol[t]] if tol is not None else []), *([trend_s[t]] if trend_s is not None else []))
+        zero_g = any_of(*([tol[t]] if tol is not None else []), *([trend_g[t]] if trend_g is not None else []))
+        zero_s = any_of(*([tol[t]] if tol is not None else []), *([trend_s[t]] if trend_s is not None else []))
         g_eff: Any = z3.If(zero_g, 0, g_raw[t]) if (tol is not None or trend_g is not None) else g_raw[t]
         if var.flt > 0:
             g_eff = z3.If(_abs(g_eff) >= var.flt, g_eff, 0)

@@ -83,7 +83,7 @@ from typing import Any, Sequence
 
 import z3
 
-from ccac.encode.encoding import Term
+from ccac.encode.encoding import Term, num
 
 EXACT_UP_TO = 30  # lattices of fewer packets are bounded exactly; more, by the tail bound
 
@@ -195,7 +195,7 @@ def lattice_upper_terms(M: int, lows: Sequence[Term], highs: Sequence[Term]) -> 
     def at(m: Term) -> Term:
         parts = [P[j] * plus(highs[j] - m) for j in range(M) if P[j]] + \
                 [N[j] * plus(m - lows[j]) for j in range(M) if N[j]]
-        return z3.Sum(*parts) if parts else z3.RealVal(0)
+        return z3.Sum(*parts) if parts else num(0)
 
     return [at(m) for m in list(lows) + list(highs)]
 
@@ -207,7 +207,7 @@ def lattice_lower_terms(M: int, lows: Sequence[Term], highs: Sequence[Term]) -> 
     def at(m: Term) -> Term:
         parts = [N[j] * plus(highs[j] - m) for j in range(M) if N[j]] + \
                 [P[j] * plus(m - lows[j]) for j in range(M) if P[j]]
-        return -z3.Sum(*parts) if parts else z3.RealVal(0)
+        return -z3.Sum(*parts) if parts else num(0)
 
     return [at(m) for m in list(lows) + list(highs)]
 

@@ -74,7 +74,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     unknown (timeout), 4 if a trace failed independent validation."""
     from ccac.solving.backends import backend
     from ccac.analysis.proof import check_proof
-    from ccac.analysis.proof_file import load_proof, parse_proof, proof_text
+    from ccac.analysis.proof_file import READING, load_proof, parse_proof, proof_text
 
     limits.check_seconds(timeout)
     if solver is not None:
@@ -89,7 +89,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     if write_path and not (strengthening or tighten_name):
         raise CcacError("--write saves a strengthened or tightened proof: add --candidate/--propose or --tighten")
     progress.show_progress(True)
-    with deadline.time_limit(timeout, "building the proof's formulas to check its expressions"):
+    with deadline.time_limit(timeout, READING):
         proof = load_proof(file_or_name, list(overrides))
     solver = solver or proof.solver
     out = Path(save_dir) if save_dir else Path("counterexamples") / proof.name

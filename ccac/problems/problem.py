@@ -15,7 +15,7 @@ from ccac.encode import periodic as steady
 from ccac.core.errors import CcacError
 from ccac.encode.expr import Series, Symbols, compile_condition
 from ccac.encode.frontier import STYLES
-from ccac.models import MODELS, FlowSetup, PathVars
+from ccac.models import MODELS, FlowSetup, PathServer, PathVars
 from ccac.ccas.interface import FlowContext, flow_view
 from ccac.problems.query import Query
 
@@ -119,10 +119,37 @@ def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
     return sym
 
 
-def build(query: Query, style: str = "pairs") -> Problem:
-    """Encode model, CCAs and query as one set of constraints. A periodic query is built over
-    its trace plus wrapped history steps (:mod:`ccac.encode.periodic`). ``style`` is how frontiers
-    are encoded (:mod:`ccac.encode.frontier`): the answer does not depend on it, the cost does."""
+def declared_symbols(query: Query) -> tuple[Symbols, Encoding]:
+    """The names ``query``'s expressions may use, with the kinds the model would give them,
+    and the encoding that declares their variables: the model's variables and one fresh series
+    per declared CCA state variable, with no constraint of the model or of a CCA built. What
+    reading a file needs to check that its expressions compile (:func:`check_expressions`)."""
+    _, enc, v = _declare(query, "pairs")
+    states = []
+    for n, flow in enumerate(query.flows):
+        ctx = FlowContext(enc, flow_view(v, n), n, flow.params, flow.cca.name)
+        states.append({sv.name: ctx.series(sv.name, sv.kind, sv.axis) for sv in flow.cca.state})
+    return symbols_for(query, v, states, lambda x: x), enc
+
+
+def check_expressions(query: Query) -> None:
+    """Raise the :class:`CcacError` :func:`build` would raise for ``query``'s names, assumptions
+    and find, without building its constraints."""
+    query_conditions(query, declared_symbols(query)[0])
+
+
+def query_conditions(query: Query, symbols: Symbols) -> list[tuple[str, Any]]:
+    """``query``'s assumptions and its find compiled over ``symbols``, each with its group."""
+    out = [("query.assume", compile_condition(text, symbols, f"query.assume[{i}]"))
+           for i, text in enumerate(query.assume)]
+    if query.find is not None:
+        out.append(("query.find", compile_condition(query.find, symbols, "query.find")))
+    return out
+
+
+def _declare(query: Query, style: str) -> tuple[PathServer, Encoding, PathVars]:
+    """The model of ``query``, an encoding of its timeline in ``style`` and the model's
+    variables declared there (no constraint yet)."""
     if style not in STYLES:
         raise CcacError(f"unknown encoding {style!r} (available: {', '.join(STYLES)})")
     model = MODELS[query.network.model_name]
@@ -130,7 +157,14 @@ def build(query: Query, style: str = "pairs") -> Problem:
     enc = Encoding(timeline, style)
     setups = [FlowSetup(paced=f.cca.paced(f.params), dupacks_default=f.cca.dupacks_default)
               for f in query.flows]
-    v = model.declare(enc, steady.extended(query.network, timeline), setups)
+    return model, enc, model.declare(enc, steady.extended(query.network, timeline), setups)
+
+
+def build(query: Query, style: str = "pairs") -> Problem:
+    """Encode model, CCAs and query as one set of constraints. A periodic query is built over
+    its trace plus wrapped history steps (:mod:`ccac.encode.periodic`). ``style`` is how frontiers
+    are encoded (:mod:`ccac.encode.frontier`): the answer does not depend on it, the cost does."""
+    model, enc, v = _declare(query, style)
     model.constrain(enc, v)
     states: list[dict[str, list[Any]]] = []
     for n, flow in enumerate(query.flows):
@@ -141,12 +175,10 @@ def build(query: Query, style: str = "pairs") -> Problem:
         periodic = model.periodic(v) + steady.conditions(enc, v)
     symbols = symbols_for(query, v, states, lambda x: x)
     problem = Problem(query, enc, v, states, symbols, periodic)
-    for i, text in enumerate(query.assume):
-        enc.add("query.assume", compile_condition(text, symbols, f"query.assume[{i}]"))
-    if query.find is not None:
-        enc.add("query.find", compile_condition(query.find, symbols, "query.find"))
+    for group, condition in query_conditions(query, symbols):
+        enc.add(group, condition)
     if query.periodic:
         enc.add("query.periodic", *(start == end for _, start, end in periodic),
-                *steady.lossless_means_detected(v, timeline))
-        enc.add(steady.SETTLED, *steady.settled(v, timeline))
+                *steady.lossless_means_detected(v, enc.timeline))
+        enc.add(steady.SETTLED, *steady.settled(v, enc.timeline))
     return problem

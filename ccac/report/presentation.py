@@ -13,6 +13,17 @@ from ccac.core.params import rounded_text
 EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INVALID_TRACE = 1, 2, 3, 4
 
 
+def failure_code(decided: bool) -> int:
+    """The exit code of a run that did not get what it asked: a mismatch when the answers that
+    failed it were decided, unknown when some was not."""
+    return EXIT_MISMATCH if decided else EXIT_UNKNOWN
+
+
+def plot_line(path: str) -> str:
+    """Where a figure was drawn."""
+    return f"plot: {path}"
+
+
 def echo_validation(validated: bool | None, violations: list[str] | None) -> None:
     """Say whether a trace passed the independent checker; list what it violates if not."""
     if validated:

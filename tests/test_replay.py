@@ -253,7 +253,7 @@ def test_side_by_side_shows_rates_only_where_both_runs_pace() -> None:
     has no rate row: the table leaves the rate out instead of failing."""
     from types import SimpleNamespace
 
-    from ccac.commands.replay import side_by_side
+    from ccac.report.replay_lines import side_by_side
     from ccac.encode.expr import Series
     from ccac.encode.trace import Trace
 

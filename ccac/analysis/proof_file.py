@@ -15,8 +15,8 @@ A proof file (``proofs/*.toml``) has a query file's ``[network]``, ``[cca]``, ``
   if it held at the last K steps (k-induction); window sizes may be formulas of the path's R,
   D, C and buffer.
 
-Every expression is compiled when the file is read, so bad input is reported before anything
-is solved.
+Every expression is compiled when the file is read, over the names the model declares (no
+constraint is built), so bad input is reported before anything is solved.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ccac.encode.expr import Symbols, compile_condition, compile_number
 from ccac.encode.terms import is_variable, subterms
 from ccac.core.limits import check_horizon
 from ccac.analysis.obligation import VERDICTS
-from ccac.problems.problem import build
+from ccac.problems.problem import check_expressions, declared_symbols
 from ccac.problems.query import Query, anchor_files, locate, parse_file, parse_query
 from ccac.solving.backends import backend
 
@@ -45,6 +45,7 @@ PROOF_SECTIONS = BASE_SECTIONS + ("lemma", "steady_state", "description", "expec
 LEMMA_KEYS = ("name", "description", "T", "network", "cca", "params", "assume", "show", "exists")
 STEADY_KEYS = ("name", "description", "T", "start", "k", "assume", "region", "progress")
 PROGRESS_KEYS = ("name", "when", "rank", "decrease", "bound")
+READING = "compiling the proof's expressions"  # what a time limit on reading a proof file stops
 
 
 # ---------------------------------------------------------------------- the file
@@ -229,7 +230,7 @@ def _parse_lemma(base: dict[str, Any], item: dict[str, Any], i: int) -> Lemma:
     assume = _strings(item.get("assume", []), f"{where}.assume")
     lemma = Lemma(name, str(item.get("description", "")).strip(), data, assume, show, exists)
     try:  # compile now, so a bad expression is reported before anything is solved
-        build(lemma_query(lemma, lemma.show or lemma.exists, negate=show is not None))
+        check_expressions(lemma_query(lemma, lemma.show or lemma.exists, negate=show is not None))
     except CcacError as e:
         text = str(e).replace("query.find: ", f"{'show' if show else 'exists'}: ", 1)
         raise CcacError(text.replace("query.assume", "assume", 1), where) from None
@@ -295,24 +296,22 @@ def _window_size(value: Any, network: Any, where: str) -> int:
 def _check_time_free(base: dict[str, Any], s: SteadyState) -> None:
     """Parameter assumptions, decreases and bounds must not depend on the trace's steps: they
     must mean the same in every window of a run."""
-    proof = Proof("", "", "", base, [], s)
-    problem = build(steady_query(proof, []))
-    slots = problem.enc.slots
+    symbols, enc = declared_symbols(steady_query(Proof("", "", "", base, [], s), []))
     texts = [(a, f"steady_state.assume[{i}]") for i, a in enumerate(s.assume)]
     texts += [(text, f"steady_state.progress[{i}].{key}") for i, c in enumerate(s.progress)
               for key, text in (("decrease", c.decrease), ("bound", c.bound))]
     for text, where in texts:
         compile = compile_condition if where.startswith("steady_state.assume") else compile_number
-        value = compile(text, problem.symbols, where)
-        if _mentions_steps(value, slots):
+        value = compile(text, symbols, where)
+        if _mentions_steps(value, enc.slots):
             raise CcacError(f"`{text}` depends on the trace's steps; only parameters (alpha, buffer, "
                             f"[params], constant definitions) may appear here (per-step conditions "
                             f"belong in the region or a progress case)", where)
     for i, case in enumerate(s.progress):
         for key, text in (("when", f"case_{i}[{s.start}]"), ("rank", f"rank_{i}[{s.start}]")):
             compile_ = compile_condition if key == "when" else compile_number
-            compile_(text, problem.symbols, f"steady_state.progress[{i}].{key}")
-    compile_condition(f"region[{s.start}]", problem.symbols, "steady_state.region")
+            compile_(text, symbols, f"steady_state.progress[{i}].{key}")
+    compile_condition(f"region[{s.start}]", symbols, "steady_state.region")
 
 
 def _mentions_steps(value: Any, slots: dict[str, Any]) -> bool:

@@ -27,7 +27,7 @@ from ccac.analysis.executors import Executor
 from ccac.analysis.grid import Axis
 from ccac.core.deadline import TimeLimit, time_limit
 from ccac.problems.query import QUERY_KEYS, SECTIONS, apply_overrides, bundled_queries, locate, read_toml
-from ccac.analysis.proof_file import proof_solver
+from ccac.analysis.proof_file import READING, proof_solver
 from ccac.core import VERSION
 from ccac.solving.backends import solver_version
 from ccac.solving.store import Store, result_key, reusable
@@ -69,7 +69,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
             if task["kind"] == "proof":
                 from ccac.analysis.proof import check_proof, load_proof
 
-                with time_limit(task["timeout"], "building the proof's formulas to check its expressions"):
+                with time_limit(task["timeout"], READING):
                     proof = load_proof(task["file"], list(task["overrides"]))
                 out["resolved"] = proof.resolved()
                 report = check_proof(proof, solver=task["solver"], timeout=task["timeout"])

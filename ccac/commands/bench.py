@@ -13,7 +13,6 @@ definite answer contradicts the query's ``expect`` or a trace fails validation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -25,29 +24,12 @@ from ccac.core.limits import check_seconds
 from ccac.problems.query import bundled_queries, load_query, locate
 from ccac.analysis.scaling import (BUILD_HORIZONS, CASES, Case, Measured, finer_horizon, measure, measure_build,
                           overrides, plot)
+from ccac.report.bench_lines import (EXPONENTS_HEADING, Row, Table, exponent_line, scaling_heading, scaling_row,
+                                     seconds_cell, totals_line)
+from ccac.report.presentation import plot_line, validated_text
 from ccac.solving.solve import solve
 
 __all__ = ["bench"]
-
-COLUMNS = ("query", "T", "answer", "expected", "validated", "build s", "solve s", "note")
-
-
-@dataclass
-class Row:
-    query: str
-    T: str
-    answer: str
-    expected: str = "-"
-    validated: str = "-"
-    build: str = "-"
-    solve: str = "-"
-    note: str = ""
-    failed: bool = False  # a definite answer against expectation, or a trace that fails validation
-
-    def cells(self) -> tuple[str, ...]:
-        return (self.query, self.T, self.answer, self.expected, self.validated, self.build,
-                self.solve, self.note)
-
 
 def run(name: str, T: int, solver: str, timeout: float | None, sets: tuple[str, ...] = (),
         resolution: int | None = None, encoding: str = "pairs") -> Row:
@@ -57,9 +39,8 @@ def run(name: str, T: int, solver: str, timeout: float | None, sets: tuple[str, 
         result = solve(load_query(name, overrides=[*sets, *scaled]), solver, timeout, encoding=encoding)
     except CcacError as e:
         return Row(label, str(T), "invalid", note=str(e))
-    validated = {True: "yes", False: "NO", None: "-"}[result.validated]
-    return Row(label, str(T), result.answer, result.query.expect or "-", validated,
-               f"{result.build_seconds:.3f}", f"{result.solve_seconds:.3f}",
+    return Row(label, str(T), result.answer, result.query.expect or "-", validated_text(result.validated),
+               seconds_cell(result.build_seconds), seconds_cell(result.solve_seconds),
                result.reason or "; ".join(result.violations or []),
                failed=(result.matches_expectation is False and result.answer != "unknown")
                or result.validated is False)
@@ -133,31 +114,23 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: 
     names = list(queries) or sorted(bundled_queries())
     if not names:
         raise click.UsageError("no bundled queries yet: give query names or files")
-    widths = [len(c) for c in COLUMNS]
-    widths[0] = max(widths[0], *(len(Path(n).stem) for n in names))
     plan = {name: horizons or horizons_of(name, resolution) for name in names}
-    widths[1] = max(widths[1], *(len(str(T)) for Ts in plan.values() for T in Ts))
-    widths[2:7] = [max(w, 8) for w in widths[2:7]]
-
-    def line(cells: tuple[str, ...]) -> str:
-        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
-
-    click.echo(line(COLUMNS))
-    click.echo(line(tuple("-" * w for w in widths[:-1]) + ("-" * 4,)))
+    table = Table([Path(n).stem for n in names], [T for Ts in plan.values() for T in Ts])
+    for line in table.heading():
+        click.echo(line)
     failures = 0
     for name in names:
         try:
             locate(name)
         except CcacError as e:  # one row, not one per horizon
-            click.echo(line(Row(Path(name).stem, "-", "invalid", note=str(e)).cells()))
+            click.echo(table.line(Row(Path(name).stem, "-", "invalid", note=str(e)).cells()))
             continue
         for T in plan[name]:
             row = run(name, T, solver, timeout, sets, resolution, encoding)
             failures += row.failed
-            click.echo(line(row.cells()))
+            click.echo(table.line(row.cells()))
     runs = sum(len(Ts) for Ts in plan.values())
-    click.echo(f"\n{len(names)} queries, {runs} runs with {solver}; "
-               f"{failures} failed (answer against expectation or trace not validated)")
+    click.echo(totals_line(len(names), runs, solver, failures))
     if failures:
         raise SystemExit(1)
 
@@ -171,25 +144,20 @@ def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,
         from ccac.report.plot import check_format
 
         check_format(plot_path)
-    click.echo(f"{'query':36}  {'T':>4}  {'R':>2}  {'answer':8}  {'build s':>8}  {'solve s':>8}")
+    click.echo(scaling_heading())
     results = []
     for case in cases:
         measured = (measure_build(case, timeout, encoding) if build_only
                     else measure(case, timeout, solver, encoding=encoding))
         for p in measured.points:
-            R = "-" if p.R is None else p.R
-            click.echo(f"{case.name:36}  {p.T:>4}  {R:>2}  {p.answer:8}  {p.build:8.3f}  {p.solve:8.3f}"
-                       + (f"  {p.note}" if p.note else ""))
+            click.echo(scaling_row(case.name, p.T, p.R, p.answer, p.build, p.solve, p.note))
         results.append(measured)
-    click.echo("\ngrowth exponent k (time ~ T^k, least squares; solve: answered points, build: every "
-               "point built):")
+    click.echo(EXPONENTS_HEADING)
     for m in results:
-        ks = [m.exponent(which) for which in ("build", "solve")]
-        shown = ["-" if k is None else f"{k:.2f}" for k in ks]
-        click.echo(f"  {m.case.name:36}  build {shown[0]:>5}  solve {shown[1]:>5}   {m.case.what}")
+        click.echo(exponent_line(m.case.name, m.exponent("build"), m.exponent("solve"), m.case.what))
     if plot_path is not None:
         plot(results, plot_path)
-        click.echo(f"plot: {plot_path}")
+        click.echo(plot_line(plot_path))
     return results
 
 

@@ -1,5 +1,6 @@
 """``ccac bound FILE_OR_NAME --param NAME --lo X --hi Y [--tol E] [--timeout S] ...``: the
-command over :func:`ccac.analysis.bound.find_bound`, and the verdict in words."""
+command over :func:`ccac.analysis.bound.find_bound`; its lines are composed in
+:mod:`ccac.report.bound_lines`."""
 
 from __future__ import annotations
 
@@ -9,38 +10,12 @@ from pathlib import Path
 
 import click
 
-from ccac.analysis.bound import MONOTONE_CAVEAT, BoundResult, find_bound
+from ccac.analysis.bound import MONOTONE_CAVEAT, find_bound
 from ccac.core import progress
-from ccac.core.params import exact_text as show
 from ccac.problems.query import load_query
-from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, describe_query, echo_validation
+from ccac.report import bound_lines as lines
+from ccac.report.presentation import describe_query, echo_validation, plot_line
 from ccac.solving.backends import SOLVER_HELP, backend
-def result_lines(r: BoundResult) -> list[str]:
-    """The verdict, in words, with what it relies on."""
-    if r.bracket is None:
-        lo, hi = r.probes[0], r.probes[1]
-        if r.status == "unknown":
-            return [f"bound: no bracket: the answer is unknown at "
-                    f"{' and '.join(show(p.value) for p in (lo, hi) if p.answer == 'unknown')} "
-                    "(raise --timeout or move --lo / --hi)"]
-        return [f"bound: no flip in [{show(r.lo)}, {show(r.hi)}]: {lo.answer} at both ends "
-                "(if the answer is monotone in the parameter there is none inside; widen --lo / --hi)"]
-    a, b = r.bracket
-    width = r.width
-    assert width is not None   # there is a bracket
-    unknown = ", ".join(show(u.value) for u in r.unknown) or "-"
-    unsat_end = a if a.answer == "unsat" else b
-    premise = {"satisfiable": f"  premise at {show(unsat_end.value)}: the assumptions alone admit a validated trace",
-               "vacuous": f"  VACUOUS at {show(unsat_end.value)}: the assumptions alone admit no trace there, "
-                          "so the flip is where the assumptions stop having traces, not the find",
-               "unknown": f"  premise at {show(unsat_end.value)}: not checked (unknown within its time)"}
-    return [f"bound: {r.key} flips between {show(a.value)} ({a.answer}) and "
-             f"{show(b.value)} ({b.answer}); unknown at: {unknown}",
-             premise[r.premise or "unknown"],
-             f"  width {show(width)} ({'<=' if width <= r.tol else 'ABOVE'} tol {show(r.tol)}"
-             f"{'' if width <= r.tol else ': unknown probes split it into gaps <= tol'}); "
-             f"{len(r.probes)} probes",
-             f"  {MONOTONE_CAVEAT.replace('the parameter', r.key)}"]
 
 
 @click.command("bound")
@@ -90,16 +65,13 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     q = load_query(file_or_name, list(overrides))
     click.echo(describe_query(q))
     r = find_bound(q, name, lo, hi, tol, timeout, solver, log=click.echo, reuse=reuse)
-    click.echo(f"solver: {r.solver} {r.solver_version}; formula "
-               + ("rebuilt for each probe" if r.rebuilt else "built once, parameter as a solver constant")
-               + ("; one solver reused across probes" if r.reused else ""))
-    for line in result_lines(r):
+    click.echo(lines.solver_line(r))
+    for line in lines.result_lines(r, MONOTONE_CAVEAT):
         click.echo(line)
     boundary = r.boundary_value
     if r.trace is not None:
         assert boundary is not None   # the trace is the bracket's sat end
-        click.echo(f"boundary counterexample (the sat probe closest to the flip): "
-                   f"{r.key} = {show(boundary)}")
+        click.echo(lines.boundary_line(r.key, boundary))
         echo_validation(r.validated, r.violations)
         click.echo(r.trace.table())
     if json_path:
@@ -108,11 +80,8 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
         from ccac.report.plot import plot_trace
 
         assert boundary is not None   # the trace is the bracket's sat end
-        plot_trace(r.trace, plot_path, title=f"{q.name}: {r.key} = {show(boundary)}")
-        click.echo(f"plot: {plot_path}")
-    if r.trace is not None and not r.validated:
-        sys.exit(EXIT_INVALID_TRACE)
-    if r.status == "unknown" or (r.width is not None and r.width > r.tol):
-        sys.exit(EXIT_UNKNOWN)
-    if r.status == "no flip" or r.premise == "vacuous":
-        sys.exit(EXIT_MISMATCH)
+        plot_trace(r.trace, plot_path, title=lines.plot_title(q.name, r.key, boundary))
+        click.echo(plot_line(plot_path))
+    code = lines.exit_code(r, r.trace is not None)
+    if code:
+        sys.exit(code)

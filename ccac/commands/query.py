@@ -14,8 +14,9 @@ from ccac.commands.replay import run_and_report
 from ccac.core import limits, progress
 from ccac.core.errors import CcacError
 from ccac.encode.frontier import STYLES
-from ccac.report.presentation import (EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line, describe_query,
-                                      echo_validation, statement)
+from ccac.report.presentation import (EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line, case_lines,
+                                      describe_query, echo_validation, expected_line, plot_line, solver_line,
+                                      statement)
 from ccac.solving.backends import SOLVER_HELP
 
 if TYPE_CHECKING:
@@ -90,15 +91,17 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     if not quiet:
         click.echo(describe_query(q))
         if split is not None:
-            echo_cases(split)
+            from ccac.analysis.cubes import PROJECTED
+
+            for line in case_lines(split, PROJECTED):
+                click.echo(line)
     click.echo(answer_line(result.answer, timeout, result.reason))
-    if not quiet and (result.reason or "").startswith("timeout: building"):
-        click.echo(f"solver: {result.solver} {result.solver_version}, not run (building stopped after "
-                   f"{result.build_seconds:.2f} s)")
-    elif not quiet:
-        click.echo(f"solver: {result.solver} {result.solver_version}, {result.solve_seconds:.2f} s "
-                   f"(formula built in {result.build_seconds:.2f} s)")
-        click.echo(statement(q, result.answer))
+    if not quiet:
+        stopped = (result.reason or "").startswith("timeout: building")
+        click.echo(solver_line(result.solver, result.solver_version, result.build_seconds,
+                               None if stopped else result.solve_seconds))
+        if not stopped:
+            click.echo(statement(q, result.answer))
     if result.trace is not None:
         echo_validation(result.validated, result.violations)
         if not quiet:
@@ -119,7 +122,7 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     if plot_path and result.trace is not None:
         result.plot(plot_path)
         if not quiet:
-            click.echo(f"plot: {plot_path}")
+            click.echo(plot_line(plot_path))
     if result.trace is not None and not result.validated:
         sys.exit(EXIT_INVALID_TRACE)
     if do_replay and result.trace is not None:
@@ -128,8 +131,7 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     if result.answer == "unknown":
         sys.exit(EXIT_UNKNOWN)
     if q.expect is not None:
-        verdict = "as expected" if result.answer == q.expect else f"EXPECTED {q.expect}"
-        click.echo(f"expected: {q.expect} ({verdict})")
+        click.echo(expected_line(q.expect, result.answer))
         if result.answer != q.expect:
             sys.exit(EXIT_MISMATCH)
     if vacuous:
@@ -144,23 +146,3 @@ def solve_cases(q: Query, cubes: int, workers: int | None, scheduler: str | None
 
     with executor(workers, scheduler) as where:
         return solve_in_cubes(q, cubes, where.run, timeout, encoding)
-
-
-def echo_cases(split: CubeRun) -> None:
-    """Each case's answer and time, and the projected time to the answer on more workers."""
-    from ccac.analysis.cubes import PROJECTED
-
-    kinds = sorted({c.formula for c in split.cases})
-    counts = ", ".join(f"{sum(c.formula == k for c in split.cases)} of the {k} formula" for k in kinds)
-    click.echo(f"cases: {counts} (split in {split.split_seconds:.2f} s)")
-    for case in split.cases:
-        spent = f"{case.seconds:.2f} s" if case.seconds is not None else "-"
-        click.echo(f"  {case.formula} {case.index}: {case.answer} {spent}")
-    shown = []
-    for workers in PROJECTED:
-        projected = split.projected(workers)
-        if projected is not None:
-            seconds, exact = projected
-            shown.append(f"{workers}: {'' if exact else '>= '}{seconds:.2f} s")
-    if shown:
-        click.echo("time from the split to the answer on N workers: " + ", ".join(shown))

@@ -23,15 +23,12 @@ from ccac.core.errors import CcacError
 from ccac.analysis.executors import executor
 from ccac.analysis.grid import Axis, grid_points, option_keys, parse_grid
 from ccac.core.limits import check_seconds
-from ccac.report.presentation import EXIT_BAD_INPUT, EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN
+from ccac.report import sweep_lines as lines
+from ccac.report.presentation import EXIT_BAD_INPUT
 from ccac.solving.store import Store
 from ccac.analysis.sweep import Point, Sweep, versions
 
 __all__ = ["sweep"]
-
-COLUMNS = ("answer", "validated", "seconds", "cached", "note")  # note: an error, or a proof's failed checks
-ORDER = {"query": ("sat", "unsat", "unknown", "error"),
-         "proof": ("proved", "refuted", "vacuous", "unknown", "error")}  # other answers follow
 
 HELP = """Run FILE_OR_NAME (a query or a proof) at every point of a grid of values.
 
@@ -114,11 +111,9 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
         with Store() as store:
             job.plan(store, env, fresh, reuse, where.workers)
             tasks = job.tasks
-            click.echo(f"sweep: {_plural(len(points), 'point')}, {sum(p.cached for p in points)} in the store "
-                       f"({store.path}), {len(job.groups)} to compute"
-                       + (f" in {len(tasks)} {'family' if len(tasks) == 1 else 'families'} sharing a solver each"
-                          if job.shared else "")
-                       + (f" on {where.describe(len(tasks))}" if tasks else ""), err=True)
+            click.echo(lines.plan_line(len(points), sum(p.cached for p in points), str(store.path), len(job.groups),
+                                       len(tasks) if job.shared else None,
+                                       where.describe(len(tasks)) if tasks else None), err=True)
             counts = Counter(p.answer for p in points if p.result)
             bar = _progress(len(tasks))
             bar.set_postfix(_postfix(job.kind, counts), refresh=False)
@@ -133,8 +128,7 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
             except KeyboardInterrupt:
                 bar.close()
                 stored = sum(1 for p in points if p.result and p.answer != "error")
-                click.echo(f"interrupted: {stored} of {len(points)} points are stored; run the same "
-                           f"command again to resume", err=True)
+                click.echo(lines.interrupted_line(stored, len(points)), err=True)
                 raise
             finally:
                 bar.close()
@@ -143,31 +137,16 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
 
 def report(kind: str, axes: list[Axis], points: list[Point], out_path: str | None, seconds: float) -> None:
     """The table, the summary, --out, and the exit code."""
-    header = tuple(a.key for a in axes) + COLUMNS
-    click.echo(table(header, [_cells(p) for p in points]))
-    counts = Counter(p.answer for p in points)
-    summary = ", ".join(_plural(counts[a], a) if a == "error" else f"{counts[a]} {a}"
-                        for a in _answer_order(kind, counts))
-    reused = sum(p.cached for p in points)
-    computed = sum(float(r.get("seconds", 0.0))  # points with the same query share one result
-                   for r in {id(p.result): p.result for p in points if not p.cached}.values())
-    click.echo(f"\n{_plural(len(points), 'point')}: {summary}; {reused} reused from the store; "
-               f"{computed:.1f} s of computation, {seconds:.1f} s in all")
+    header = tuple(a.key for a in axes) + lines.COLUMNS
+    click.echo(lines.table(header, [lines.cells(p) for p in points]))
+    click.echo(lines.summary_line(kind, points, seconds))
     if out_path:
         write_out(Path(out_path), axes, header, points)
-    code = exit_code(points)
+    code = lines.exit_code(points)
     if code == EXIT_BAD_INPUT:
-        click.echo(f"error: {counts['error']} of {len(points)} points could not be run "
-                   f"(see the note column)", err=True)
+        click.echo(lines.errors_line(sum(p.answer == "error" for p in points), len(points)), err=True)
     if code:
         raise SystemExit(code)
-
-
-def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    """Left-aligned columns under the header and a rule."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    lines = [header, tuple("-" * w for w in widths), *rows]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
 
 
 def write_out(path: Path, axes: list[Axis], header: tuple[str, ...], points: list[Point]) -> None:
@@ -176,7 +155,7 @@ def write_out(path: Path, axes: list[Axis], header: tuple[str, ...], points: lis
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(header)
-        writer.writerows(_cells(p) for p in points)
+        writer.writerows(lines.cells(p) for p in points)
         path.write_text(buffer.getvalue())
         return
     rows = []
@@ -189,39 +168,6 @@ def write_out(path: Path, axes: list[Axis], header: tuple[str, ...], points: lis
     path.write_text(json.dumps(rows, indent=1) + "\n")
 
 
-def exit_code(points: list[Point]) -> int:
-    """4 a trace failed validation; 1 a proof refuted, or a proof or query point vacuous; 2 errors;
-    3 unknowns; else 0."""
-    answers = {p.answer for p in points}
-    if any(p.result.get("validated") is False or p.answer == "invalid" for p in points):
-        return EXIT_INVALID_TRACE
-    if answers & {"refuted", "vacuous"}:
-        return EXIT_MISMATCH
-    if "error" in answers:
-        return EXIT_BAD_INPUT
-    if "unknown" in answers:
-        return EXIT_UNKNOWN
-    return 0
-
-
-def _cells(point: Point) -> tuple[str, ...]:
-    r = point.result
-    validated = {True: "yes", False: "NO", None: "-"}[r.get("validated")]
-    return point.shown + (point.answer, validated, f"{r.get('seconds', 0.0):.3f}",
-                          "yes" if point.cached else "no",
-                          (r.get("error") or (r.get("reason") if point.answer != "unknown" else "") or "")
-                          .replace("\n", " "))
-
-
-def _answer_order(kind: str, counts: Counter) -> tuple[str, ...]:
-    """The kind's answers in their order, then any other answer counted."""
-    return ORDER[kind] + tuple(sorted(set(counts) - set(ORDER[kind])))
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' * (n != 1)}"
-
-
 def _progress(total: int) -> Any:
     from tqdm import tqdm
 
@@ -230,4 +176,4 @@ def _progress(total: int) -> Any:
 
 
 def _postfix(kind: str, counts: Counter) -> dict[str, int]:
-    return {a: counts[a] for a in _answer_order(kind, counts)}
+    return {a: counts[a] for a in lines.answer_order(kind, counts)}

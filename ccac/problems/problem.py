@@ -17,7 +17,7 @@ from ccac.encode import periodic as steady
 from ccac.core.errors import CcacError
 from ccac.encode.expr import Series, Symbols, compile_condition
 from ccac.encode.frontier import STYLES
-from ccac.models import MODELS, FlowSetup, PathVars
+from ccac.models import MODELS, FlowSetup, PathServer, PathVars
 from ccac.ccas.interface import FlowContext, flow_view
 from ccac.problems.query import Query
 
@@ -126,41 +126,76 @@ def symbols_for(query: Query, v: PathVars, states: list[dict[str, list[Any]]],
     return sym
 
 
+def declared_symbols(query: Query) -> tuple[Symbols, Encoding]:
+    """The names ``query``'s expressions may use, with the kinds the model would give them,
+    and the encoding that declares their variables (in a z3 context of their own): the model's
+    variables and one fresh series per declared CCA state variable, with no constraint of the
+    model or of a CCA built. What reading a file needs to check that its expressions compile
+    (:func:`check_expressions`)."""
+    ctx = z3.Context()
+    with terms_in(ctx):
+        _, enc, v = _declare(query, "pairs", ctx)
+        states = []
+        for n, flow in enumerate(query.flows):
+            view = FlowContext(enc, flow_view(v, n), n, flow.params, flow.cca.name)
+            states.append({sv.name: view.series(sv.name, sv.kind, sv.axis) for sv in flow.cca.state})
+        return symbols_for(query, v, states, lambda x: x), enc
+
+
+def check_expressions(query: Query) -> None:
+    """Raise the :class:`CcacError` :func:`build` would raise for ``query``'s names, assumptions
+    and find, without building its constraints."""
+    query_conditions(query, declared_symbols(query)[0])
+
+
+def query_conditions(query: Query, symbols: Symbols) -> list[tuple[str, Any]]:
+    """``query``'s assumptions and its find compiled over ``symbols``, each with its group."""
+    out = [("query.assume", compile_condition(text, symbols, f"query.assume[{i}]"))
+           for i, text in enumerate(query.assume)]
+    if query.find is not None:
+        out.append(("query.find", compile_condition(query.find, symbols, "query.find")))
+    return out
+
+
+def _declare(query: Query, style: str, ctx: z3.Context) -> tuple[PathServer, Encoding, PathVars]:
+    """The model of ``query``, an encoding of its timeline in ``style`` (variables in ``ctx``)
+    and the model's variables declared there (no constraint yet)."""
+    if style not in STYLES:
+        raise CcacError(f"unknown encoding {style!r} (available: {', '.join(STYLES)})")
+    model = MODELS[query.network.model_name]
+    timeline = steady.timeline(query)
+    enc = Encoding(timeline, style, ctx)
+    setups = [FlowSetup(paced=f.cca.paced(f.params), dupacks_default=f.cca.dupacks_default)
+              for f in query.flows]
+    return model, enc, model.declare(enc, steady.extended(query.network, timeline), setups)
+
+
 def build(query: Query, style: str = "pairs", ctx: z3.Context | None = None) -> Problem:
     """Encode model, CCAs and query as one set of constraints, in the z3 context ``ctx`` (a new
     one if None: see :func:`ccac.encode.encoding.term_context`). A periodic query is built over
     its trace plus wrapped history steps (:mod:`ccac.encode.periodic`). ``style`` is how frontiers
     are encoded (:mod:`ccac.encode.frontier`): the answer does not depend on it, the cost does."""
-    if style not in STYLES:
-        raise CcacError(f"unknown encoding {style!r} (available: {', '.join(STYLES)})")
     context = ctx or z3.Context()
     with terms_in(context):
         return _build(query, style, context)
 
 
 def _build(query: Query, style: str, ctx: z3.Context) -> Problem:
-    model = MODELS[query.network.model_name]
-    timeline = steady.timeline(query)
-    enc = Encoding(timeline, style, ctx)
-    setups = [FlowSetup(paced=f.cca.paced(f.params), dupacks_default=f.cca.dupacks_default)
-              for f in query.flows]
-    v = model.declare(enc, steady.extended(query.network, timeline), setups)
+    model, enc, v = _declare(query, style, ctx)
     model.constrain(enc, v)
     states: list[dict[str, list[Any]]] = []
     for n, flow in enumerate(query.flows):
-        ctx = FlowContext(enc, flow_view(v, n), n, flow.params, flow.cca.name)
-        states.append(flow.cca.encode(ctx))
+        view = FlowContext(enc, flow_view(v, n), n, flow.params, flow.cca.name)
+        states.append(flow.cca.encode(view))
     periodic: list[tuple[str, Any, Any]] = []
     if query.periodic:
         periodic = model.periodic(v) + steady.conditions(enc, v)
     symbols = symbols_for(query, v, states, lambda x: x)
     problem = Problem(query, enc, v, states, symbols, periodic)
-    for i, text in enumerate(query.assume):
-        enc.add("query.assume", compile_condition(text, symbols, f"query.assume[{i}]"))
-    if query.find is not None:
-        enc.add("query.find", compile_condition(query.find, symbols, "query.find"))
+    for group, condition in query_conditions(query, symbols):
+        enc.add(group, condition)
     if query.periodic:
         enc.add("query.periodic", *(start == end for _, start, end in periodic),
-                *steady.lossless_means_detected(v, timeline))
-        enc.add(steady.SETTLED, *steady.settled(v, timeline))
+                *steady.lossless_means_detected(v, enc.timeline))
+        enc.add(steady.SETTLED, *steady.settled(v, enc.timeline))
     return problem

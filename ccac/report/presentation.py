@@ -4,13 +4,29 @@ described, and the validation line of a trace. The engine never imports this mod
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol, Sequence
 
 import click
 
 from ccac.core.params import rounded_text
 
 EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INVALID_TRACE = 1, 2, 3, 4
+
+
+def failure_code(decided: bool) -> int:
+    """The exit code of a run that did not get what it asked: a mismatch when the answers that
+    failed it were decided, unknown when some was not."""
+    return EXIT_MISMATCH if decided else EXIT_UNKNOWN
+
+
+def validated_text(validated: bool | None) -> str:
+    """A table cell for a trace's validation: yes, NO, or - (no trace)."""
+    return {True: "yes", False: "NO", None: "-"}[validated]
+
+
+def plot_line(path: str) -> str:
+    """Where a figure was drawn."""
+    return f"plot: {path}"
 
 
 def echo_validation(validated: bool | None, violations: list[str] | None) -> None:
@@ -83,3 +99,57 @@ def _show(v: Any) -> str:
     if isinstance(v, Fraction):
         return rounded_text(v, 6)
     return str(v)
+
+
+def solver_line(solver: str, version: str, build_seconds: float, solve_seconds: float | None) -> str:
+    """Which solver answered and how long building and solving took (``solve_seconds`` None: the
+    time limit stopped the building, and the solver was not run)."""
+    if solve_seconds is None:
+        return f"solver: {solver} {version}, not run (building stopped after {build_seconds:.2f} s)"
+    return f"solver: {solver} {version}, {solve_seconds:.2f} s (formula built in {build_seconds:.2f} s)"
+
+
+def expected_line(expect: str, answer: str) -> str:
+    """The answer against the one expected."""
+    return f"expected: {expect} ({'as expected' if answer == expect else f'EXPECTED {expect}'})"
+
+
+class CaseView(Protocol):
+    """One case of a query split into cases (:class:`ccac.analysis.cubes.Case`)."""
+
+    @property
+    def formula(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def answer(self) -> str: ...
+    @property
+    def seconds(self) -> float | None: ...  # None: cancelled
+
+
+class SplitView(Protocol):
+    """A query split into cases and solved apart (:class:`ccac.analysis.cubes.CubeRun`)."""
+
+    @property
+    def cases(self) -> Sequence[CaseView]: ...
+    @property
+    def split_seconds(self) -> float: ...
+    def projected(self, workers: int) -> tuple[float, bool] | None: ...
+
+
+def case_lines(split: SplitView, workers: Sequence[int]) -> list[str]:
+    """Each case's answer and time, and the projected time to the answer on each of ``workers``."""
+    kinds = sorted({c.formula for c in split.cases})
+    counts = ", ".join(f"{sum(c.formula == k for c in split.cases)} of the {k} formula" for k in kinds)
+    lines = [f"cases: {counts} (split in {split.split_seconds:.2f} s)"]
+    lines += [f"  {case.formula} {case.index}: {case.answer} {'-' if case.seconds is None else f'{case.seconds:.2f} s'}"
+              for case in split.cases]
+    shown = []
+    for n in workers:
+        projected = split.projected(n)
+        if projected is not None:
+            seconds, exact = projected
+            shown.append(f"{n}: {'' if exact else '>= '}{seconds:.2f} s")
+    if shown:
+        lines.append("time from the split to the answer on N workers: " + ", ".join(shown))
+    return lines

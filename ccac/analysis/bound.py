@@ -50,12 +50,9 @@ from ccac.encode.network import NETWORK_PARAMS
 from ccac.analysis.incremental import Incremental
 from ccac.solving.solve import Pipeline, checked_trace, premise_verdict
 from ccac.encode.trace import Trace
+from ccac.report.bound_lines import MONOTONE_CAVEAT, probe_line, rebuild_note
 
 __all__ = ["BoundResult", "Probe", "find_bound"]
-
-MONOTONE_CAVEAT = ("each probe is an exact answer at its value; that a's answer holds for every "
-                   "value below a, and b's above b, assumes the answer is monotone in the parameter")
-
 
 @dataclass
 class Probe:
@@ -238,8 +235,7 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
     for end in (lo, hi):  # a value the section refuses is bad input before anything is solved
         prober.at(end)
     if prober.rebuilt:
-        say(f"note: {section}.{name} cannot be a solver constant ({prober.rebuilt}); "
-            "rebuilding the formula for each probe")
+        say(rebuild_note(f"{section}.{name}", prober.rebuilt))
     witness: tuple[Problem, Assignment] | None = None  # always the latest sat probe
 
     def probe(value: Fraction) -> Probe:
@@ -286,8 +282,3 @@ def check_boundary(result: BoundResult, problem: Problem, assignment: Assignment
     against the query with the parameter at that number (``problem.query``)."""
     result.boundary_query = problem.query
     result.trace, result.violations = checked_trace(problem, assignment)
-
-
-def probe_line(key: str, p: Probe) -> str:
-    why = f" ({p.reason})" if p.reason and p.answer == "unknown" else ""
-    return f"probe {key} = {show(p.value)}: {p.answer}{why}, {p.seconds:.2f} s"

@@ -41,7 +41,7 @@ from typing import Any, Callable
 from ccac.core.errors import CcacError
 from ccac.encode.expr import compile_condition
 from ccac.analysis.obligation import Check
-from ccac.problems.problem import build
+from ccac.problems.problem import declared_symbols
 from ccac.analysis.proof_file import Proof, steady_query
 from ccac.solving.solve import solve
 from ccac.analysis.steady_state import check_closure
@@ -145,11 +145,11 @@ def check_candidates(proof: Proof, candidates: list[str], strict: bool = True) -
     ``strict`` any other is bad input, named."""
     s = proof.steady
     assert s is not None
-    problem = build(steady_query(proof, []))
+    symbols, _ = declared_symbols(steady_query(proof, []))
     readable = []
     for i, c in enumerate(candidates):
         try:
-            compile_condition(f"all(({c}) for t in range({s.start - s.k + 1}, {s.T}))", problem.symbols,
+            compile_condition(f"all(({c}) for t in range({s.start - s.k + 1}, {s.T}))", symbols,
                               f"candidate[{i}] `{c}`")
         except CcacError:
             if strict:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ccac.analysis.bound import MONOTONE_CAVEAT, find_bound
+from ccac.analysis.bound import find_bound
 from ccac.core import progress
 from ccac.problems.query import load_query
 from ccac.report import bound_lines as lines
@@ -66,7 +66,7 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     click.echo(describe_query(q))
     r = find_bound(q, name, lo, hi, tol, timeout, solver, log=click.echo, reuse=reuse)
     click.echo(lines.solver_line(r))
-    for line in lines.result_lines(r, MONOTONE_CAVEAT):
+    for line in lines.result_lines(r):
         click.echo(line)
     boundary = r.boundary_value
     if r.trace is not None:

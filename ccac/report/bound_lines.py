@@ -11,6 +11,10 @@ from ccac.core.params import exact_text as show
 from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN
 
 
+MONOTONE_CAVEAT = ("each probe is an exact answer at its value; that a's answer holds for every "
+                   "value below a, and b's above b, assumes the answer is monotone in the parameter")
+
+
 class ProbeView(Protocol):
     """The answer at one exact value."""
 
@@ -18,6 +22,21 @@ class ProbeView(Protocol):
     def value(self) -> Fraction: ...
     @property
     def answer(self) -> str: ...  # "sat", "unsat" or "unknown"
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def seconds(self) -> float: ...
+
+
+def rebuild_note(key: str, why: str) -> str:
+    """Said before the probes when the parameter cannot be a solver constant."""
+    return f"note: {key} cannot be a solver constant ({why}); rebuilding the formula for each probe"
+
+
+def probe_line(key: str, p: ProbeView) -> str:
+    """One probe as it is answered."""
+    why = f" ({p.reason})" if p.reason and p.answer == "unknown" else ""
+    return f"probe {key} = {show(p.value)}: {p.answer}{why}, {p.seconds:.2f} s"
 
 
 class BoundView(Protocol):
@@ -62,8 +81,8 @@ def solver_line(r: BoundView) -> str:
             + ("; one solver reused across probes" if r.reused else ""))
 
 
-def result_lines(r: BoundView, caveat: str) -> list[str]:
-    """The verdict, in words, with what it relies on (``caveat``: the monotonicity it assumes)."""
+def result_lines(r: BoundView) -> list[str]:
+    """The verdict, in words, with what it relies on (the monotonicity it assumes)."""
     if r.bracket is None:
         lo, hi = r.probes[0], r.probes[1]
         if r.status == "unknown":
@@ -87,7 +106,7 @@ def result_lines(r: BoundView, caveat: str) -> list[str]:
             f"  width {show(width)} ({'<=' if width <= r.tol else 'ABOVE'} tol {show(r.tol)}"
             f"{'' if width <= r.tol else ': unknown probes split it into gaps <= tol'}); "
             f"{len(r.probes)} probes",
-            f"  {caveat.replace('the parameter', r.key)}"]
+            f"  {MONOTONE_CAVEAT.replace('the parameter', r.key)}"]
 
 
 def boundary_line(key: str, value: Fraction) -> str:

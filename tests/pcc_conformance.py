@@ -200,14 +200,14 @@ class Admitter:
         faster from scratch than incrementally, measured on every PCC configuration). Most
         answer in a second; the timeout is generous because a rare pinned run takes z3 a minute
         on a loaded machine, and "unknown" fails the test as "unsat" does."""
-        solver = z3.Solver()
+        solver = z3.Solver(ctx=self.problem.ctx)
         solver.set("timeout", int(timeout * 1000))
         solver.add(*self.formulas, *(c for _, c in self.fixes(run, measured)))
         return str(solver.check())
 
     def why_not(self, run: Run, measured: dict[str, dict[int, Fraction]]) -> list[str]:
         """An unsat core (constraint groups and pinned values) for a run the encoding rejects."""
-        solver = z3.Solver()
+        solver = z3.Solver(ctx=self.problem.ctx)
         tracked: dict[str, str] = {}
         for i, (group, c) in enumerate(self.problem.enc.constraints):
             tracked[f"g{i}"] = f"{group}: {c}"
@@ -225,4 +225,4 @@ def encoded(problem: Any, series: str, T: int, flow: int = 0) -> list[Any]:
     in the encoding: a misspelt name would make a fresh, unconstrained variable."""
     slots = {slot.step: name for name, slot in problem.enc.slots.items() if slot.series == series and slot.flow == flow}
     assert sorted(slots) == list(range(T)), (series, sorted(slots))
-    return [problem.enc.slots[slots[t]].at(t) for t in range(T)]
+    return [problem.enc.slots[slots[t]].at(t, problem.ctx) for t in range(T)]

@@ -111,7 +111,7 @@ def test_lossless_loss_detection_implies_the_all_steps_rule():
                      "query": {"find": "A[T-1] > A[0]"}})
     p = build(q)
     v = p.vars
-    solver = z3.Solver()
+    solver = z3.Solver(ctx=p.ctx)
     solver.add(*p.enc.formulas(skip=["query."]))
     for t in range(2, 7):
         for s in range(t - 2 + 1):

@@ -80,6 +80,9 @@ class Result:
         }
 
 
+CORE_LABEL = "pinned!"  # the names of the labels :meth:`Pipeline.culprits` tracks facts by
+
+
 class Pipeline:
     """One solve's way through ccac, owned in one place: a z3 context of its own, the build, the
     answer (a periodic query's from its two formulas by :func:`periodic_answer`, the one rule),
@@ -123,6 +126,20 @@ class Pipeline:
         if self.problem.query.periodic:
             return solve_periodic(self.problem, self.solver, timeout, extra)
         return backend(self.solver)([*self.problem.formulas(), *extra], timeout)
+
+    def culprits(self, extra: Sequence[z3.BoolRef], timeout: float | None) -> list[int] | None:
+        """Which of ``extra`` (facts about the built formula's terms, e.g. a concrete run's
+        values) an unsat core of the formula with them names: their indices, in order; None if
+        z3 finds no core within ``timeout`` (sat or unknown). A periodic query's settled formula."""
+        solver = z3.Solver(ctx=self.ctx)
+        if timeout is not None:
+            solver.set("timeout", max(1, int(timeout * 1000)))
+        solver.add(*self.problem.formulas())
+        for i, fact in enumerate(extra):
+            solver.assert_and_track(fact, z3.Bool(f"{CORE_LABEL}{i}", self.ctx))
+        if solver.check() != z3.unsat:
+            return None
+        return sorted(int(str(label).removeprefix(CORE_LABEL)) for label in solver.unsat_core())
 
     def read_back(self, outcome: Outcome, query: Query | None = None) -> tuple[Trace | None, list[str] | None]:
         """A sat outcome's exact trace and what the validator finds wrong with it, against

@@ -132,9 +132,16 @@ def scenario(query: Query, trace: Trace, step_ms: float | None = None, packet: F
              for n, tcp in enumerate(tcps)]
     data = {"step_ns": step_ns, "steps": trace.T, "segment": MSS,
             "server": {"opportunities": delivery_schedule(trace, p)} if fixed else _bucket(trace, p),
-            "queue_packets": queue, "socket_buffer": max(SOCKET_BDPS * ceil(most / p) * MSS, MIN_SOCKET_BUFFER),
+            "queue_packets": queue, "socket_buffer": socket_buffer(ceil(most / p)),
             "flows": flows}
     return Scenario(trace, p, step_ns, data)
+
+
+def socket_buffer(in_flight: int) -> int:
+    """Each socket's send and receive buffer (bytes) for a flow that can have at most
+    ``in_flight`` segments in flight: a few times that, so the buffers never limit the TCP
+    but stay small enough for ns-3 to run fast."""
+    return max(SOCKET_BDPS * in_flight * MSS, MIN_SOCKET_BUFFER)
 
 
 def _bucket(trace: Trace, packet: Fraction) -> dict[str, Any]:
@@ -180,7 +187,8 @@ def replay_ns3(query: Query, trace: Trace, step_ms: float | None = None, packet:
     sc = scenario(query, trace, step_ms, packet, periods, fixed)
     check_installed()
     samples, line = ns3_sim.simulate(sc.data)
-    flows = [_flow_run(sample, sc, spec["tcp"] in PACED) for sample, spec in zip(samples, sc.data["flows"])]
+    flows = [flow_run(sample, sc.packet, sc.step_ns, spec["tcp"] in PACED)
+             for sample, spec in zip(samples, sc.data["flows"])]
     tokens = [Fraction(segments) * sc.packet for segments in line]
     concrete = run_as_trace(query, sc.trace, flows, tokens, WHO)
     find, assume, window = read_conditions(query, trace, concrete, periods)
@@ -192,14 +200,18 @@ def replay_ns3(query: Query, trace: Trace, step_ms: float | None = None, packet:
                      (tokens[last] - tokens[first]) / (trace.network.C * max(steps, 1)) if fixed else None)
 
 
-def _flow_run(sample: dict[str, list[int]], sc: Scenario, paced: bool) -> FlowRun:
-    """One flow's ns-3 samples in trace units (retransmitted bytes as its detected losses)."""
+def flow_run(sample: dict[str, list[int]], packet: Fraction, step_ns: int, paced: bool) -> FlowRun:
+    """One flow's ns-3 samples (:func:`ccac.testbed.ns3_sim.simulate`) as the model's curves, in
+    bytes of which one segment is ``packet``: bytes that reached the bottleneck (A), that it
+    served (S) and dropped (L), retransmitted bytes as the losses the sender detected (Ld, at
+    most those lost), its window, its pacing rate (bytes per step of ``step_ns``; None for a
+    TCP that does not pace) and the steps at which a retransmission timeout fired."""
     def units(name: str) -> list[Fraction]:
-        return [Fraction(b, MSS) * sc.packet for b in sample[name]]
+        return [Fraction(b, MSS) * packet for b in sample[name]]
 
-    T = sc.trace.T
+    T = len(sample["sent"])
     sent, served, lost, resent = units("sent"), units("served"), units("lost"), units("resent")
-    per_step = Fraction(sc.step_ns, 8 * 10**9 * MSS) * sc.packet  # trace bytes per step of 1 bit/s
+    per_step = Fraction(step_ns, 8 * 10**9 * MSS) * packet  # bytes per step of 1 bit/s
     rate: list[Fraction | None] = [bps * per_step if paced else None for bps in sample["pacing"]]
     timeouts = sample["timeouts"]
     return FlowRun(A=sent, S=served, So=served, L=lost, Lnc=[Fraction(0)] * T,

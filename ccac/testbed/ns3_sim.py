@@ -16,7 +16,8 @@ script ``ccac export --format ns3`` writes. A scenario is a plain dict:
 * ``queue_packets``: the drop-tail buffer at the bottleneck in packets (None: unbounded);
   ``socket_buffer``: each socket's send and receive buffer (bytes).
 * ``flows``: per flow ``tcp`` (an ns-3 TypeId name such as ``ns3::TcpNewReno``), ``rtt_ns``
-  (its minimum RTT) and ``initial_cwnd`` (segments; also the initial slow-start threshold).
+  (its minimum RTT), ``initial_cwnd`` (segments) and, optionally, ``initial_ssthresh`` (the
+  initial slow-start threshold in segments; ``initial_cwnd`` if not given: no slow start).
 
 The network: sender n --[access: 100 Gbit/s, no delay]-- left router --[bottleneck]-- right
 router --[egress n: 100 Gbit/s, (rtt_ns - step_ns/100)/2 each way]-- receiver n. A segment
@@ -53,8 +54,9 @@ the last handshake completes (each flow has sent its initial window). At each st
 (plus 1 microsecond, so a segment delivered at the boundary counts) :func:`simulate` samples per
 flow: payload bytes that reached the bottleneck (``sent``, retransmissions included), that
 its queue dropped (``lost``), that it delivered (``served``), that the sender retransmitted
-(``resent``), retransmission timeouts so far (``timeouts``: entries into CA_LOSS), and the
-congestion window (bytes) and pacing rate (bit/s, 0 when the TCP does not pace); and the
+(``resent``), retransmission timeouts so far (``timeouts``: entries into CA_LOSS), the
+congestion window (bytes), the pacing rate (bit/s, 0 when the TCP does not pace) and the
+bytes in flight as the sender's scoreboard counts them (``inflight``: RFC 6675's pipe); and the
 server's token line at each step (segments; for the schedule, the segments it offered).
 """
 
@@ -77,10 +79,11 @@ namespace tracepath {
 using namespace ns3;
 
 struct Flow {
-  uint64_t sent = 0, lost = 0, served = 0, resent = 0, timeouts = 0, pacing = 0;
+  uint64_t sent = 0, lost = 0, served = 0, resent = 0, timeouts = 0, pacing = 0, inflight = 0;
   uint32_t cwnd = 0;
 };
 std::vector<Flow> flows;
+std::vector<Ptr<TcpSocketBase>> senders;  // by flow
 std::map<uint32_t, size_t> flowOf;      // IPv4 source address -> flow
 Ptr<PointToPointNetDevice> bottleneck;
 DataRate fast("100Gbps");
@@ -100,7 +103,7 @@ double rate = 0, queued = 0, begun = 0;  // segments admitted to the queue; segm
 std::vector<double> lag, margin, line;   // by step
 
 void Reset() {
-  flows.clear(); flowOf.clear(); bottleneck = nullptr; opportunities.clear(); nextOpportunity = 0;
+  flows.clear(); senders.clear(); flowOf.clear(); bottleneck = nullptr; opportunities.clear(); nextOpportunity = 0;
   bucket = false; queued = begun = 0; lag.clear(); margin.clear(); line.clear();
 }
 
@@ -206,10 +209,17 @@ void OnState(size_t n, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongSt
 }
 
 void WatchSender(size_t n, Ptr<Socket> s) {
+  senders.push_back(DynamicCast<TcpSocketBase>(s));
   s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, n));
   s->TraceConnectWithoutContext("PacingRate", MakeBoundCallback(&OnPacing, n));
   s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnResend, n));
   s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnState, n));
+}
+
+// Each sender's bytes in flight as its scoreboard counts them now (RFC 6675's pipe: sent, less
+// what is ACKed or SACKed and what it marked lost, plus its retransmissions).
+void Sample() {
+  for (size_t n = 0; n < senders.size(); ++n) flows[n].inflight = senders[n]->GetTxBuffer()->BytesInFlight();
 }
 
 void WatchBottleneck(Ptr<NetDevice> device, Ptr<QueueDisc> disc, double segmentBytes) {
@@ -346,15 +356,16 @@ def _run(ns: Any, scenario: dict[str, Any]) -> tuple[Samples, list[float]]:
     for n, flow in enumerate(flows):
         ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(flow["initial_cwnd"]))
         ns.Config.SetDefault("ns3::TcpSocket::InitialSlowStartThreshold",
-                             ns.UintegerValue(flow["initial_cwnd"] * segment))
+                             ns.UintegerValue(flow.get("initial_ssthresh", flow["initial_cwnd"]) * segment))
         _run_until(ns, (n + 1) * 1000 + 1)
         application = ns.cppyy.gbl.ns3.DynamicCast[ns.BulkSendApplication](apps[n].Get(0))
         tp.WatchSender(n, application.GetSocket())
 
-    names = ("sent", "lost", "served", "resent", "timeouts", "cwnd", "pacing")
+    names = ("sent", "lost", "served", "resent", "timeouts", "cwnd", "pacing", "inflight")
     samples: list[dict[str, list[int]]] = [{name: [] for name in names} for _ in flows]
     for t in range(scenario["steps"]):
         _run_until(ns, start + t * step + SAMPLE_AFTER_NS)
+        tp.Sample()
         for n, counters in enumerate(tp.flows):
             for name in names:
                 samples[n][name].append(int(getattr(counters, name)))

@@ -1,0 +1,83 @@
+"""The conformance harness against ns-3's TCP (ccac.testbed.ns3_conformance): its random paths
+are paths of the model, a run pinned off by one packet is rejected with the culprit named, and
+(slow) the measurement of the bundled readings.
+
+The tests that run ns-3 are marked ``ns3`` and skipped without its Python bindings.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from ccac.testbed.ns3_conformance import (MODEL_CURVES, TcpRun, admission, measure, network, path_admitted,
+                                          random_path, run_tcp)
+
+from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that imports ns-3 once)
+
+
+@pytest.fixture(scope="module")
+def runs(ns3: Any) -> list[TcpRun]:
+    """TcpNewReno on three random paths of 12 steps, and TcpBbr on one."""
+    rng = random.Random(7)
+    paths = [random_path(rng, T=12) for _ in range(4)]
+    return [run_tcp(p, "ns3::TcpNewReno") for p in paths[:3]] + [run_tcp(paths[3], "ns3::TcpBbr")]
+
+
+@needs_ns3
+def test_random_paths_are_paths_of_the_model(runs: list[TcpRun]) -> None:
+    """The harness is right before it judges anything: every run's path curves (A, S, L, W),
+    pinned with any sender, are a run of the model; and the sender's curves with its timeouts
+    too (the model's ACK clock admits some window at every step)."""
+    for run in runs:
+        assert path_admitted(run).admitted is True, run.describe()
+        assert admission(run, "any", curves=MODEL_CURVES).admitted is True, run.describe()
+        assert run.S[0] == run.L[0] == 0 and all(x % run.path.alpha == 0 for x in run.A + run.S + run.L)
+
+
+def test_the_query_states_the_paths_network() -> None:
+    path = random_path(random.Random(1), T=10)
+    net = network(path)
+    bdp = path.per_step * path.R
+    assert net["packets"] is True and net["bdp_packets"] == bdp and net["T"] == 10 and net["rto"] == 10
+    assert net["buffer"] == Fraction(path.queue, bdp) and net["buffer_min"] <= net["buffer"]
+    assert all(0 <= lag <= path.D for lag in path.lag) and 0 <= path.tokens <= path.per_step * path.D
+
+
+@needs_ns3
+def test_a_run_off_by_one_packet_is_rejected_and_named(runs: list[TcpRun]) -> None:
+    """A deliberately wrong reading: from one step on, one packet more served than the link's
+    tokens allow (the service past the token line) is rejected, and the unsat core names a
+    wrong service value."""
+    run = runs[0]
+    t = run.path.T // 2
+    line = t - run.W[t]  # the token line C*t - W[t] (C = 1 byte per step)
+    wrong = replace(run, S=run.S[:t] + [line + run.path.alpha] * (run.path.T - t))
+    answer = path_admitted(wrong)
+    assert answer.admitted is False
+    assert any(c.startswith(f"S[{s}] = ") for s in range(t, run.path.T) for c in answer.culprits), answer.culprits
+
+
+@needs_ns3
+def test_an_encoding_that_rejects_names_the_pinned_values(runs: list[TcpRun]) -> None:
+    """The AIMD core against NewReno with its window pinned: ns-3's window grows by a fraction
+    of a segment per ACK, the thesis' AIMD by a whole packet per window of ACKs, so it rejects,
+    and the culprits include a pinned window."""
+    answer = admission(runs[0], "aimd", pin_cwnd=True)
+    assert answer.admitted is False and any(c.startswith("cwnd[") for c in answer.culprits), answer.culprits
+
+
+@needs_ns3
+@pytest.mark.slow
+@pytest.mark.usefixtures("ns3")
+def test_measure_the_bundled_readings() -> None:
+    """docs/replay.md's measurement, smaller: every path's curves are admitted, and the counts
+    are counts."""
+    for cca, tcp in (("aimd", "ns3::TcpNewReno"), ("bbr", "ns3::TcpBbr")):
+        counts = measure(cca, tcp, 10, seed=0)
+        assert counts["path"] == counts["sender"] == 10
+        assert 0 <= counts["cca+cwnd"] <= counts["cca"] <= 10

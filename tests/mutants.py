@@ -112,7 +112,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("proteus_p_negative_gradient", GRADIENT, "Proteus-P keeps negative RTT gradients (no max(0, g))",
            "g_eff = _max(g_eff, 0)",
            "g_eff = g_eff"),
-    Mutant("fate_without_detection", GRADIENT, "a round's fate is known once its bytes are served, before its losses are detected",
+    Mutant("fate_without_detection", GRADIENT,
+           "a round's fate is known once its bytes are served, before its losses are detected",
            "ctx.add(self.fate_var[t] == z3.And(ctx.S[t - R] >= self.mark_adm[W - 1][t - 1],\n"
            "                                               ctx.Ld[t] >= self.mark_L[W - 1][t - 1]))",
            "ctx.add(self.fate_var[t] == z3.And(ctx.S[t - R] >= self.mark_adm[W - 1][t - 1]))"),

@@ -109,6 +109,14 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("tolerance_halved", GRADIENT, "Proteus' regression tolerance needs twice the error",
            "signal.append(z3.Implies(z3.And(is_M, tol[t]), _abs(g_raw[t]) * M < s_raw[t]))",
            "signal.append(z3.Implies(z3.And(is_M, tol[t]), _abs(g_raw[t]) * 2 * M < s_raw[t]))"),
+    Mutant("proteus_p_negative_gradient", GRADIENT, "Proteus-P keeps negative RTT gradients (no max(0, g))",
+           "g_eff = _max(g_eff, 0)",
+           "g_eff = g_eff"),
+    Mutant("fate_without_detection", GRADIENT,
+           "a round's fate is known once its bytes are served, before its losses are detected",
+           "ctx.add(self.fate_var[t] == z3.And(ctx.S[t - R] >= self.mark_adm[W - 1][t - 1],\n"
+           "                                               ctx.Ld[t] >= self.mark_L[W - 1][t - 1]))",
+           "ctx.add(self.fate_var[t] == z3.And(ctx.S[t - R] >= self.mark_adm[W - 1][t - 1]))"),
     Mutant("kappa_high_only", GRADIENT, "the throughput term's enclosure is its upper end only",
            "du[k][t] >= kap_lo * power[t - 1] - zprod[k][t] - cK * lam,",
            "du[k][t] >= kap_hi * power[t - 1] - zprod[k][t] - cK * lam,"),
@@ -248,6 +256,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("allegro_gap_first_only", ALLEGRO, "a gap (waiting for a trial's fate) only after a round's first trial",
            "z3.And(z3.Not(fate[t]), phase[t] == WAIT, nxt[t] == pp + 1,",
            "z3.And(z3.Not(fate[t]), pp == 0, phase[t] == WAIT, nxt[t] == pp + 1,"),
+    Mutant("allegro_up_on_one_pair", ALLEGRO, "decision making moves up when a single pair favours the higher rate",
+           "go_up = z3.If(across[t], z3.And(*(plus[i] > minus[j] for i in range(2) for j in range(2))),\n"
+           "                      z3.And(plus[0] > minus[0], plus[1] > minus[1]))",
+           "go_up = z3.Or(plus[0] > minus[0], plus[1] > minus[1])"),
 
     Mutant("lang_lost_late", LANGUAGE, "the encoding reads detected losses one step late",
            '"lost": Ld[t],',

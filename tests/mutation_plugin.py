@@ -5,8 +5,8 @@ the next import of the mutant's module (say ``ccac.ccas.pcc.gradient``) compile 
 source with the mutant's edit (:mod:`mutants`) in place of the file as installed; everything
 that imports the module, the CCA registry included, then sees the mutant. The edit must match
 the source exactly once at its occurrence, else the plugin stops the run (exit 3): a list of
-mutants that no longer matches the code is not a mutation check. Hypothesis runs derandomized,
-so a mutant's verdict is the same on every run.
+mutants that no longer matches the code is not a mutation check. Hypothesis runs derandomized
+and without shrinking, so a mutant's verdict is the same on every run.
 """
 
 from __future__ import annotations
@@ -58,8 +58,11 @@ def _install() -> None:
     if mutant.module in sys.modules:
         raise RuntimeError(f"{mutant.module} was imported before the mutation plugin")
     sys.meta_path.insert(0, _MutantFinder(mutant))
-    from hypothesis import settings
-    settings.register_profile("mutation", derandomize=True, database=None)
+    from hypothesis import Phase, settings
+    # no shrinking: a kill needs a failing example, not the smallest one (shrinking a failing
+    # conformance run re-solves it many times)
+    settings.register_profile("mutation", derandomize=True, database=None,
+                              phases=(Phase.explicit, Phase.reuse, Phase.generate))
     settings.load_profile("mutation")
 
 

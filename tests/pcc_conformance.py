@@ -4,11 +4,13 @@ pin the run in the CCA's encoding and require sat (the superset property, tested
 
 Unlike :func:`fluid_path.admits`, :class:`Admitter` builds the encoding of one configuration
 once and checks many runs against it, and it also pins the state a PCC sender learns
-only after the step it describes (its ``measurements``: RTT sample bands, MI signals).
+only after the step it describes (its ``measurements``: RTT sample bands, MI signals; for
+Vivace and Proteus also each MI's raw gradient and deviation, :func:`raw_signals`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from fractions import Fraction
 from typing import Any, Callable
@@ -59,7 +61,27 @@ def concrete_run(cfg: PathConfig, cca: dict[str, Any], rng: random.Random, value
         probes = Probes.random(rng)
     run = simulate(cfg, lambda s: sender, params, rng, values, paced=True, history_rate=history, probes=probes)
     run.state[cfg.R - 1] = dict(values)   # the state the sender took over
-    return run, sender.measurements()
+    measured = sender.measurements()
+    if isinstance(sender, GradientSender):
+        measured.update(raw_signals(sender))
+    return run, measured
+
+
+def raw_signals(sender: GradientSender) -> dict[str, dict[int, Fraction]]:
+    """The raw RTT gradient and deviation of each MI the sender measured (keyed by its last
+    step), before the tolerances, Vivace's filter and Proteus' max(0, g) act: the encoding's
+    ``pcc_g`` and ``pcc_s``. Pinned with the effective signals, they make the encoding show
+    that the clip and the tolerances map the sender's own slope and deviation to what it
+    used: the gradient enclosure always contains 0 (a zero slope fits any sample bands), so
+    with the raw values free a wrong clip or tolerance could hide behind a raw gradient of 0."""
+    raw = dataclasses.replace(sender.cfg, regression_tolerance=False, trending=False, flt=Fraction(0),
+                              positive_only=False)
+    kept, sender.cfg = sender.cfg, raw
+    try:
+        signals = {e: sender._signals(e - raw.M + 1, e) for e in sender.signals}
+    finally:
+        sender.cfg = kept
+    return {"pcc_g": {e: g for e, (g, _) in signals.items()}, "pcc_s": {e: s for e, (_, s) in signals.items()}}
 
 
 def paper_run(cfg: PathConfig, cca: dict[str, Any], make: Callable[[SenderStart, Choose], Any],
@@ -190,9 +212,10 @@ class Admitter:
                 if name in states:  # the sender's own bookkeeping has no counterpart to pin
                     pin(name, t, states[name][t], value)
         for name, by_step in measured.items():
+            terms = states[name] if name in states else encoded(self.problem, name, cfg.T)  # pcc_g, pcc_s
             for t, value in by_step.items():
                 if t < cfg.T:
-                    pin(name, t, states[name][t], value)
+                    pin(name, t, terms[t], value)
         return out
 
     def admits(self, run: Run, measured: dict[str, dict[int, Fraction]], timeout: float = 600) -> str:

@@ -61,6 +61,47 @@ def test_encoding_admits_every_run_of_the_concrete_sender(key: str, rng: random.
     assert adm.admits(run, measured) == "sat", adm.why_not(run, measured)[:20]
 
 
+def split_vote(run: Run, measured: dict[str, dict[int, F]]) -> bool:
+    """Whether the run has a decision that keeps the rate although one pair, both of whose MIs
+    ended in the trace (their utilities pinned), favoured the higher rate (rule 8: the pairs
+    must agree)."""
+    cfg, states, util = run.cfg, run.state, measured["util"]
+    for t in range(cfg.R, cfg.T):
+        now, before = states[t], states[t - 1]
+        if now["event"] != 1 or before["mode"] != 1 or now["mode"] != 1 or now["base"] != before["base"]:
+            continue
+        ends: dict[int, int] = {}   # the round's MI i ended at step ends[i]
+        for s in range(t - 1, cfg.R - 2, -1):
+            if states[s]["phase"] < 4 and states[s]["pos"] == states[s]["mlen"] - 1:
+                ends.setdefault(states[s]["phase"], s)
+            if states[s].get("event", 0) != 0:   # the round began here
+                break
+        for k in range(2):
+            plus, minus = (2 * k, 2 * k + 1) if before["order"] >> k & 1 else (2 * k + 1, 2 * k)
+            if plus in ends and minus in ends and ends[plus] in util and ends[minus] in util \
+                    and util[ends[plus]] > util[ends[minus]]:
+                return True
+    return False
+
+
+# Runs whose decision keeps the rate although one pair favoured the higher rate (split_vote):
+# an encoding that moved on a single pair's vote rejects them (tests/mutants.py:
+# allegro_up_on_one_pair). Only the lossy configurations have them, in about 8% of the seeds of
+# sender_run (none of 300 on the lossless ones), so the 30 random draws above miss them in
+# about one run in ten; these seeds, the first ones of a screen of seeds 0..300, reach them on
+# every run.
+SPLIT_VOTES = {"lossy-buffer-R1": (10, 30, 36), "random-loss-R1": (30, 36, 40)}
+
+
+@pytest.mark.parametrize("key", sorted(SPLIT_VOTES))
+def test_encoding_admits_runs_whose_pairs_disagree(key: str) -> None:
+    adm = admitter(key)
+    for seed in SPLIT_VOTES[key]:
+        run, measured = sender_run(key, random.Random(seed))
+        assert split_vote(run, measured), f"seed {seed} no longer reaches a split vote: choose others"
+        assert adm.admits(run, measured) == "sat", (seed, adm.why_not(run, measured)[:20])
+
+
 @pytest.mark.parametrize("key", ["clean-R1", "shallow-buffer-R2"])
 def test_encoding_admits_the_default_sender(key: str) -> None:
     """The sender as CCA.concrete makes it without a hook, nothing known at its start: its

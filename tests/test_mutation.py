@@ -15,16 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from mutants import CONFORMANCE, MUTANTS, Mutant
+from mutants import BY_NAME, CONFORMANCE, MUTANTS, Mutant
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_with(mutant: Mutant) -> subprocess.CompletedProcess[str]:
+def run_with(mutant: Mutant, select: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The conformance tests of the mutant's module (those matching ``select``, a ``-k``
+    expression, if given) with the mutant in place."""
     env = dict(os.environ, CCAC_MUTANT=mutant.name,
                PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "mutation_plugin", "-p", "no:cacheprovider",
-               "-m", "not slow", *CONFORMANCE[mutant.module]]
+               "-m", "not slow", *(["-k", select] if select else []), *CONFORMANCE[mutant.module]]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
 
 
@@ -46,6 +48,28 @@ def test_the_conformance_tests_kill_the_mutant(mutant: Mutant) -> None:
     summary = result.stdout.strip().splitlines()[-1:] if result.stdout.strip() else result.stderr[-2000:]
     assert result.returncode != 0, f"{mutant.name} survived ({mutant.what}): {summary}"
     assert result.returncode == 1, f"{mutant.name}: not a test failure (exit {result.returncode}): " \
+                                   f"{result.stdout[-2000:]}{result.stderr[-2000:]}"
+
+
+#: mutants that the ``admits`` tests alone (runs of the concrete and the paper-faithful senders
+#: the encoding must admit; no semantic test) must kill, each through runs chosen to reach the
+#: freedom it removes: the regression tolerance at a residual below twice the fit, Proteus'
+#: max(0, g) clip, a round's fate waiting for loss detection, an Allegro decision whose pairs
+#: disagree (tests/test_proteus.py: ZEROED, tests/test_vivace.py: LATE_DETECTION,
+#: tests/test_allegro.py: SPLIT_VOTES)
+KILLED_BY_ADMITS = ("tolerance_halved", "proteus_p_negative_gradient", "fate_without_detection",
+                    "allegro_up_on_one_pair")
+assert set(KILLED_BY_ADMITS) <= set(BY_NAME), "KILLED_BY_ADMITS names a mutant not in tests/mutants.py"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", KILLED_BY_ADMITS)
+def test_the_admits_tests_alone_kill_the_mutant(name: str) -> None:
+    mutant = BY_NAME[name]
+    result = run_with(mutant, "admits")
+    summary = result.stdout.strip().splitlines()[-1:] if result.stdout.strip() else result.stderr[-2000:]
+    assert result.returncode != 0, f"{name} survived the admits tests ({mutant.what}): {summary}"
+    assert result.returncode == 1, f"{name}: not a test failure (exit {result.returncode}): " \
                                    f"{result.stdout[-2000:]}{result.stderr[-2000:]}"
 
 

@@ -32,20 +32,24 @@ CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
     # the variants the bundled queries use: no trending tolerance, no per-ACK filter
     "s-off": (PathConfig(T=9, R=2, D=1), {"name": "proteus-s", "trending": "off", "ack_filter": False}),
 }
+# Proteus-P without the trending tolerance, for the runs chosen below (ZEROED)
+TARGETED: dict[str, tuple[PathConfig, dict[str, Any]]] = {
+    "p-off": (PathConfig(T=9, R=2, D=1), {"name": "proteus-p", "trending": "off", "ack_filter": False}),
+}
 _ADMITTERS: dict[str, Admitter] = {}
 RUNS = 40  # seeded runs per configuration
 
 
 def admitter(key: str) -> Admitter:
     if key not in _ADMITTERS:
-        cfg, cca = CONFIGS[key]
+        cfg, cca = (CONFIGS | TARGETED)[key]
         _ADMITTERS[key] = Admitter(cfg, cca)
     return _ADMITTERS[key]
 
 
 def sender_run(key: str, rng: random.Random) -> tuple[Run, dict[str, dict[int, F]]]:
     """The concrete Proteus mode on a random path of ``key``, from a random state at step R - 1."""
-    cfg, cca = CONFIGS[key]
+    cfg, cca = (CONFIGS | TARGETED)[key]
     values = gradient_start(rng, cfg, resolved_params(cfg, cca), pairs=3)
     return concrete_run(cfg, cca, rng, values, random_choices(rng))
 
@@ -58,6 +62,39 @@ def test_encoding_admits_every_run_of_the_concrete_sender(key: str) -> None:
     adm = admitter(key)
     for seed in range(RUNS):
         run, measured = sender_run(key, random.Random(seed))
+        assert adm.admits(run, measured) == "sat", (seed, adm.why_not(run, measured)[:20])
+
+
+def zeroed_mis(run: Run, measured: dict[str, dict[int, F]]) -> tuple[bool, bool]:
+    """Whether an MI of the run had its nonzero raw gradient zeroed by the regression tolerance
+    with a deviation of at most twice what the fit explains (0 < sigma <= 2 |g| M: the
+    tolerance's bound needs to be |g| M < sigma, not 2 |g| M), and whether one had a negative raw
+    gradient clipped to 0 by max(0, g) (the deviation kept: no tolerance zeroed it)."""
+    tolerated = clipped = False
+    for e, g in measured["pcc_g"].items():
+        if e >= run.cfg.T or measured["mi_grad"][e] != 0:
+            continue
+        s, kept = measured["pcc_s"][e], measured["mi_dev"][e]
+        tolerated |= g != 0 and kept == 0 and 0 < s <= 2 * abs(g) * run.state[e]["mlen"]
+        clipped |= g < 0 and kept == s != 0
+    return tolerated, clipped
+
+
+# Proteus-P without the trending tolerance (whose free history can zero any gradient): runs in
+# which the regression tolerance zeroes a gradient with sigma <= 2 |g| M, and runs in which
+# max(0, g) clips a negative gradient (zeroed_mis). An encoding whose tolerance needed twice
+# the error, or that kept negative gradients, rejects them (tests/mutants.py: tolerance_halved,
+# proteus_p_negative_gradient). Seeds of sender_run screened from 0..300: the tolerance case
+# is rare (5 runs of 300), so the random runs above reach it only through a lucky seed.
+ZEROED = {"tolerance": (3, 118, 128), "clip": (4, 5, 8)}
+
+
+@pytest.mark.parametrize("case", sorted(ZEROED))
+def test_encoding_admits_runs_whose_gradients_proteus_zeroes(case: str) -> None:
+    adm = admitter("p-off")
+    for seed in ZEROED[case]:
+        run, measured = sender_run("p-off", random.Random(seed))
+        assert zeroed_mis(run, measured)[case == "clip"], f"seed {seed} no longer reaches the {case} case"
         assert adm.admits(run, measured) == "sat", (seed, adm.why_not(run, measured)[:20])
 
 

@@ -37,20 +37,25 @@ CONFIGS: dict[str, tuple[PathConfig, dict[str, Any]]] = {
     "loss-shallow-buffer": (PathConfig(T=9, R=2, D=0, eta=F(1, 20), buffer=F(1, 2)),
                             {"mode": "loss", "double_check": False}),
 }
+# TCP's three duplicate ACKs: losses detected well after the bytes around them are ACKed, for
+# the runs chosen below (LATE_DETECTION)
+TARGETED: dict[str, tuple[PathConfig, dict[str, Any]]] = {
+    "latency-dupacks-3": (PathConfig(T=10, R=2, D=1, eta=F(1, 10), buffer=F(2), dupacks=F(3)), {"mode": "latency"}),
+}
 _ADMITTERS: dict[str, Admitter] = {}
 RUNS = 60  # seeded runs per configuration
 
 
 def admitter(key: str) -> Admitter:
     if key not in _ADMITTERS:
-        cfg, params = CONFIGS[key]
+        cfg, params = (CONFIGS | TARGETED)[key]
         _ADMITTERS[key] = Admitter(cfg, {"name": "vivace", **params})
     return _ADMITTERS[key]
 
 
 def sender_run(key: str, rng: random.Random) -> tuple[Run, dict[str, dict[int, F]]]:
     """The concrete Vivace on a random path of ``key``, from a random state at step R - 1."""
-    cfg, params = CONFIGS[key]
+    cfg, params = (CONFIGS | TARGETED)[key]
     cca = {"name": "vivace", **params}
     values = gradient_start(rng, cfg, resolved_params(cfg, cca), pairs=1)
     return concrete_run(cfg, cca, rng, values, random_choices(rng))
@@ -65,6 +70,47 @@ def test_encoding_admits_every_run_of_the_concrete_sender(key: str) -> None:
     adm = admitter(key)
     for seed in range(RUNS):
         run, measured = sender_run(key, random.Random(seed))
+        assert adm.admits(run, measured) == "sat", (seed, adm.why_not(run, measured)[:20])
+
+
+def detection_wait(run: Run) -> int:
+    """The most steps a decision of the run came after every byte its round's last probe MI
+    delivered was ACKed: the wait for that MI's losses to be detected (the round's fate)."""
+    cfg, states, wait = run.cfg, run.state, 0
+    for d in range(cfg.R, cfg.T):
+        if states[d]["event"] not in (1, 2):   # a rate decision or a double check's rerun
+            continue
+        end = None   # the round's last probe MI ended at this step (in the trace)
+        for s in range(d - 1, cfg.R - 2, -1):
+            if states[s]["phase"] == 1 and states[s]["pos"] == states[s]["mlen"] - 1:
+                end = s
+            if end is not None or states[s].get("event", 0) != 0:   # found, or the round began here
+                break
+        if end is None:
+            continue
+        delivered = run.A[end] - run.L[end]
+        served = [t for t in range(max(end + 1, cfg.R), d + 1) if run.S[t - cfg.R] >= delivered]
+        if served:
+            wait = max(wait, d - served[0])
+    return wait
+
+
+# Runs in which the round's fate waits for loss detection for more than an MI after the last
+# probe's bytes are ACKed, so that a sender that knew the fate at the ACKs would have decided
+# at an earlier MI boundary: an encoding that took the fate from the ACKs alone rejects them
+# (tests/mutants.py: fate_without_detection). With one duplicate ACK (the lossy configurations
+# above) detection lagged at most 2 steps in 400 seeds each; with three, seeds 0..400 of
+# sender_run give six runs that wait 3 steps, four of which expose it (140, 174, 316, 364; the
+# other two's waits fall between MI boundaries).
+LATE_DETECTION = {"latency-dupacks-3": (140, 174, 316)}
+
+
+@pytest.mark.parametrize("key", sorted(LATE_DETECTION))
+def test_encoding_admits_runs_that_wait_for_loss_detection(key: str) -> None:
+    adm = admitter(key)
+    for seed in LATE_DETECTION[key]:
+        run, measured = sender_run(key, random.Random(seed))
+        assert detection_wait(run) > run.cfg.R, f"seed {seed} no longer waits for detection: choose others"
         assert adm.admits(run, measured) == "sat", (seed, adm.why_not(run, measured)[:20])
 
 

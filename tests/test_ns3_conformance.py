@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from ccac.testbed.ns3_conformance import (MODEL_CURVES, TcpRun, admission, measure, network, path_admitted,
-                                          random_path, run_tcp)
+from ccac.testbed.ns3_conformance import (MODEL_CURVES, ModelPath, TcpRun, admission, measure, network,
+                                          path_admitted, random_path, run_tcp)
 
 from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that imports ns-3 once)
 
@@ -69,6 +69,28 @@ def test_an_encoding_that_rejects_names_the_pinned_values(runs: list[TcpRun]) ->
     and the culprits include a pinned window."""
     answer = admission(runs[0], "aimd", pin_cwnd=True)
     assert answer.admitted is False and any(c.startswith("cwnd[") for c in answer.culprits), answer.culprits
+
+
+#: seed 0's fifth random path (C = 5 packets per step, R = 1): NewReno loses 17 packets, SACKs
+#: retransmissions and loses five retransmissions (docs/replay.md)
+SACKED_RETRANSMISSIONS = ModelPath(
+    T=15, R=1, D=2, per_step=5, queue=11, tokens=3, initial_cwnd=9, initial_ssthresh=10_000,
+    lag=tuple(Fraction(q, 4) for q in (3, 6, 4, 7, 7, 5, 1, 5, 1, 7, 5, 3, 3, 0, 4)))
+
+
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_detected_losses_are_the_scoreboards_marks() -> None:
+    """Ld is what the sender's scoreboard has ever marked lost: it never falls back (sent less
+    ACKed less ns-3's pipe did, from 11 to 9 to 7 packets, while SACKed retransmissions stayed in
+    the pipe), stays within the losses, and misses the lost retransmissions, which no duplicate
+    ACK reveals: 12 of the 17 lost packets are detected."""
+    run = run_tcp(SACKED_RETRANSMISSIONS, "ns3::TcpNewReno")
+    detected = [x for x in run.Ld if x is not None]
+    assert all(a <= b for a, b in zip(detected, detected[1:])), run.describe()
+    assert all(x <= lost for x, lost in zip(run.Ld, run.L) if x is not None)
+    alpha = run.path.alpha
+    assert (run.L[-1] / alpha, detected[-1] / alpha) == (17, 12), run.describe()
 
 
 @needs_ns3

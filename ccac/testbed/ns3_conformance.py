@@ -12,8 +12,8 @@ model. This module asks that of ns-3's own TCP (``ns3::TcpNewReno``, ``ns3::TcpB
 2. :func:`run_tcp` runs ns-3's TCP on it and reads, at the step boundaries, the model's curves
    of the one flow in bytes (C = 1 byte per step, one packet of alpha = 1/C_packets bytes):
    A (bytes that reached the bottleneck, retransmissions included), S (served), L (dropped),
-   Ld (the losses the sender has detected: what it sent less what its ACKs have covered and
-   what its scoreboard counts in flight, :func:`detected`), W (tokens wasted: C*t less the
+   Ld (the losses the sender has detected: the segments its scoreboard has ever marked lost,
+   :func:`detected`), W (tokens wasted: C*t less the
    server's token line), timeouts, and the TCP's window and pacing rate.
 3. :func:`admission` builds the query of the same network (whole packets) with the CCA under
    test, pins the run's model curves (and with ``pin_cwnd`` the window), and answers whether
@@ -156,18 +156,20 @@ def run_tcp(path: ModelPath, tcp: str) -> TcpRun:
     flow = flow_run(samples[0], path.alpha, step_ns(path), tcp in PACED)
     tokens = [Fraction(x).limit_denominator(1_000_000) * path.alpha for x in line]
     rate = [r for r in flow.rate if r is not None] if tcp in PACED else None
-    in_flight = [Fraction(b, MSS) * path.alpha for b in samples[0]["inflight"]]
-    return rebased(TcpRun(path, tcp, flow.A, flow.S, flow.L, detected(flow.A, flow.S, in_flight, path.R),
+    marked = [Fraction(b, MSS) * path.alpha for b in samples[0]["marked"]]
+    return rebased(TcpRun(path, tcp, flow.A, flow.S, flow.L, detected(marked, path.R),
                           [t - x for t, x in enumerate(tokens)], flow.timeout, flow.cwnd, rate))
 
 
-def detected(A: list[Fraction], S: list[Fraction], in_flight: list[Fraction], R: int) -> list[Fraction | None]:
-    """The losses a TCP sender has detected by each step t >= R, in the model's terms: the model's
-    sender keeps A - S[t-R] - Ld in flight (what it sent, less what the ACKs of the service up to
-    t-R covered, less what it knows lost), so Ld[t] = A[t] - S[t-R] - in_flight[t], with the
-    TCP's own count of its bytes in flight (its scoreboard's pipe: what it marked lost is out
-    of it, a retransmission back in). Before step R: None (history)."""
-    return [A[t] - S[t - R] - in_flight[t] if t >= R else None for t in range(len(A))]
+def detected(marked: list[Fraction], R: int) -> list[Fraction | None]:
+    """The losses a TCP sender has detected by each step t >= R: the bytes of the segments its
+    scoreboard has marked lost by then (``marked``, :mod:`ccac.testbed.ns3_sim`), each counted
+    once, whether it has since been retransmitted, SACKed or ACKed. Not what it sent less what
+    the ACKs covered and its bytes in flight: ns-3's pipe keeps counting a retransmission once it
+    is SACKed (its retransmitted mark stays until the cumulative ACK passes it, where its lost
+    mark goes), so that difference falls back while such a segment waits. Before step R: None
+    (history)."""
+    return [x if t >= R else None for t, x in enumerate(marked)]
 
 
 def rebased(run: TcpRun) -> TcpRun:

@@ -56,8 +56,9 @@ flow: payload bytes that reached the bottleneck (``sent``, retransmissions inclu
 its queue dropped (``lost``), that it delivered (``served``), that the sender retransmitted
 (``resent``), retransmission timeouts so far (``timeouts``: entries into CA_LOSS), the
 congestion window (bytes), the pacing rate (bit/s, 0 when the TCP does not pace) and the
-bytes in flight as the sender's scoreboard counts them (``inflight``: RFC 6675's pipe); and the
-server's token line at each step (segments; for the schedule, the segments it offered).
+bytes in flight as the sender's scoreboard counts them (``inflight``: RFC 6675's pipe) and the
+bytes of the segments it has ever marked lost (``marked``: each segment once, polled after every
+segment it receives); and the server's token line at each step (segments; for the schedule, the segments it offered).
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ namespace tracepath {
 using namespace ns3;
 
 struct Flow {
-  uint64_t sent = 0, lost = 0, served = 0, resent = 0, timeouts = 0, pacing = 0, inflight = 0;
+  uint64_t sent = 0, lost = 0, served = 0, resent = 0, timeouts = 0, pacing = 0, inflight = 0, marked = 0;
   uint32_t cwnd = 0;
+  std::set<uint32_t> markedSegments;  // segments (by index) the sender has ever marked lost
 };
 std::vector<Flow> flows;
 std::vector<Ptr<TcpSocketBase>> senders;  // by flow
@@ -208,18 +210,50 @@ void OnState(size_t n, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongSt
   if (now == TcpSocketState::CA_LOSS) flows[n].timeouts++;
 }
 
+// The scoreboard's private flags, read through explicit instantiation (where access checks do
+// not apply): the sent list, and each item's first sequence number and lost mark.
+template <typename Tag, typename Tag::type member> struct Expose {
+  friend typename Tag::type Get(Tag) { return member; }
+};
+struct SentList { typedef std::list<TcpTxItem*> TcpTxBuffer::*type; friend type Get(SentList); };
+struct ItemStart { typedef SequenceNumber32 TcpTxItem::*type; friend type Get(ItemStart); };
+struct ItemLost { typedef bool TcpTxItem::*type; friend type Get(ItemLost); };
+template struct Expose<SentList, &TcpTxBuffer::m_sentList>;
+template struct Expose<ItemStart, &TcpTxItem::m_startSeq>;
+template struct Expose<ItemLost, &TcpTxItem::m_lost>;
+
+// Add the segments flow n's scoreboard marks lost now to those it ever marked. Marks are set
+// while an ACK is processed (or a timeout fires) and stay until a later ACK covers the segment.
+void Mark(size_t n) {
+  Ptr<TcpTxBuffer> b = senders[n]->GetTxBuffer();
+  for (TcpTxItem* item : PeekPointer(b)->*Get(SentList())) {
+    if (!(item->*Get(ItemLost()))) continue;
+    uint32_t first = uint32_t(((item->*Get(ItemStart())).GetValue() - 1) / segment);  // data starts at 1
+    for (uint32_t k = 0; k * segment < item->GetSeqSize(); ++k) flows[n].markedSegments.insert(first + k);
+  }
+  flows[n].marked = uint64_t(flows[n].markedSegments.size() * segment);
+}
+// After each segment the sender receives has been processed (the trace fires before).
+void OnReceive(size_t n, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase>) {
+  Simulator::ScheduleNow(&Mark, n);
+}
+
 void WatchSender(size_t n, Ptr<Socket> s) {
   senders.push_back(DynamicCast<TcpSocketBase>(s));
   s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, n));
   s->TraceConnectWithoutContext("PacingRate", MakeBoundCallback(&OnPacing, n));
   s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnResend, n));
   s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnState, n));
+  s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnReceive, n));
 }
 
 // Each sender's bytes in flight as its scoreboard counts them now (RFC 6675's pipe: sent, less
 // what is ACKed or SACKed and what it marked lost, plus its retransmissions).
 void Sample() {
-  for (size_t n = 0; n < senders.size(); ++n) flows[n].inflight = senders[n]->GetTxBuffer()->BytesInFlight();
+  for (size_t n = 0; n < senders.size(); ++n) {
+    flows[n].inflight = senders[n]->GetTxBuffer()->BytesInFlight();
+    Mark(n);
+  }
 }
 
 void WatchBottleneck(Ptr<NetDevice> device, Ptr<QueueDisc> disc, double segmentBytes) {
@@ -361,7 +395,7 @@ def _run(ns: Any, scenario: dict[str, Any]) -> tuple[Samples, list[float]]:
         application = ns.cppyy.gbl.ns3.DynamicCast[ns.BulkSendApplication](apps[n].Get(0))
         tp.WatchSender(n, application.GetSocket())
 
-    names = ("sent", "lost", "served", "resent", "timeouts", "cwnd", "pacing", "inflight")
+    names = ("sent", "lost", "served", "resent", "timeouts", "cwnd", "pacing", "inflight", "marked")
     samples: list[dict[str, list[int]]] = [{name: [] for name in names} for _ in flows]
     for t in range(scenario["steps"]):
         _run_until(ns, start + t * step + SAMPLE_AFTER_NS)

@@ -8,24 +8,18 @@ from fractions import Fraction
 from typing import Protocol, Sequence
 
 from ccac.core.params import exact_text as show
-from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN
+from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, ProbedValue
 
 
 MONOTONE_CAVEAT = ("each probe is an exact answer at its value; that a's answer holds for every "
                    "value below a, and b's above b, assumes the answer is monotone in the parameter")
 
 
-class ProbeView(Protocol):
-    """The answer at one exact value."""
+class ProbeView(ProbedValue, Protocol):
+    """The query's answer ("sat", "unsat" or "unknown") at one exact value, and why if unknown."""
 
     @property
-    def value(self) -> Fraction: ...
-    @property
-    def answer(self) -> str: ...  # "sat", "unsat" or "unknown"
-    @property
     def reason(self) -> str | None: ...
-    @property
-    def seconds(self) -> float: ...
 
 
 def rebuild_note(key: str, why: str) -> str:

@@ -114,6 +114,17 @@ def expected_line(expect: str, answer: str) -> str:
     return f"expected: {expect} ({'as expected' if answer == expect else f'EXPECTED {expect}'})"
 
 
+class ProbedValue(Protocol):
+    """An answer at one exact value of a number a search moves (a bound's or a tightening's probe)."""
+
+    @property
+    def value(self) -> Fraction: ...
+    @property
+    def answer(self) -> str: ...
+    @property
+    def seconds(self) -> float: ...
+
+
 class CaseView(Protocol):
     """One case of a query split into cases (:class:`ccac.analysis.cubes.Case`)."""
 

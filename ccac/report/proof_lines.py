@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Protocol, Sequence
 
 from ccac.core.params import exact_text as show
-from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, failure_code
+from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, ProbedValue, failure_code
 
 # A verdict as its check's line shows it, and as the exit code of a run whose worst verdict it is.
 MARKS = {"proved": "proved", "refuted": "REFUTED", "vacuous": "VACUOUS", "unknown": "UNKNOWN",
@@ -63,15 +63,10 @@ class RoundView(Protocol):
     def check(self) -> CheckView: ...
 
 
-class ProbeView(Protocol):
-    """The whole proof checked at one value of a constant (:class:`ccac.analysis.tighten.TightenProbe`)."""
+class ProbeView(ProbedValue, Protocol):
+    """The whole proof checked at one value of a constant ("holds", "fails" or "unknown";
+    :class:`ccac.analysis.tighten.TightenProbe`)."""
 
-    @property
-    def value(self) -> Fraction: ...
-    @property
-    def answer(self) -> str: ...  # "holds", "fails" or "unknown"
-    @property
-    def seconds(self) -> float: ...
     @property
     def report(self) -> ReportView: ...
 

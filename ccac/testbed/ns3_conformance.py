@@ -79,7 +79,9 @@ class ModelPath:
     @property
     def buffer_min(self) -> int:
         """The loss-allowed threshold in packets: the queue less what the lag can hold back
-        (C*D packets) and the packet on the wire."""
+        (C*D packets) and the packet on the wire. It may be below the tightest threshold, never
+        above it: a lower loss-allowed threshold only lets the model drop at more queue levels,
+        so every drop ns-3's queue makes is among the model's (a wider class of paths)."""
         return max(self.queue - self.per_step * self.D - 1, 0)
 
 

@@ -79,7 +79,13 @@ def check_run(run: Run, s: CopaPaperSender) -> None:
             change = grain_floor(ack.v * ack.inv_delta / ack.cwnd_before)
             want = ack.cwnd_before + change if ack.increase else max(ack.cwnd_before - change, s.min_cwnd)
             assert ack.cwnd == want
-        assert ack.inv_delta >= 2 and (ack.competitive or ack.inv_delta == 2)            # R10, R12
+        assert ack.inv_delta >= 1 / s.delta0 and (ack.competitive or ack.inv_delta == 1 / s.delta0)   # R10, R12
+    for p, ack in zip(s.acks, s.acks[1:]):                                             # R12 under ``ai`` 0
+        if s.r_ai == 0 and ack.competitive:
+            halved = ack.t != p.t and run.Ld[ack.t] > run.Ld[ack.t - 1]
+            assert ack.inv_delta - grain_floor(1 / ack.cwnd_before) in (
+                [p.inv_delta, max(p.inv_delta / 2, 1 / s.delta0)] if halved and p.competitive
+                else [p.inv_delta if p.competitive else 1 / s.delta0])
     for prev, w in zip(s.windows, s.windows[1:]):                                        # R7
         assert w.cwnd_start == prev.cwnd_end
         if w.slow_start or prev.slow_start or w.direction is None:
@@ -93,7 +99,7 @@ def check_run(run: Run, s: CopaPaperSender) -> None:
 
 def test_random_paths_and_readings() -> None:
     seen: dict[str, set[int]] = {k: set() for k in CHOICES}
-    acks = windows = competitive = 0
+    acks = windows = competitive = halvings = 0
     for seed in range(30):
         run, s, picks = run_one(seed)
         check_run(run, s)
@@ -102,8 +108,9 @@ def test_random_paths_and_readings() -> None:
         acks += len(s.acks)
         windows += len(s.windows)
         competitive += any(a.competitive for a in s.acks)
+        halvings += sum(p.competitive and a.inv_delta < p.inv_delta for p, a in zip(s.acks, s.acks[1:]))
     assert seen == {k: set(range(n)) for k, n in CHOICES.items()}
-    assert acks > 1000 and windows > 100 and competitive > 0
+    assert acks > 1000 and windows > 100 and competitive > 0 and halvings > 0
 
 
 def equilibrium_run(inv_delta: int, R: int) -> tuple[Run, CopaPaperSender]:

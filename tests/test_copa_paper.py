@@ -170,3 +170,19 @@ def test_window_change_is_v_over_delta_cwnd() -> None:
     moved = abs(first.cwnd - first.cwnd_before)
     assert F(1, 5) - GRAIN < moved <= F(1, 5)
     assert (first.cwnd > 10) == first.increase
+
+
+def test_lone_flow_turns_competitive_and_halves_inverse_delta_on_loss() -> None:
+    """One packet per step, R = 2, a buffer of 6 packets, the mode switch on: the lone flow's
+    queue does not come near empty (the model's whole-step delay reading never reads under a
+    tenth of the delay swing), so R11 turns it competitive (measured: by step 28); 1/delta
+    then grows by about one per RTT (measured: above 5) and a step detecting buffer losses
+    halves it (R12), here from above 4."""
+    cfg = PathConfig(T=100, R=2, D=0, C=F(1), alpha=F(1), buffer=F(6))
+    run, s, _ = run_one(1, fixed={k: 0 for k in CHOICES}, cfg=cfg, slow_start=True,
+                        params={"competitive": True, "init_cwnd": 2})
+    check_run(run, s)
+    assert next(a.t for a in s.acks if a.competitive) <= 30
+    halved = [(p, a) for p, a in zip(s.acks, s.acks[1:]) if p.competitive and a.inv_delta < p.inv_delta]
+    assert halved and all(run.Ld[a.t] > run.Ld[a.t - 1] for _, a in halved)
+    assert any(p.inv_delta > 4 and a.inv_delta == p.inv_delta / 2 + grain_floor(1 / a.cwnd_before) for p, a in halved)

@@ -10,12 +10,15 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ccac.testbed.ns3_conformance import (MODEL_CURVES, ModelPath, TcpRun, admission, measure, network,
-                                          path_admitted, random_path, run_tcp)
+from ccac.core.errors import CcacError
+from ccac.testbed.ns3_conformance import (MODEL_CURVES, NO_SSTHRESH, READINGS, STACKS, ModelPath, TcpRun, admission,
+                                          default_readings, measure, network, path_admitted, random_path, run_tcp,
+                                          stack)
 
 from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that imports ns-3 once)
 
@@ -46,6 +49,33 @@ def test_the_query_states_the_paths_network() -> None:
     assert net["packets"] is True and net["bdp_packets"] == bdp and net["T"] == 10 and net["rto"] == 10
     assert net["buffer"] == Fraction(path.queue, bdp) and net["buffer_min"] <= net["buffer"]
     assert all(0 <= lag <= path.D for lag in path.lag) and 0 <= path.tokens <= path.per_step * path.D
+
+
+def test_each_stack_states_its_configuration() -> None:
+    """The four stacks run as STACKS says: classic recovery for the window-based ones, CUBIC
+    without HyStart, BBR's ProbeBW phase from the path's stream; a TypeId runs ns-3's defaults;
+    anything else is refused, naming the argument."""
+    path = replace(random_path(random.Random(3), T=10), stream=17)
+    assert set(STACKS) == {"newreno", "cubic", "vegas", "bbr1"}
+    for name in ("newreno", "cubic", "vegas"):
+        assert stack(name).flow(path)["recovery"] == "ns3::TcpClassicRecovery"
+        assert stack(name).state == ("cwnd", "ssthresh")
+    assert stack("cubic").flow(path)["attributes"]["HyStart"] == "false"
+    assert stack("bbr1").flow(path)["attributes"]["Stream"] == "17" and stack("bbr1").state == ("cwnd", "rate")
+    assert stack("ns3::TcpNewReno").flow(path) == {"tcp": "ns3::TcpNewReno", "recovery": "ns3::TcpPrrRecovery",
+                                                    "attributes": {}}
+    assert "HyStart = false" in stack("cubic").describe()
+    with pytest.raises(CcacError, match="unknown TCP stack 'reno'"):
+        stack("reno")
+    assert "cca+state" in default_readings(Path("x.toml")) and "cca+state" not in default_readings("aimd")
+    assert set(default_readings("aimd")) == set(READINGS) - {"cca+state"}
+
+
+@needs_ns3
+def test_a_state_the_cca_lacks_is_refused(runs: list[TcpRun]) -> None:
+    """Pinning the TCP's ssthresh into a CCA without an ssthresh state is bad input, named."""
+    with pytest.raises(CcacError, match="no state 'ssthresh'"):
+        admission(runs[0], "aimd", state=("cwnd", "ssthresh"))
 
 
 @needs_ns3
@@ -91,6 +121,33 @@ def test_detected_losses_are_the_scoreboards_marks() -> None:
     assert all(x <= lost for x, lost in zip(run.Ld, run.L) if x is not None)
     alpha = run.path.alpha
     assert (run.L[-1] / alpha, detected[-1] / alpha) == (17, 12), run.describe()
+
+
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_classic_recovery_holds_the_window_at_ssthresh() -> None:
+    """The newreno stack (classic recovery) holds cwnd at the new ssthresh from the ACK that
+    enters recovery on (recovery lasts to the run's end on this path); ns-3's default (PRR)
+    moves cwnd with the pipe instead. ssthresh is sampled, from the initial threshold on."""
+    alpha = SACKED_RETRANSMISSIONS.alpha
+    for name, classic in (("newreno", True), ("ns3::TcpNewReno", False)):
+        run = run_tcp(SACKED_RETRANSMISSIONS, name)
+        assert run.ssthresh[0] == NO_SSTHRESH * alpha
+        recovery = [t for t, x in enumerate(run.ssthresh) if x < NO_SSTHRESH * alpha]
+        assert recovery, run.describe()
+        held = all(run.cwnd[t] == run.ssthresh[t] for t in recovery)
+        assert held == classic, run.describe()
+
+
+@needs_ns3
+@pytest.mark.slow
+@pytest.mark.usefixtures("ns3")
+def test_every_stacks_runs_are_runs_of_the_model() -> None:
+    """docs/real-stacks.md's check, smaller: each configured stack's path curves, and its
+    sender with any window, are admitted on every path."""
+    for name in STACKS:
+        counts = measure("any", name, 5, seed=0, readings=("path", "sender"))
+        assert counts == {"path": 5, "sender": 5}, name
 
 
 @needs_ns3

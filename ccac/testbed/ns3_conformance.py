@@ -42,6 +42,7 @@ from typing import Any, Callable
 
 import z3
 
+from ccac.core.errors import CcacError
 from ccac.problems.query import Query, parse_query
 from ccac.solving.solve import Pipeline
 from ccac.testbed import ns3_sim
@@ -59,7 +60,8 @@ class ModelPath:
     by ``lag[t]`` steps at step t (at most the jitter bound ``D``), the bottleneck holds
     ``queue`` packets in all, the server holds ``tokens`` packets' worth of tokens at step 0,
     and the TCP starts with a window of ``initial_cwnd`` packets, sent before step 0, and a
-    slow-start threshold of ``initial_ssthresh`` packets."""
+    slow-start threshold of ``initial_ssthresh`` packets; a stack that draws a random number
+    (TcpBbr's first ProbeBW phase) draws it from ns-3's stream ``stream``."""
 
     T: int
     R: int
@@ -70,6 +72,7 @@ class ModelPath:
     lag: tuple[Fraction, ...]
     initial_cwnd: int
     initial_ssthresh: int
+    stream: int = 4  # ns-3's random-number stream for TcpBbr's ProbeBW phase (its default: 4)
 
     @property
     def alpha(self) -> Fraction:
@@ -83,6 +86,82 @@ class ModelPath:
         above it: a lower loss-allowed threshold only lets the model drop at more queue levels,
         so every drop ns-3's queue makes is among the model's (a wider class of paths)."""
         return max(self.queue - self.per_step * self.D - 1, 0)
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One of ns-3's TCP stacks as the harness runs it: the TypeId ``tcp``, its loss recovery
+    (``TcpL4Protocol::RecoveryType``), the attributes of its congestion control object (name to
+    value as text) and, with ``stream``, ns-3's random-number stream taken from the path
+    (:attr:`ModelPath.stream`). Every stack runs with what :mod:`ccac.testbed.ns3_sim` gives all
+    flows: an ACK for every segment (``DelAckCount`` 1), SACK, timestamps, a minimum RTO of 1 s
+    and the path's initial window and slow-start threshold. docs/real-stacks.md says, per
+    stack, what ns-3 then does, function by function."""
+
+    name: str
+    tcp: str
+    recovery: str = "ns3::TcpPrrRecovery"
+    attributes: tuple[tuple[str, str], ...] = ()
+    stream: bool = False
+    state: tuple[str, ...] = ("cwnd",)  # what the reading cca+state pins (READINGS)
+
+    def flow(self, path: ModelPath) -> dict[str, Any]:
+        """The keys of :func:`ccac.testbed.ns3_sim.simulate`'s flow that configure this stack."""
+        attributes = dict(self.attributes) | ({"Stream": str(path.stream)} if self.stream else {})
+        return {"tcp": self.tcp, "recovery": self.recovery, "attributes": attributes}
+
+    def describe(self) -> str:
+        """The stack's configuration, one line."""
+        settings = [f"recovery {self.recovery[5:]}"] + [f"{k} = {v}" for k, v in self.attributes]
+        settings += ["Stream = the path's (0 .. paths-1)"] if self.stream else []
+        return f"{self.name}: {self.tcp} with DelAckCount 1, SACK, " + ", ".join(settings)
+
+
+#: Classic recovery for the window-based stacks: in ns-3 (``TcpClassicRecovery::EnterRecovery``)
+#: it sets cwnd to the new ssthresh on the ACK that enters recovery and leaves it there until the
+#: ACK that ends recovery (``TcpSocketBase::ProcessAck``), the SACK scoreboard's pipe deciding what
+#: is sent: a window a rule can state from the state at entry. ns-3's default, PRR
+#: (``TcpPrrRecovery::DoRecovery``), sets cwnd on every ACK in recovery to the pipe plus a count
+#: of the bytes delivered, which the model's curves do not carry.
+CLASSIC = "ns3::TcpClassicRecovery"
+
+#: The window-based stacks' state a file pins: the window and the slow-start threshold (bytes).
+LOSS_BASED = ("cwnd", "ssthresh")
+
+#: The four stacks the CCA files (ccas/rules/newreno.toml, cubic.toml, vegas.toml, bbr1.toml) model.
+STACKS: dict[str, Stack] = {
+    # RFC 5681 slow start and congestion avoidance per ACK, RFC 6675 SACK loss recovery with
+    # cwnd = ssthresh (CLASSIC).
+    "newreno": Stack("newreno", "ns3::TcpNewReno", CLASSIC, state=LOSS_BASED),
+    # HyStart off (the CUBIC file has no HyStart: it would end slow start on ACK trains and RTT
+    # rises the model's curves do not show); C, Beta, fast convergence and TCP friendliness
+    # pinned at ns-3's defaults so that a change of default cannot move them silently; CLASSIC.
+    "cubic": Stack("cubic", "ns3::TcpCubic", CLASSIC,
+                   (("HyStart", "false"), ("C", "0.4"), ("Beta", "0.7"), ("FastConvergence", "true"),
+                    ("TcpFriendliness", "true")), state=LOSS_BASED),
+    # Alpha, Beta, Gamma pinned at ns-3's defaults (2, 4, 1 segments); NewReno's recovery is
+    # Vegas' own, so CLASSIC too.
+    "vegas": Stack("vegas", "ns3::TcpVegas", CLASSIC, (("Alpha", "2"), ("Beta", "4"), ("Gamma", "1")),
+                   state=LOSS_BASED),
+    # BBR sets cwnd itself on every ACK (``TcpBbr::HasCongControl``): no recovery algorithm is
+    # called, so the default stays. Its gains and filter lengths pinned at ns-3's defaults; its
+    # first ProbeBW phase is random (``TcpBbr::EnterProbeBW``): each path draws it from its own
+    # stream, so that the runs cover the phases a file must admit.
+    "bbr1": Stack("bbr1", "ns3::TcpBbr", attributes=(("HighGain", "2.89"), ("BwWindowLength", "10"),
+                                                       ("RttWindowLength", "10s"), ("ProbeRttDuration", "200ms")),
+                  stream=True, state=("cwnd", "rate")),
+}
+
+
+def stack(name: str) -> Stack:
+    """The stack called ``name`` in :data:`STACKS`, or an ns-3 TypeId (``ns3::TcpNewReno``) run
+    with ns-3's own defaults (PRR, every attribute at its default) and ACKs for every segment."""
+    if name in STACKS:
+        return STACKS[name]
+    if name.startswith("ns3::"):
+        return Stack(name, name)
+    raise CcacError(f"unknown TCP stack {name!r}: one of {', '.join(STACKS)} or an ns-3 TypeId (ns3::TcpNewReno)",
+                    "TCP")
 
 
 def random_path(rng: random.Random, T: int = 15) -> ModelPath:
@@ -115,22 +194,23 @@ def step_ns(path: ModelPath) -> int:
     return MIN_RTT_MS * 1_000_000 // path.R
 
 
-def scenario(path: ModelPath, tcp: str) -> dict[str, Any]:
-    """The scenario :func:`ccac.testbed.ns3_sim.simulate` runs for one ``tcp`` flow on ``path``:
-    the token bucket wastes tokens only beyond the segments queued (no margin)."""
+def scenario(path: ModelPath, tcp: Stack) -> dict[str, Any]:
+    """The scenario :func:`ccac.testbed.ns3_sim.simulate` runs for one flow of the stack ``tcp``
+    on ``path``: the token bucket wastes tokens only beyond the segments queued (no margin)."""
     server = {"rate": float(path.per_step), "tokens": float(path.tokens),
               "lag": [float(x) for x in path.lag], "margin": [0.0] * path.T}
     most = path.per_step * path.R + path.queue  # segments: a BDP and a full queue
     return {"step_ns": step_ns(path), "steps": path.T, "segment": MSS, "server": server,
             "queue_packets": path.queue, "socket_buffer": socket_buffer(most),
-            "flows": [{"tcp": tcp, "rtt_ns": path.R * step_ns(path), "initial_cwnd": path.initial_cwnd,
-                       "initial_ssthresh": path.initial_ssthresh}]}
+            "flows": [tcp.flow(path) | {"rtt_ns": path.R * step_ns(path), "initial_cwnd": path.initial_cwnd,
+                                        "initial_ssthresh": path.initial_ssthresh}]}
 
 
 @dataclass
 class TcpRun:
     """One flow's ns-3 run on ``path`` as the model's curves, by step, in the model's bytes
-    (module doc); ``rate`` is None for a TCP that does not pace."""
+    (module doc); ``rate`` is None for a TCP that does not pace; ``ssthresh`` is the slow-start
+    threshold (ns-3 keeps it for BBR too, and sets cwnd to it on the ACK that ends a recovery)."""
 
     path: ModelPath
     tcp: str
@@ -142,25 +222,30 @@ class TcpRun:
     timeout: list[bool]
     cwnd: list[Fraction]
     rate: list[Fraction] | None
+    ssthresh: list[Fraction]
 
     def describe(self) -> str:
         """The run's curves in packets, one line."""
         packets = lambda xs: [x / self.path.alpha if x is not None else None for x in xs]  # noqa: E731
         text = " ".join(f"{name}={[f'{float(x):g}' if x is not None else '-' for x in packets(getattr(self, name))]}"
-                        for name in ("A", "S", "L", "Ld", "W", "cwnd"))
+                        for name in ("A", "S", "L", "Ld", "W", "cwnd", "ssthresh"))
         return f"{self.tcp[5:]} in packets: {text} timeouts at {[t for t, x in enumerate(self.timeout) if x]}"
 
 
-def run_tcp(path: ModelPath, tcp: str) -> TcpRun:
-    """Run ns-3's ``tcp`` on ``path`` and read the model's curves off the samples, their byte
-    axes starting where the model's do (:func:`rebased`)."""
-    samples, line = ns3_sim.simulate(scenario(path, tcp))
-    flow = flow_run(samples[0], path.alpha, step_ns(path), tcp in PACED)
+def run_tcp(path: ModelPath, tcp: str | Stack) -> TcpRun:
+    """Run ns-3's stack ``tcp`` (a :class:`Stack`, or a name :func:`stack` knows) on ``path`` and
+    read the model's curves off the samples, their byte axes starting where the model's do
+    (:func:`rebased`)."""
+    config = tcp if isinstance(tcp, Stack) else stack(tcp)
+    samples, line = ns3_sim.simulate(scenario(path, config))
+    paced = config.tcp in PACED
+    flow = flow_run(samples[0], path.alpha, step_ns(path), paced)
     tokens = [Fraction(x).limit_denominator(1_000_000) * path.alpha for x in line]
-    rate = [r for r in flow.rate if r is not None] if tcp in PACED else None
+    rate = [r for r in flow.rate if r is not None] if paced else None
     marked = [Fraction(b, MSS) * path.alpha for b in samples[0]["marked"]]
-    return rebased(TcpRun(path, tcp, flow.A, flow.S, flow.L, detected(marked, path.R),
-                          [t - x for t, x in enumerate(tokens)], flow.timeout, flow.cwnd, rate))
+    ssthresh = [Fraction(b, MSS) * path.alpha for b in samples[0]["ssthresh"]]
+    return rebased(TcpRun(path, config.tcp, flow.A, flow.S, flow.L, detected(marked, path.R),
+                          [t - x for t, x in enumerate(tokens)], flow.timeout, flow.cwnd, rate, ssthresh))
 
 
 def detected(marked: list[Fraction], R: int) -> list[Fraction | None]:
@@ -203,18 +288,21 @@ class Admission:
 
 
 PATH_CURVES = ("A", "S", "L", "W")
+TCP_STATE = ("cwnd", "ssthresh", "rate")  # the TCP's own quantities, pinned from step R on
 MODEL_CURVES = PATH_CURVES + ("timeout",)
 DETECTED = MODEL_CURVES + ("Ld",)
 
 
 def admission(run: TcpRun, cca: str | Path, pin_cwnd: bool = False, curves: tuple[str, ...] = MODEL_CURVES,
-              timeout: float = SOLVE_SECONDS) -> Admission:
+              timeout: float = SOLVE_SECONDS, state: tuple[str, ...] = ()) -> Admission:
     """Whether the encoding of ``cca`` on the run's network admits ``run`` with its ``curves``
-    pinned at every step (and, with ``pin_cwnd``, its window from step R on, where the CCA
-    decides): the superset property on one run of the real implementation."""
+    pinned at every step (and, with ``pin_cwnd``, its window, and the TCP's ``state`` (cwnd,
+    ssthresh, rate) from step R on, where the CCA decides): the superset property on one run of
+    the real implementation."""
     pipeline = Pipeline(query(run.path, cca))
     problem = pipeline.build()
-    pins = pinned(problem.vars, run, curves + (("cwnd",) if pin_cwnd else ()))
+    held = curves + (("cwnd",) if pin_cwnd else ()) + tuple(x for x in state if not (x == "cwnd" and pin_cwnd))
+    pins = pinned(problem.vars, run, held, problem.states[0])
     outcome = pipeline.answer(timeout, [fact for fact, _ in pins])
     if outcome.answer != "unsat":
         return Admission(True if outcome.answer == "sat" else None)
@@ -228,19 +316,28 @@ def path_admitted(run: TcpRun, timeout: float = SOLVE_SECONDS) -> Admission:
     return admission(run, "any", curves=PATH_CURVES, timeout=timeout)
 
 
-def pinned(v: Any, run: TcpRun, curves: tuple[str, ...]) -> list[tuple[z3.BoolRef, str]]:
+def pinned(v: Any, run: TcpRun, curves: tuple[str, ...],
+           states: dict[str, list[Any]] | None = None) -> list[tuple[z3.BoolRef, str]]:
     """Facts fixing the model variables ``v`` of flow 0 to ``run``'s ``curves``, each with its
-    name and value (packets for byte curves): every step, but a window only from step R on
-    (before it the window is the run's history, not the CCA's decision; so is Ld, which the
-    run does not read there)."""
+    name and value (packets for byte curves; a pacing rate in packets per step): every step,
+    but the TCP's own state (its window, and ``ssthresh`` and ``rate``, the CCA's state
+    variables of those names in ``states``) only from step R on (before it the state is the
+    run's history, not the CCA's decision; so is Ld, which the run does not read there)."""
     terms: dict[str, Callable[[int], Any]] = {
         "A": lambda t: v.A_f[0][t], "S": lambda t: v.S_f[0][t], "L": lambda t: v.L_f[0][t],
         "Ld": lambda t: v.Ld_f[0][t], "W": lambda t: v.W[t], "timeout": lambda t: v.timeout[0][t],
         "cwnd": lambda t: v.cwnd[0][t]}
+    for name in set(curves) & set(TCP_STATE):
+        if name not in terms:
+            if states is None or name not in states:
+                raise CcacError(f"the CCA has no state {name!r} to pin the TCP's {name} to", "cca")
+            terms[name] = states[name].__getitem__
     facts = []
     for name in curves:
         values = getattr(run, name)
-        for t in range(run.path.R if name == "cwnd" else 0, run.path.T):
+        if values is None:
+            raise CcacError(f"{run.tcp} does not pace: its run has no {name} to pin", "cca")
+        for t in range(run.path.R if name in TCP_STATE else 0, run.path.T):
             term, value = terms[name](t), values[t]
             if value is None:
                 continue
@@ -253,28 +350,49 @@ def pinned(v: Any, run: TcpRun, curves: tuple[str, ...]) -> list[tuple[z3.BoolRe
 
 
 #: the readings :func:`measure` counts, each (what is pinned, the CCA it is pinned into: None for
-#: the CCA under test)
-READINGS: dict[str, tuple[tuple[str, ...], str | None, bool]] = {
-    "path": (PATH_CURVES, "any", False),         # the harness: the path's curves, any sender
-    "sender": (MODEL_CURVES, "any", False),      # the model's ACK-clocked sender, any window
-    "sender+Ld": (DETECTED, "any", False),       # ... and its loss detection, as the TCP detects
-    "cca": (MODEL_CURVES, None, False),          # the CCA's encoding
-    "cca+Ld": (DETECTED, None, False),
-    "cca+cwnd": (MODEL_CURVES, None, True),
+#: the CCA under test, whether the TCP's window is pinned, whether the stack's state is: its
+#: window and ssthresh or pacing rate, :attr:`Stack.state`)
+READINGS: dict[str, tuple[tuple[str, ...], str | None, bool, bool]] = {
+    "path": (PATH_CURVES, "any", False, False),     # the harness: the path's curves, any sender
+    "sender": (MODEL_CURVES, "any", False, False),  # the model's ACK-clocked sender, any window
+    "sender+Ld": (DETECTED, "any", False, False),   # ... and its loss detection, as the TCP detects
+    "cca": (MODEL_CURVES, None, False, False),      # the CCA's encoding
+    "cca+Ld": (DETECTED, None, False, False),
+    "cca+cwnd": (MODEL_CURVES, None, True, False),
+    "cca+state": (MODEL_CURVES, None, True, True),  # a CCA file with the stack's state variables
 }
 
 
-def measure(cca: str | Path, tcp: str, paths: int, seed: int = 0, T: int = 15,
-            report: Callable[[int, TcpRun, dict[str, Admission]], None] | None = None) -> dict[str, int]:
-    """How many of ``paths`` random paths (:func:`random_path`, seeded) give a run of ns-3's
-    ``tcp`` that each reading of :data:`READINGS` admits, with ``cca`` as the CCA under test;
-    ``report`` sees each run and its answers."""
+def default_readings(cca: str | Path) -> tuple[str, ...]:
+    """The readings :func:`measure` takes by default: all, but cca+state only for a CCA file (a
+    built-in CCA has no ssthresh)."""
+    return tuple(name for name in READINGS if name != "cca+state" or isinstance(cca, Path))
+
+
+def reading(run: TcpRun, name: str, cca: str | Path, config: Stack) -> Admission:
+    """The answer of the reading ``name`` of :data:`READINGS` on ``run`` of the stack ``config``,
+    ``cca`` being the CCA under test."""
+    curves, who, pin_cwnd, pin_state = READINGS[name]
+    return admission(run, cca if who is None else who, pin_cwnd, curves, state=config.state if pin_state else ())
+
+
+def measure(cca: str | Path, tcp: str | Stack, paths: int, seed: int = 0, T: int = 15,
+            report: Callable[[int, TcpRun, dict[str, Admission]], None] | None = None,
+            readings: tuple[str, ...] | None = None) -> dict[str, int]:
+    """How many of ``paths`` random paths (:func:`random_path`, seeded; path i draws from ns-3's
+    random-number stream i) give a run of ns-3's stack ``tcp`` that each of ``readings`` (of
+    :data:`READINGS`; by default :func:`default_readings`) admits, with ``cca`` as the CCA under
+    test; ``report`` sees each run and its answers."""
+    config = tcp if isinstance(tcp, Stack) else stack(tcp)
+    chosen = default_readings(cca) if readings is None else readings
+    unknown = [name for name in chosen if name not in READINGS]
+    if unknown:
+        raise CcacError(f"unknown reading {unknown[0]!r}: one of {', '.join(READINGS)}", "--readings")
     rng = random.Random(seed)
-    counts = dict.fromkeys(READINGS, 0)
+    counts = dict.fromkeys(chosen, 0)
     for i in range(paths):
-        run = run_tcp(random_path(rng, T), tcp)
-        answers = {name: admission(run, cca if who is None else who, pin_cwnd, curves)
-                   for name, (curves, who, pin_cwnd) in READINGS.items()}
+        run = run_tcp(replace(random_path(rng, T), stream=i), config)
+        answers = {name: reading(run, name, cca, config) for name in chosen}
         for name, answer in answers.items():
             counts[name] += answer.admitted is True
         if report is not None:
@@ -283,18 +401,25 @@ def measure(cca: str | Path, tcp: str, paths: int, seed: int = 0, T: int = 15,
 
 
 def main(argv: list[str]) -> None:
-    """``python -m ccac.testbed.ns3_conformance CCA TCP PATHS [SEED]``: :func:`measure`, one
-    line per rejected run (its first culprits) and the counts."""
-    cca, tcp, paths = argv[0], argv[1], int(argv[2])
+    """``python -m ccac.testbed.ns3_conformance CCA TCP PATHS [SEED] [--readings a,b]``:
+    :func:`measure` of the stack TCP (a name of :data:`STACKS` or an ns-3 TypeId), its
+    configuration first, one line per rejected run (its first culprits) and the counts."""
+    chosen = None
+    if "--readings" in argv:
+        at = argv.index("--readings")
+        chosen = tuple(argv[at + 1].split(","))
+        argv = argv[:at] + argv[at + 2:]
+    cca, tcp, paths = argv[0], stack(argv[1]), int(argv[2])
     seed = int(argv[3]) if len(argv) > 3 else 0
+    print(tcp.describe(), flush=True)
 
     def show(i: int, run: TcpRun, answers: dict[str, Admission]) -> None:
         rejected = {name: a.culprits[:4] for name, a in answers.items() if a.admitted is not True}
         print(f"path {i}: {run.path.per_step} packets/step, R={run.path.R}, D={run.path.D}, queue {run.path.queue}, "
               f"{run.L[-1] / run.path.alpha} packets lost; rejected by {rejected or 'none'}", flush=True)
 
-    counts = measure(Path(cca) if cca.endswith(".toml") else cca, tcp, paths, seed, report=show)
-    print(f"{cca} against {tcp} on {paths} random paths (seed {seed}): "
+    counts = measure(Path(cca) if cca.endswith(".toml") else cca, tcp, paths, seed, report=show, readings=chosen)
+    print(f"{cca} against {tcp.name} on {paths} random paths (seed {seed}): "
           + ", ".join(f"{name} admits {n}" for name, n in counts.items()))
 
 

@@ -17,7 +17,12 @@ script ``ccac export --format ns3`` writes. A scenario is a plain dict:
   ``socket_buffer``: each socket's send and receive buffer (bytes).
 * ``flows``: per flow ``tcp`` (an ns-3 TypeId name such as ``ns3::TcpNewReno``), ``rtt_ns``
   (its minimum RTT), ``initial_cwnd`` (segments) and, optionally, ``initial_ssthresh`` (the
-  initial slow-start threshold in segments; ``initial_cwnd`` if not given: no slow start).
+  initial slow-start threshold in segments; ``initial_cwnd`` if not given: no slow start),
+  ``recovery`` (the loss recovery's TypeId name, ``TcpL4Protocol::RecoveryType``; ns-3's default
+  ``ns3::TcpPrrRecovery`` if not given) and ``attributes`` (attributes of the flow's congestion
+  control object, name to value as text, e.g. ``{"HyStart": "false"}`` for ``ns3::TcpCubic``; set
+  on the flow's own object once its socket exists, before its handshake completes, so no other
+  socket or run is affected).
 
 The network: sender n --[access: 100 Gbit/s, no delay]-- left router --[bottleneck]-- right
 router --[egress n: 100 Gbit/s, (rtt_ns - step_ns/100)/2 each way]-- receiver n. A segment
@@ -81,7 +86,7 @@ using namespace ns3;
 
 struct Flow {
   uint64_t sent = 0, lost = 0, served = 0, resent = 0, timeouts = 0, pacing = 0, inflight = 0, marked = 0;
-  uint32_t cwnd = 0;
+  uint32_t cwnd = 0, ssthresh = 0;
   std::set<uint32_t> markedSegments;  // segments (by index) the sender has ever marked lost
 };
 std::vector<Flow> flows;
@@ -203,6 +208,7 @@ void OnEnqueue(Ptr<const QueueDiscItem> item) { Count(item, false); }
 void OnDrop(Ptr<const QueueDiscItem> item) { Count(item, true); }
 
 void OnCwnd(size_t n, uint32_t, uint32_t now) { flows[n].cwnd = now; }
+void OnSsThresh(size_t n, uint32_t, uint32_t now) { flows[n].ssthresh = now; }
 void OnPacing(size_t n, DataRate, DataRate now) { flows[n].pacing = now.GetBitRate(); }
 void OnResend(size_t n, Ptr<const Packet> p, const TcpHeader&, const Address&, const Address&,
               Ptr<const TcpSocketBase>) { flows[n].resent += p->GetSize(); }
@@ -241,6 +247,10 @@ void OnReceive(size_t n, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocke
 void WatchSender(size_t n, Ptr<Socket> s) {
   senders.push_back(DynamicCast<TcpSocketBase>(s));
   s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, n));
+  s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsThresh, n));
+  UintegerValue initial;  // the threshold until a change is traced
+  s->GetAttribute("InitialSlowStartThreshold", initial);
+  flows[n].ssthresh = uint32_t(initial.Get());
   s->TraceConnectWithoutContext("PacingRate", MakeBoundCallback(&OnPacing, n));
   s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnResend, n));
   s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnState, n));
@@ -254,6 +264,13 @@ void Sample() {
     flows[n].inflight = senders[n]->GetTxBuffer()->BytesInFlight();
     Mark(n);
   }
+}
+
+// Set an attribute of the congestion control object of socket s (before its handshake completes).
+void Configure(Ptr<Socket> s, std::string name, std::string value) {
+  PointerValue cc;
+  s->GetAttribute("CongestionOps", cc);
+  cc.Get<TcpCongestionOps>()->SetAttribute(name, StringValue(value));
 }
 
 void WatchBottleneck(Ptr<NetDevice> device, Ptr<QueueDisc> disc, double segmentBytes) {
@@ -369,6 +386,8 @@ def _run(ns: Any, scenario: dict[str, Any]) -> tuple[Samples, list[float]]:
         tp.flows.push_back(tp.Flow())
         tcp = senders.Get(n).GetObject[ns.TcpL4Protocol]()
         tcp.SetAttribute("SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(flow["tcp"])))
+        tcp.SetAttribute("RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(flow.get("recovery",
+                                                                                        "ns3::TcpPrrRecovery"))))
         sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
                                    ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo())
         sink.Install(receivers.Get(n))
@@ -392,10 +411,12 @@ def _run(ns: Any, scenario: dict[str, Any]) -> tuple[Samples, list[float]]:
         ns.Config.SetDefault("ns3::TcpSocket::InitialSlowStartThreshold",
                              ns.UintegerValue(flow.get("initial_ssthresh", flow["initial_cwnd"]) * segment))
         _run_until(ns, (n + 1) * 1000 + 1)
-        application = ns.cppyy.gbl.ns3.DynamicCast[ns.BulkSendApplication](apps[n].Get(0))
-        tp.WatchSender(n, application.GetSocket())
+        socket = ns.cppyy.gbl.ns3.DynamicCast[ns.BulkSendApplication](apps[n].Get(0)).GetSocket()
+        for name, value in flow.get("attributes", {}).items():
+            tp.Configure(socket, name, value)
+        tp.WatchSender(n, socket)
 
-    names = ("sent", "lost", "served", "resent", "timeouts", "cwnd", "pacing", "inflight", "marked")
+    names = ("sent", "lost", "served", "resent", "timeouts", "cwnd", "ssthresh", "pacing", "inflight", "marked")
     samples: list[dict[str, list[int]]] = [{name: [] for name in names} for _ in flows]
     for t in range(scenario["steps"]):
         _run_until(ns, start + t * step + SAMPLE_AFTER_NS)

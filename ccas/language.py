@@ -25,6 +25,10 @@ windows, or its previous value), so the history only adds runs.
 A rate-only CCA (no window) sets the model's window to its bytes in flight plus the step's rate,
 so that the pacing rate is what limits it, as ETC's encoding does.
 
+Per-ACK rules (``on_ack``, ``on_loss``) act before the rules, which read the state they leave:
+their per-step constraints, and why they admit every order of a step's ACKs and every place of
+its loss event, are :func:`ccac.encode.per_ack.step_conditions`'s.
+
 **Check.** The same rules evaluated exactly on the trace's values (the choices and ranged
 observations the trace recorded, each checked to be allowed), step by step.
 

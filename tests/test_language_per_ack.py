@@ -8,6 +8,7 @@ and files the derivation cannot encode soundly are refused naming the rule.
 from __future__ import annotations
 
 import random
+import tomllib
 from fractions import Fraction as F
 from pathlib import Path
 from typing import Any
@@ -124,3 +125,16 @@ def test_a_non_linear_change_is_refused_naming_the_rule() -> None:
     with pytest.raises(CcacError, match=r"f.toml: state.cwnd.on_ack: non-linear"):
         LanguageCCA(parse_definition({"name": "x", "state": {"cwnd": {"on_ack": "cwnd + alpha * alpha / cwnd"}}},
                                      "f.toml"))
+
+
+def test_the_tutorials_per_ack_query_finds_a_loss_event_after_some_acks() -> None:
+    """docs/your-own-cca.md, section 5: a loss event that leaves more than half the step's
+    starting window, because ACKs before it grew the window first."""
+    from conftest import run_cli
+    tutorial = Path(__file__).resolve().parent.parent / "examples" / "own_cca" / "reno_halving.toml"
+    code, out, err = run_cli("query", str(tutorial))
+    assert "sat: counterexample found" in out and "validated: yes" in out and "loss_acked[0]" in out, (out, err)
+    query = tomllib.loads(tutorial.read_text())
+    query["cca"] = {"file": str(DATA / "reno_per_step.toml")}
+    query["query"]["find"] = query["query"]["find"].replace("recover[0]", "mark[0]")
+    assert solve(parse_query(query), timeout=120).answer == "unsat"

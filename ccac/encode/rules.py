@@ -17,7 +17,10 @@ written in the query expression language (:mod:`ccac.encode.expr`)::
 
 A rule gives the state's value at step t from the values of every state variable at step t - 1
 (the state's names) and what the sender observes at step t (:data:`OBSERVATIONS`); all rules
-update together. The CCA sends through two reserved state names: ``cwnd`` (the window: bytes
+update together. A state may also have ``on_ack`` (its value after one ACKed packet) and
+``on_loss`` (at a loss event, beyond the recovery point :data:`RECOVER` the language then keeps):
+those act first, in the order :mod:`ccac.encode.per_ack` defines, and ``rule`` (the identity
+when absent) reads the state they leave. The CCA sends through two reserved state names: ``cwnd`` (the window: bytes
 beyond what was ACKed or detected lost) and ``rate`` (a pacing rate, bytes per step); at least
 one is declared. ``[send]`` may instead give either as an expression of the *new* state
 (``window = "..."``, ``rate = "..."``), and ``rate_when`` makes pacing depend on a parameter.

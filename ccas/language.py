@@ -81,6 +81,11 @@ class LanguageCCA(CCA):
         axes = {s.name: s.axis for s in definition.state}
         acks = [StateVar(r.name, r.description, axis=axes[r.state] if r.state else None)
                 for r in per_ack.series(definition)]
+        taken = sorted({v.name for v in acks} & {v.name for v in own + choices + recorded}
+                       | {v.name for v in acks} & set(definition.definitions))
+        if taken:
+            raise CcacError(f"{taken[0]!r} names a value the per-ACK rules record: name the state differently",
+                            definition.source)
         self.state = tuple(own + choices + recorded + acks)
         self._directions(resolve(definition.params, {}, definition.source))
 

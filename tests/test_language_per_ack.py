@@ -113,6 +113,7 @@ BASE = {"name": "x", "state": {"cwnd": {"start": "alpha", "on_ack": "cwnd + alph
     ({"cwnd": {"on_ack": "cwnd + alpha if in_recovery else cwnd"}}, "unknown name `in_recovery`"),
     ({"cwnd": {"on_ack": "cwnd + queue"}}, "state.cwnd.on_ack: `queue` is not something a sender observes"),
     ({"cwnd": {"description": "w"}}, "state.cwnd: needs a rule .*, on_ack or on_loss"),
+    ({"cwnd": {"on_ack": "cwnd + alpha"}, "cwnd_acked": {"rule": "0"}}, "'cwnd_acked' names a value the per-ACK"),
 ])
 def test_a_per_ack_rule_the_derivation_cannot_encode_is_refused(state: dict[str, Any], message: str) -> None:
     with pytest.raises(CcacError, match=message):

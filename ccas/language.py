@@ -25,6 +25,10 @@ windows, or its previous value), so the history only adds runs.
 A rate-only CCA (no window) sets the model's window to its bytes in flight plus the step's rate,
 so that the pacing rate is what limits it, as ETC's encoding does.
 
+Per-ACK rules (``on_ack``, ``on_loss``) act before the rules, which read the state they leave:
+their per-step constraints, and why they admit every order of a step's ACKs and every place of
+its loss event, are :func:`ccac.encode.per_ack.step_conditions`'s.
+
 **Check.** The same rules evaluated exactly on the trace's values (the choices and ranged
 observations the trace recorded, each checked to be allowed), step by step.
 
@@ -45,7 +49,9 @@ import z3
 
 from ccac.ccas.interface import CCA, FlowContext, FlowValues, StateVar
 from ccac.core.errors import CcacError
+from ccac.core.params import resolve
 from ccac.encode.encoding import maximum, minimum, truth, whole
+from ccac.encode import per_ack
 from ccac.encode.beliefs import (bq_after, exact_and, exact_not, exact_or, lambda_after, lambda_candidates,
                                  max_c_after, max_c_candidates, min_c_after, min_c_candidates, used_steps)
 from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, choice_allows, constants,
@@ -72,7 +78,23 @@ class LanguageCCA(CCA):
         recorded = [StateVar(o, OBSERVATIONS[o].description, OBSERVATIONS[o].unit, OBSERVATIONS[o].kind,
                              plotted=OBSERVATIONS[o].belief, axis=OBSERVATIONS[o].axis)
                     for o in definition.recorded()]
-        self.state = tuple(own + choices + recorded)
+        axes = {s.name: s.axis for s in definition.state}
+        acks = [StateVar(r.name, r.description, axis=axes[r.state] if r.state else None)
+                for r in per_ack.series(definition)]
+        taken = sorted({v.name for v in acks} & {v.name for v in own + choices + recorded}
+                       | {v.name for v in acks} & set(definition.definitions))
+        if taken:
+            raise CcacError(f"{taken[0]!r} names a value the per-ACK rules record: name the state differently",
+                            definition.source)
+        self.state = tuple(own + choices + recorded + acks)
+        self._directions(resolve(definition.params, {}, definition.source))
+
+    def _directions(self, params: dict[str, Any]) -> None:
+        """Each ``on_ack`` rule's change keeps one sign with these parameters (z3 proves it, or
+        the file is refused): what the derived per-step encoding rests on."""
+        for s in self.definition.state:
+            if s.on_ack is not None:
+                per_ack.direction(self.definition, s, params)
 
     @property
     def source(self) -> str:
@@ -126,6 +148,9 @@ class LanguageCCA(CCA):
                 series[s.name] = ctx.series(s.name, axis=s.axis)
         choices = {c.series: ctx.series(c.series, axis=s.axis) for s in d.state for c in s.choices}
         recorded = {o: ctx.series(o, OBSERVATIONS[o].kind, axis=OBSERVATIONS[o].axis) for o in d.recorded()}
+        axes = {s.name: s.axis for s in d.state}
+        acks = {r.name: ctx.series(r.name, axis=axes[r.state] if r.state else None) for r in per_ack.series(d)}
+        self._directions(dict(p))
         first = d.first_rule_step(ctx.R, p)
         fixed = constants(d.params, dict(p), ctx.C, ctx.R, ctx.alpha)
         for t in range(ctx.T):
@@ -161,7 +186,9 @@ class LanguageCCA(CCA):
                         ctx.add(d.condition(s.initial, {**fixed, **seen, **now}, f"{d.source}: state.{s.name}.initial"))
             else:
                 before = {name: series[name][t - 1] for name in series}
-                values = {**fixed, **seen, **before, **{k: v[t] for k, v in choices.items()}}
+                after = self._acks_and_loss(before, {**fixed, **seen}, {k: v[t] for k, v in acks.items()})
+                ctx.add(*(truth(c) if isinstance(c, bool) else c for _, c in after[0]))
+                values = {**fixed, **seen, **after[1], **{k: v[t] for k, v in choices.items()}}
                 # the whole-step reading's largest value: this step's (t - R) at a trace step; at
                 # a periodic query's wrapped step it is that of the trace step it stands for
                 timeline = ctx.enc.timeline
@@ -175,7 +202,15 @@ class LanguageCCA(CCA):
                                 else z3.And(args[0] <= v, v <= args[1]))
                     ctx.add(*equal_by_cases(series[s.name][t], self._rule_value(s.name, s.rule, values, top, where)))
             self._encode_send(ctx, t, {**fixed, **seen, **now}, paced)
-        return {k: v for k, v in {**series, **choices, **recorded}.items() if k not in SENDS}
+        return {k: v for k, v in {**series, **choices, **recorded, **acks}.items() if k not in SENDS}
+
+    def _acks_and_loss(self, before: dict[str, Any], values: dict[str, Any],
+                       recorded: dict[str, Any]) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
+        """The conditions on the step's per-ACK values and the state its ACKs and loss event leave
+        (:func:`ccac.encode.per_ack.step_conditions`); the state itself for a file without per-ACK rules."""
+        if not recorded:
+            return [], before
+        return per_ack.step_conditions(self.definition, before, values, recorded)
 
     @staticmethod
     def _min_c(ctx: FlowContext, t: int, first: int, min_c: list[Any]) -> list[Any]:
@@ -323,8 +358,11 @@ class LanguageCCA(CCA):
                                         f"`{s.initial}`")
             else:
                 before = {name: series[name][t - 1] for name in series}
-                values = {**fixed, **seen, **before, **{c.series: f.state[c.series][t]
-                                                             for s in d.state for c in s.choices}}
+                conditions, after = self._acks_and_loss(before, {**fixed, **seen},
+                                                        {r.name: f.state[r.name][t] for r in per_ack.series(d)})
+                problems += [f"step {t}: {what}" for what, holds in conditions if not holds]
+                values = {**fixed, **seen, **after, **{c.series: f.state[c.series][t]
+                                                       for s in d.state for c in s.choices}}
                 for s in d.state:
                     for c in s.choices:
                         if not choice_allows(d, c, f.state[c.series][t], values, s.name):

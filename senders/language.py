@@ -22,6 +22,7 @@ from typing import Any
 
 from ccac.encode.beliefs import (bq_after, exact_and, exact_not, exact_or, lambda_after, lambda_candidates,
                                  max_c_after, min_c_after, used_steps)
+from ccac.encode import per_ack
 from ccac.encode.rules import JITTER, MEMORY, Definition, constants
 from ccac.senders.interface import Choose, ConcreteSender, Decision, Feedback, SenderStart
 
@@ -35,6 +36,8 @@ class LanguageSender(ConcreteSender):
         self.values: dict[str, Fraction] | None = None   # the state, once started
         # the values the open choices took at the last step the rules ran (0 before: unused)
         self.taken: dict[str, Fraction] = {c.series: Fraction(0) for s in definition.state for c in s.choices}
+        # the values the per-ACK rules recorded at the last step the rules ran (0 before: unused)
+        self.acks: dict[str, Fraction] = {r.name: Fraction(0) for r in per_ack.series(definition)}
         self.previous_acked: Fraction | None = start.acked[-1] if start.acked else None
         self.previous_lost: Fraction = Fraction(start.value("Ld_f", 0))
         self.readings: list[Fraction] = list(start.acked)   # ACK readings, oldest first
@@ -103,8 +106,7 @@ class LanguageSender(ConcreteSender):
         self.start_state(seen)
         assert self.values is not None   # started just now
         if fb.t >= first and all(o in seen for o in self.d.observed):
-            before = dict(self.values)
-            context = {**self.constants, **seen, **before}
+            context = {**self.constants, **seen, **self._acks_and_loss({**self.constants, **seen})}
             for s in self.d.state:
                 for i, c in enumerate(s.choices):
                     args = [Fraction(self.d.number(a, context, s.name)) for a in c.args]
@@ -123,6 +125,17 @@ class LanguageSender(ConcreteSender):
         else:
             cwnd = fb.inflight + (rate or Fraction(0))
         return Decision(cwnd, rate)
+
+    def _acks_and_loss(self, values: dict[str, Any]) -> dict[str, Fraction]:
+        """The state after the step's ACKs, one at a time, and its loss event, placed among them
+        by the hook (``choose("loss event position", n)``: after that many ACKs; the default,
+        before the first) (:func:`ccac.encode.per_ack.run`)."""
+        assert self.values is not None
+        if not self.acks:
+            return dict(self.values)
+        position = self.choose("loss event position", per_ack.positions(self.d, values))
+        after, self.acks = per_ack.run(self.d, self.values, values, position)
+        return after
 
     @staticmethod
     def _loss_point(fb: Feedback) -> Fraction:
@@ -149,6 +162,7 @@ class LanguageSender(ConcreteSender):
         twin = copy.copy(self)
         twin.values = dict(self.values) if self.values is not None else None
         twin.taken, twin.readings, twin.seen_at = dict(self.taken), list(self.readings), dict(self.seen_at)
+        twin.acks = dict(self.acks)
         return twin
 
     def become(self, definition: Definition, params: dict[str, Any]) -> None:
@@ -205,5 +219,6 @@ class LanguageSender(ConcreteSender):
     def state(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: v for k, v in (self.values or {}).items() if k not in ("cwnd", "rate")}
         out.update(self.taken)
+        out.update(self.acks)
         out.update({o: self.seen.get(o) for o in self.d.recorded()})
         return out

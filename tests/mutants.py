@@ -43,6 +43,7 @@ class Mutant:
 GRADIENT, RTT, ETC = "ccac.ccas.pcc.gradient", "ccac.ccas.pcc.rtt", "ccac.ccas.etc"
 ALLEGRO = "ccac.ccas.allegro"
 LANGUAGE = "ccac.ccas.language"
+PER_ACK = "ccac.encode.per_ack"
 VALIDATE = "ccac.solving.validate"
 CEGIS = "ccac.synthesis.cegis"
 CUBES = "ccac.analysis.cubes"
@@ -56,6 +57,7 @@ CONFORMANCE = {
     ETC: ("tests/test_etc.py",),
     ALLEGRO: ("tests/test_allegro.py",),
     LANGUAGE: ("tests/test_language.py", "tests/test_ccmatic.py"),
+    PER_ACK: ("tests/test_language_per_ack.py",),
     VALIDATE: ("tests/test_synthesis.py",),
     CEGIS: ("tests/test_synthesis.py",),
     CUBES: ("tests/test_cubes.py",),
@@ -303,6 +305,28 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("lang_rules_late", LANGUAGE, "the rules apply one step later than their observations allow",
            "first = d.first_rule_step(ctx.R, p)",
            "first = d.first_rule_step(ctx.R, p) + 1"),
+    Mutant("ack_xi_at_start", PER_ACK, "the states a step's ACKs meet are taken to be its start only",
+           "_all(within(lo, start, end), within(hi, start, end))",
+           "_all(within(lo, start, start), within(hi, start, start))"),
+    Mutant("ack_count_short", PER_ACK, "a step's ACKs are one MSS fewer than it ACKed",
+           'acked = values["newly_acked"]\n',
+           'acked = values["newly_acked"] - values["alpha"]\n'),
+    Mutant("ack_loss_after_all", PER_ACK, "the loss event comes only after all of the step's ACKs",
+           "_all(0 <= j, j <= acked, _any(event, j == acked))",
+           "_all(0 <= j, j <= acked, j == acked)"),
+    Mutant("ack_change_at_ends", PER_ACK, "the change is bounded by d at the side's start and end (not the states met)",
+           "_all(change(d, s, bound, lo, weight) <= end - start,\n"
+           "                             end - start <= change(d, s, bound, hi, weight))",
+           "_all(change(d, s, bound, start, weight) <= end - start,\n"
+           "                             end - start <= change(d, s, bound, end, weight))"),
+    Mutant("ack_no_on_loss", PER_ACK, "the ACKs after the loss event start from the state before its on_loss rules",
+           "            state = after_loss(d, state, values, event)\n",
+           "            state = after_loss(d, state, values, False)\n"),
+    Mutant("ack_event_needs_a_whole_mss", PER_ACK,
+           "a loss event needs a detection a whole MSS beyond the recovery point",
+           "    event = loss_event(d, before, values)\n    j = ",
+           "    event = _all(loss_event(d, before, values),\n"
+           "                 values[\"lost\"] > before.get(RECOVER, 0) + values[\"alpha\"])\n    j = "),
     Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
            "without checking its own rules there",
            "    return [not check_ccas(q, trace) for q in queries]",

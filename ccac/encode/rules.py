@@ -17,7 +17,10 @@ written in the query expression language (:mod:`ccac.encode.expr`)::
 
 A rule gives the state's value at step t from the values of every state variable at step t - 1
 (the state's names) and what the sender observes at step t (:data:`OBSERVATIONS`); all rules
-update together. The CCA sends through two reserved state names: ``cwnd`` (the window: bytes
+update together. A state may also have ``on_ack`` (its value after one ACKed packet) and
+``on_loss`` (at a loss event, beyond the recovery point :data:`RECOVER` the language then keeps):
+those act first, in the order :mod:`ccac.encode.per_ack` defines, and ``rule`` (the identity
+when absent) reads the state they leave. The CCA sends through two reserved state names: ``cwnd`` (the window: bytes
 beyond what was ACKed or detected lost) and ``rate`` (a pacing rate, bytes per step); at least
 one is declared. ``[send]`` may instead give either as an expression of the *new* state
 (``window = "..."``, ``rate = "..."``), and ``rate_when`` makes pacing depend on a parameter.
@@ -161,7 +164,20 @@ SENDS = ("cwnd", "rate")
 FINITE = ("delay_steps",)
 CHOICE_FUNCTIONS = ("choose", "between")
 FILE_KEYS = ("name", "summary", "description", "params", "definitions", "state", "send", "dupacks")
-STATE_KEYS = ("description", "unit", "initial", "start", "rule", "axis")
+STATE_KEYS = ("description", "unit", "initial", "start", "rule", "on_ack", "on_loss", "axis")
+#: the language's own recovery point (RFC 6582's ``recover``), in the loss order and in the bytes
+#: sent, kept for a file with ``on_loss`` rules, and whether the sender is in recovery
+#: (:mod:`ccac.encode.per_ack`)
+RECOVER, RECOVER_SENT, IN_RECOVERY = "recover", "recover_sent", "in_recovery"
+RECOVERY_STATES = {
+    RECOVER: {"axis": "lost", "description": "loss order at the last loss event; a detection beyond it is a new one",
+              "initial": f"{RECOVER} <= loss_point", "start": "lost - newly_lost", "on_loss": "loss_point",
+              "rule": f"loss_point if timeout else {RECOVER}"},
+    RECOVER_SENT: {"axis": "sent", "description": "bytes sent before the last loss event; the sender is in "
+                                                  "recovery until they are all ACKed or detected lost",
+                   "start": "0", "on_loss": "sent", "rule": f"sent if timeout else {RECOVER_SENT}"},
+}
+RECOVERY_DEFINITION = f"acked + lost < {RECOVER_SENT}"
 AXES = {"acked": "S", "lost": "L", "sent": "A"}
 PARAM_KEYS = ("default", "description", "unit", "minimum", "maximum", "exclusive_minimum", "kind")
 
@@ -185,6 +201,8 @@ class StateRule:
     initial: str | None
     start: str | None
     axis: str | None = None   # the byte curve the value is a position on ("S", "L", "A")
+    on_ack: str | None = None   # the new value after one ACKed packet (:mod:`ccac.encode.per_ack`)
+    on_loss: str | None = None  # the new value at a loss event
 
 
 @dataclass(frozen=True)
@@ -210,6 +228,11 @@ class Definition:
 
     def condition(self, source: str, values: dict[str, Any], where: str) -> Any:
         return compile_condition(source, symbols(values, self.definitions), where)
+
+    @property
+    def has_loss(self) -> bool:
+        """Whether the file acts on loss events (then it keeps the recovery point)."""
+        return any(s.on_loss is not None for s in self.state)
 
     @property
     def state_names(self) -> tuple[str, ...]:
@@ -258,6 +281,7 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
                         source)
     param_names = {p.name for p in params}
     definitions = _table(data, "definitions", source)
+    states, definitions = _with_recovery(states, definitions, source)
     for key, text_ in definitions.items():
         if not key.isidentifier() or not isinstance(text_, str):
             raise CcacError("a definition is NAME = \"expression\"", f"{source}: definitions.{key}")
@@ -286,9 +310,14 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
         extra = sorted(set(table) - set(STATE_KEYS))
         if extra:
             raise CcacError(f"unknown key {extra[0]!r} (keys: {', '.join(STATE_KEYS)})", where)
-        rule = table.get("rule")
+        per_ack = {key: table.get(key) for key in ("on_ack", "on_loss")}
+        for key, text_ in per_ack.items():
+            if text_ is not None:
+                observed |= _check_per_ack(text_, key, set(states) | named, param_names, f"{where}.{key}")
+                texts.append(text_)
+        rule = table.get("rule", k if any(per_ack.values()) else None)
         if not isinstance(rule, str) or not rule.strip():
-            raise CcacError("needs a rule: an expression giving the new value", where)
+            raise CcacError("needs a rule (an expression giving the new value), on_ack or on_loss", where)
         text, choices = _extract_choices(rule, k, f"{where}.rule")
         texts += [text, *(a for c in choices for a in c.args),
                   *(t_ for t_ in (table.get("initial"), table.get("start")) if isinstance(t_, str))]
@@ -306,7 +335,8 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
             raise CcacError(f"axis is one of {', '.join(AXES)} (the curve the value is a position on)",
                             f"{where}.axis")
         rules.append(StateRule(k, str(table.get("description", "")), str(table.get("unit", "bytes")),
-                               text, choices, initial, start, AXES.get(axis) if axis is not None else None))
+                               text, choices, initial, start, AXES.get(axis) if axis is not None else None,
+                               per_ack["on_ack"], per_ack["on_loss"]))
     for key, text_ in (("window", send.get("window")), ("rate", send.get("rate"))):
         if text_ is not None:
             if not isinstance(text_, str):
@@ -323,6 +353,9 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
     dupacks = data.get("dupacks")
     if dupacks is not None:
         dupacks = Param("dupacks", None, "", minimum=Fraction(0)).parse(dupacks, source)
+    _check_ack_reads(rules, definitions, source)
+    if any(s.on_ack is not None for s in rules):
+        observed.add("newly_acked")   # the step's ACK count
     if "max_c" in observed:
         observed.add("qdel_steps")    # its windows read the delay samples of earlier steps
     if "qdel_steps" in observed:
@@ -383,6 +416,9 @@ def _check_linear(d: Definition) -> frozenset[str]:
         for c in s.choices:
             for a in c.args:
                 d.number(a, values, f"{where}.rule")
+        for key, text_ in (("on_ack", s.on_ack), ("on_loss", s.on_loss)):
+            if text_ is not None:
+                d.number(text_, values, f"{where}.{key}")
         if s.initial is not None:
             d.condition(s.initial, values, f"{where}.initial")
         if s.start is not None:
@@ -391,6 +427,44 @@ def _check_linear(d: Definition) -> frozenset[str]:
         if text is not None:
             d.number(text, values, f"{d.source}: send.{key}")
     return frozenset(split)
+
+
+def _with_recovery(states: dict[str, Any], definitions: dict[str, Any],
+                   source: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A file with an ``on_loss`` rule gets the language's recovery point (:data:`RECOVERY_STATES`)
+    and the definition ``in_recovery``; their names are then the language's."""
+    if not any(isinstance(t, dict) and "on_loss" in t for t in states.values()):
+        return states, definitions
+    taken = sorted((set(states) | set(definitions)) & {*RECOVERY_STATES, IN_RECOVERY})
+    if taken:
+        raise CcacError(f"{taken[0]!r} is the language's own with on_loss rules (the recovery point): "
+                        "name yours differently", f"{source}: state.{taken[0]}")
+    return {**states, **RECOVERY_STATES}, {**definitions, IN_RECOVERY: RECOVERY_DEFINITION}
+
+
+def _check_per_ack(text: str, key: str, state: set[str], params: set[str], where: str) -> set[str]:
+    """An ``on_ack`` or ``on_loss`` rule: an expression string without open choices, over what a
+    sender knows; returns the observations it reads."""
+    if not isinstance(text, str) or not text.strip():
+        raise CcacError(f"{key} must be an expression string", where)
+    if _names(text, where) & set(CHOICE_FUNCTIONS):
+        raise CcacError(f"{key} cannot make an open choice (choose, between): make it in the per-step rule",
+                        where)
+    return _check_names(text, state, params, where)
+
+
+def _check_ack_reads(rules: list[StateRule], definitions: dict[str, str], source: str) -> None:
+    """An ``on_ack`` rule reads no other state that changes per ACK: the derived encoding bounds
+    a state's per-ACK change over that state's own values only (:mod:`ccac.encode.per_ack`)."""
+    ticking = {s.name for s in rules if s.on_ack is not None}
+    for s in rules:
+        if s.on_ack is None:
+            continue
+        where = f"{source}: state.{s.name}.on_ack"
+        others = sorted((reached_names([s.on_ack], definitions, where) & ticking) - {s.name})
+        if others:
+            raise CcacError(f"on_ack reads `{others[0]}`, which also changes per ACK: an on_ack rule may read "
+                            "its own state and states without on_ack rules", where)
 
 
 def _table(data: dict[str, Any], key: str, source: str) -> dict[str, Any]:

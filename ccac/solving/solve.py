@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence, overload
 import z3
 
 from ccac.core import deadline, machine
-from ccac.encode.encoding import num
+from ccac.encode.encoding import is_symbolic, num
 from ccac.solving.backends import backend
 from ccac.solving.refine import MAX_ROUNDS, refined
 from ccac.solving.solvers import Outcome, check_solver, evaluate, to_smtlib
@@ -119,9 +119,14 @@ class Pipeline:
         return num(number, self.ctx)
 
     def build(self, query: Query | None = None) -> Problem:
-        """Encode ``query`` (the pipeline's own if None) in this solve's context."""
-        self._problem = build(query or self.query, self.encoding, self.ctx, self.mode)
-        return self._problem
+        """Encode ``query`` (the pipeline's own if None) in this solve's context. A non-linear use
+        in a query with a parameter left to the solver (:meth:`parameter`) is refused: families
+        and bounds then solve each value on its own, where the use may be linear."""
+        problem = build(query or self.query, self.encoding, self.ctx, self.mode)
+        if problem.nodes and any(is_symbolic(v) for v in problem.query.params.values()):
+            raise CcacError(f"non-linear: {problem.nodes[0].label()} with a parameter left to the solver")
+        self._problem = problem
+        return problem
 
     @property
     def problem(self) -> Problem:

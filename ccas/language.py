@@ -54,8 +54,10 @@ from ccac.encode.encoding import maximum, minimum, truth, whole
 from ccac.encode import per_ack
 from ccac.encode.beliefs import (bq_after, exact_and, exact_not, exact_or, lambda_after, lambda_candidates,
                                  max_c_after, max_c_candidates, min_c_after, min_c_candidates, used_steps)
-from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Definition, choice_allows, constants,
-                               parse_definition)
+from ccac.encode import nonlinear
+from ccac.encode.nonlinear import root_band
+from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Choice, Definition, choice_allows,
+                               constants, parse_definition)
 from ccac.senders.interface import ConcreteSender, SenderStart
 
 #: bundled CCA files
@@ -178,6 +180,8 @@ class LanguageCCA(CCA):
                 ctx.add(*self._bq_belief(ctx, t, first, recorded["bq_belief"], recorded["min_c_lambda"]))
             seen = self._observed(ctx.S, ctx.Ld, ctx.A, ctx.timeout, ctx.R, t, {o: v[t] for o, v in recorded.items()})
             now = {name: series[name][t] for name in series}
+            for name, held in d.finite.items():   # a finite state holds one of its values, history included
+                ctx.add(z3.Or(*(series[name][t] == v for v in held)))
             if t < first:
                 # before the rules apply; in a periodic query's wrapped history these are a later
                 # period's steps, where the rules hold instead of the initial condition
@@ -193,14 +197,12 @@ class LanguageCCA(CCA):
                 # a periodic query's wrapped step it is that of the trace step it stands for
                 timeline = ctx.enc.timeline
                 top = (t if t >= timeline.history else timeline.wrap(t)[0] + timeline.history) - ctx.R
+                finite = {**{o: tuple(range(max(top, 0) + 1)) for o in FINITE if o in d.observed}, **d.finite}
                 for s in d.state:
                     where = f"{d.source}: state.{s.name}.rule"
                     for c in s.choices:
-                        args = [d.number(a, values, where) for a in c.args]
-                        v = choices[c.series][t]
-                        ctx.add(z3.Or(*(v == a for a in args)) if c.kind == "choose"
-                                else z3.And(args[0] <= v, v <= args[1]))
-                    ctx.add(*equal_by_cases(series[s.name][t], self._rule_value(s.name, s.rule, values, top, where)))
+                        ctx.add(self._choice(c, choices[c.series][t], values, where))
+                    ctx.add(*equal_by_cases(series[s.name][t], d.number(s.rule, values, where, finite)))
             self._encode_send(ctx, t, {**fixed, **seen, **now}, paced)
         return {k: v for k, v in {**series, **choices, **recorded, **acks}.items() if k not in SENDS}
 
@@ -298,28 +300,24 @@ class LanguageCCA(CCA):
             out += [z3.Implies(z3.Not(past), delay >= k), z3.Implies(past, delay <= k)]
         return out
 
-    def _rule_value(self, state: str, rule: str, values: dict[str, Any], top: int, where: str) -> Any:
-        """The rule's value as a term; a rule split over a finite observation (whole steps of
-        delay: 0 .. top at service step top = t - R) is compiled once per value and the cases
-        joined on the observation's term."""
+    def _choice(self, c: Choice, v: Any, values: dict[str, Any], where: str) -> Any:
+        """The values open choice ``c`` may take: one of its arguments, a point of its interval,
+        or a value of its rational power (:func:`ccac.encode.nonlinear.root_band`)."""
         d = self.definition
-        if state not in d.split:
-            return d.number(rule, values, where)
-        (finite,) = [o for o in FINITE if o in d.observed]
-        term = values[finite]
-        cases = [d.number(rule, {**values, finite: k}, where) for k in range(max(top, 0) + 1)]
-        value = cases[-1]
-        for k in range(len(cases) - 2, -1, -1):
-            value = z3.If(term == k, cases[k], value)
-        return value
+        if c.kind == "root":
+            base, p, q = c.args
+            return root_band(v, d.number(base, values, where), int(p), int(q),
+                             lambda x, n: _power(x, n, where, f"{base} ** (1/{q})"))
+        args = [d.number(a, values, where) for a in c.args]
+        return z3.Or(*(v == a for a in args)) if c.kind == "choose" else z3.And(args[0] <= v, v <= args[1])
 
     def _encode_send(self, ctx: FlowContext, t: int, values: dict[str, Any], paced: bool) -> None:
         d = self.definition
         if d.window is not None and "cwnd" not in d.state_names:
-            ctx.add(ctx.cwnd[t] == d.number(d.window, values, f"{d.source}: send.window"))
+            ctx.add(ctx.cwnd[t] == d.number(d.window, values, f"{d.source}: send.window", d.finite))
         if paced and "rate" not in d.state_names:
             assert d.rate is not None  # paced() is false without a [send] rate
-            ctx.add(ctx.rate[t] == d.number(d.rate, values, f"{d.source}: send.rate"))
+            ctx.add(ctx.rate[t] == d.number(d.rate, values, f"{d.source}: send.rate", d.finite))
         if d.window is None and t >= ctx.R:   # rate only: the pacing rate limits the sender
             ctx.add(ctx.cwnd[t] == ctx.A[t - 1] + ctx.rate[t] - ctx.S[t - ctx.R] - ctx.Ld[t])
 
@@ -368,7 +366,11 @@ class LanguageCCA(CCA):
                         if not choice_allows(d, c, f.state[c.series][t], values, s.name):
                             problems.append(f"step {t}: {c.series} = {f.state[c.series][t]} is not a value "
                                             f"{c.kind}({', '.join(c.args)}) allows")
-                    expected = d.number(s.rule, values, s.name)
+                    try:
+                        expected = d.number(s.rule, values, s.name)
+                    except CcacError as e:   # a division by 0: the sender's rule has no value
+                        problems.append(f"step {t}: rule {s.name} has no value: {e}")
+                        continue
                     if now[s.name] != expected:
                         problems.append(f"step {t}: rule {s.name} gives {expected}, the trace has {now[s.name]}")
             values = {**fixed, **seen, **now}
@@ -469,6 +471,15 @@ def equal_by_cases(target: Any, value: Any) -> list[Any]:
         return [z3.Implies(condition_, z3.And(*equal_by_cases(target, yes))),
                 z3.Implies(z3.Not(condition_), z3.And(*equal_by_cases(target, no)))]
     return [target == value]
+
+
+def _power(x: Any, n: int, where: str, text: str) -> Any:
+    """``x ** n`` (n >= 1): a number, or a non-linear node for a solver quantity."""
+    if n == 1:
+        return x
+    if not z3.is_expr(x):
+        return Fraction(x) ** n
+    return nonlinear.make("pow", x, None, n, where, text)
 
 
 def load_file(path: Path) -> LanguageCCA:

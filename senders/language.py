@@ -6,6 +6,8 @@ from the feedback, evaluates every rule on its previous state, and sends the new
 among n options; the default takes the first): ``choose(...)`` offers its values, ``between(lo,
 hi)`` offers lo, the midpoint and hi. Detections before the run are taken as none when the
 run does not say (``newly_lost`` at the first step is everything detected so far).
+A rational power ``x ** (p/q)`` takes the exact rational root within the
+tolerance (:func:`ccac.encode.nonlinear.exact_root`); a negative base is an error.
 ``loss_point`` is the feedback's reading where the path gives one, else the loss order of the
 bytes sent before this step (the flow's loss curve at t - 1, the low end of the model's range).
 
@@ -23,6 +25,8 @@ from typing import Any
 from ccac.encode.beliefs import (bq_after, exact_and, exact_not, exact_or, lambda_after, lambda_candidates,
                                  max_c_after, min_c_after, used_steps)
 from ccac.encode import per_ack
+from ccac.core.errors import CcacError
+from ccac.encode.nonlinear import exact_root
 from ccac.encode.rules import JITTER, MEMORY, Definition, constants
 from ccac.senders.interface import Choose, ConcreteSender, Decision, Feedback, SenderStart
 
@@ -109,6 +113,9 @@ class LanguageSender(ConcreteSender):
             context = {**self.constants, **seen, **self._acks_and_loss({**self.constants, **seen})}
             for s in self.d.state:
                 for i, c in enumerate(s.choices):
+                    if c.kind == "root":
+                        context[c.series] = self.taken[c.series] = self._root(c.args, context, s.name)
+                        continue
                     args = [Fraction(self.d.number(a, context, s.name)) for a in c.args]
                     options = args if c.kind == "choose" else [args[0], (args[0] + args[1]) / 2, args[1]]
                     chosen = options[self.choose(f"{s.name} choice {i}", len(options))]
@@ -136,6 +143,16 @@ class LanguageSender(ConcreteSender):
         position = self.choose("loss event position", per_ack.positions(self.d, values))
         after, self.acks = per_ack.run(self.d, self.values, values, position)
         return after
+
+    def _root(self, args: tuple[str, ...], context: dict[str, Any], where: str) -> Fraction:
+        """A rational power's value (:func:`ccac.encode.nonlinear.exact_root`); an error for a
+        negative base, as the language gives it no value."""
+        base, p, q = args
+        x = Fraction(self.d.number(base, context, where))
+        try:
+            return exact_root(x, int(p), int(q))
+        except ValueError as e:
+            raise CcacError(f"`({base}) ** ({p}/{q})`: {e}", where) from None
 
     @staticmethod
     def _loss_point(fb: Feedback) -> Fraction:

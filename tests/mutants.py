@@ -49,6 +49,7 @@ CEGIS = "ccac.synthesis.cegis"
 CUBES = "ccac.analysis.cubes"
 PATH_SERVER = "ccac.models.path_server"
 SOLVE = "ccac.solving.solve"
+NONLINEAR = "ccac.encode.nonlinear"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -63,6 +64,7 @@ CONFORMANCE = {
     CUBES: ("tests/test_cubes.py",),
     SOLVE: ("tests/test_periodic.py", "tests/test_cubes.py"),
     PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py"),
+    NONLINEAR: ("tests/test_nonlinear.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -356,6 +358,37 @@ MUTANTS: tuple[Mutant, ...] = (
            'enc.add("model.loss_detection", Ld[t] == L[t - R])', 'enc.add("model.loss_detection", Ld[t] == L[t - R + 1])'),
     Mutant("oracle_always_times_out", PATH_SERVER, "loss oracle: every step times out",
            'enc.add("model.timeout", z3.Not(tmo[t]))', 'enc.add("model.timeout", tmo[t])'),
+    Mutant("product_ends_swapped", NONLINEAR, "product: the upper bound at the piece's lower end",
+           "above_zero += [z <= num(hi) * y] if hi is not None else []", "above_zero += [z <= num(lo) * y] if lo is not None else []"),
+    Mutant("product_negative_side_turned", NONLINEAR, "product: for y <= 0 the bounds keep the y >= 0 order",
+           "below_zero = [z <= num(lo) * y] if lo is not None else []", "below_zero = [z >= num(lo) * y] if lo is not None else []"),
+    Mutant("product_tail_upper_bound", NONLINEAR, "product: an unbounded tail given an upper bound",
+           "above_zero += [z <= num(hi) * y] if hi is not None else []", "above_zero += [z <= num(hi if hi is not None else lo) * y]"),
+    Mutant("quotient_ends_swapped", NONLINEAR, "quotient: a / lo and a / hi swapped",
+           "        low.append(a / num(hi))", "        low.append(a / num(lo) if lo is not None and lo != 0 else a / num(hi))"),
+    Mutant("quotient_tail_capped", NONLINEAR, "quotient: the tail towards infinity is capped at its end's value from below",
+           "    if hi is None:\n        low.append(num(0))", "    if hi is None:\n        low.append(a / num(lo) if lo else num(0))"),
+    Mutant("quotient_near_zero_bounded", NONLINEAR, "quotient: a piece ending at 0 given a bound at 0's side",
+           "    if lo is not None and lo != 0:\n        high.append(a / num(lo))", "    if lo is not None:\n        high.append(a / num(lo if lo != 0 else 1))"),
+    Mutant("power_tangent_wrong_side", NONLINEAR, "power: tangents above a convex piece",
+           "bounds = [z >= tangent if convex else z <= tangent for tangent in tangents]",
+           "bounds = [z <= tangent if convex else z >= tangent for tangent in tangents]"),
+    Mutant("power_secant_wrong_side", NONLINEAR, "power: the secant below a convex piece",
+           "bounds.append(z <= secant if convex else z >= secant)", "bounds.append(z >= secant if convex else z <= secant)"),
+    Mutant("power_odd_negative_convex", NONLINEAR, "power: odd powers taken as convex below 0",
+           "convex = n % 2 == 0 or (lo is not None and lo >= 0)", "convex = True"),
+    Mutant("power_secant_ends_swapped", NONLINEAR, "power: the secant's slope from the wrong end",
+           "secant = num(lo ** n) + num((hi ** n - lo ** n) / (hi - lo)) * (x - num(lo))",
+           "secant = num(hi ** n) + num((hi ** n - lo ** n) / (hi - lo)) * (x - num(lo))"),
+    Mutant("power_midpoint_tangent_off", NONLINEAR, "power: the middle tangent at a quarter of the piece, slope of the middle",
+           "tangents = [num(c ** n) + num(n * c ** (n - 1)) * (x - num(c)) for c in touch]",
+           "tangents = [num(c ** n) + num(n * c ** (n - 1)) * (x - num(c)) + num(c) / 8 for c in touch]"),
+    Mutant("root_band_narrow_above", NONLINEAR, "root: the band's upper side narrowed",
+           "lo, hi = (1 - ROOT_TOLERANCE) ** q, (1 + ROOT_TOLERANCE) ** q", "lo, hi = (1 - ROOT_TOLERANCE) ** q, (1 + ROOT_TOLERANCE / 2) ** q"),
+    Mutant("root_band_narrow_below", NONLINEAR, "root: the band's lower side narrowed",
+           "lo, hi = (1 - ROOT_TOLERANCE) ** q, (1 + ROOT_TOLERANCE) ** q", "lo, hi = (1 - ROOT_TOLERANCE / 2) ** q, (1 + ROOT_TOLERANCE) ** q"),
+    Mutant("root_check_narrow_above", NONLINEAR, "root: the exact check's upper side narrowed",
+           "<= y ** q <= x ** p * (1 + ROOT_TOLERANCE) ** q", "<= y ** q <= x ** p * (1 + ROOT_TOLERANCE / 2) ** q"),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

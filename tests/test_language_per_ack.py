@@ -120,12 +120,18 @@ def test_a_per_ack_rule_the_derivation_cannot_encode_is_refused(state: dict[str,
         LanguageCCA(parse_definition({"name": "x", "state": state}, "f.toml"))
 
 
-def test_a_non_linear_change_is_refused_naming_the_rule() -> None:
-    """MSS * MSS / cwnd per ACK needs products of solver quantities (refused until the expression
-    compiler takes them)."""
-    with pytest.raises(CcacError, match=r"f.toml: state.cwnd.on_ack: non-linear"):
-        LanguageCCA(parse_definition({"name": "x", "state": {"cwnd": {"on_ack": "cwnd + alpha * alpha / cwnd"}}},
-                                     "f.toml"))
+def test_reno_congestion_avoidance_per_ack_is_accepted_and_a_two_signed_change_refused() -> None:
+    """MSS * MSS / cwnd per ACK (a product and a quotient of solver quantities) keeps one sign
+    once the divisor is bounded away from 0, which the sign proof shows with the non-linear
+    nodes' exact relations; a change that grows small windows and shrinks large ones is refused,
+    naming the rule."""
+    reno = parse_definition({"name": "x", "state": {"cwnd": {
+        "start": "alpha", "on_ack": "cwnd + alpha * alpha / max(cwnd, alpha)"}}}, "f.toml")
+    LanguageCCA(reno)
+    two_signed = parse_definition({"name": "x", "state": {"cwnd": {
+        "start": "alpha", "on_ack": "cwnd + alpha * alpha / max(cwnd, alpha) - alpha / 2"}}}, "f.toml")
+    with pytest.raises(CcacError, match=r"f.toml: state.cwnd.on_ack: the per-ACK change .* must keep one sign"):
+        LanguageCCA(two_signed)
 
 
 def test_the_tutorials_per_ack_query_finds_a_loss_event_after_some_acks() -> None:

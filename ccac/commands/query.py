@@ -14,9 +14,10 @@ from ccac.commands.replay import run_and_report
 from ccac.core import limits, progress
 from ccac.core.errors import CcacError
 from ccac.encode.frontier import STYLES
+from ccac.encode.nonlinear import DEFAULT_MODE, MODES
 from ccac.report.presentation import (EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line, case_lines,
-                                      describe_query, echo_validation, expected_line, plot_line, solver_line,
-                                      statement)
+                                      describe_query, echo_validation, expected_line, nonlinear_line, plot_line,
+                                      solver_line, statement)
 from ccac.solving.backends import SOLVER_HELP
 
 if TYPE_CHECKING:
@@ -48,6 +49,10 @@ if TYPE_CHECKING:
                    "(as `ccac replay`; exit 1 if the finding does not reproduce).")
 @click.option("--replay-plot", "replay_plot", type=click.Path(dir_okay=False), default=None,
               help="With --replay: draw the trace and the packet run on one figure.")
+@click.option("--nonlinear", type=click.Choice(MODES), default=None,
+              help="What non-linear uses (products, quotients, powers of solver quantities) may be: exact "
+                   f"(z3's non-linear arithmetic) or enclose (linear bounds, refined); default: the query's, "
+                   f"else {DEFAULT_MODE}.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the answer line.")
 @click.option("--cubes", type=click.IntRange(1, 1024), default=None, metavar="N",
               help="Split the query into about N cases (z3's lookahead cubes) solved apart: the first sat "
@@ -61,7 +66,8 @@ if TYPE_CHECKING:
 def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, expect: str | None,
           json_path: str | None, csv_path: str | None, plot_path: str | None, solver: str,
           smtlib_path: str | None, encoding: str, do_replay: bool, replay_plot: str | None,
-          quiet: bool, cubes: int | None, workers: int | None, scheduler: str | None) -> None:
+          nonlinear: str | None, quiet: bool, cubes: int | None, workers: int | None,
+          scheduler: str | None) -> None:
     """Answer a query FILE_OR_NAME (a .toml file, or the name of a bundled query)."""
     from ccac.problems.query import load_query
     from ccac.solving.solve import solve
@@ -81,7 +87,7 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     if cubes is None:
         if workers is not None or scheduler is not None:
             raise CcacError("--workers and --scheduler go with --cubes")
-        result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path, encoding=encoding)
+        result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path, encoding=encoding, nonlinear=nonlinear)
         split = None
     else:
         if solver != "z3" or smtlib_path is not None:
@@ -100,6 +106,8 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         stopped = (result.reason or "").startswith("timeout: building")
         click.echo(solver_line(result.solver, result.solver_version, result.build_seconds,
                                None if stopped else result.solve_seconds))
+        if result.nonlinear is not None:
+            click.echo(nonlinear_line(result.nonlinear, result.refinements))
         if not stopped:
             click.echo(statement(q, result.answer))
     if result.trace is not None:
@@ -111,7 +119,7 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     if result.answer == "unsat":
         from ccac.solving.solve import premise_verdict
 
-        output["premise"], line = premise_verdict(q, solver, timeout, encoding)
+        output["premise"], line = premise_verdict(q, solver, timeout, encoding, nonlinear)
         vacuous = output["premise"] == "vacuous"
         if not quiet or output["premise"] != "satisfiable":
             click.echo(line)

@@ -53,6 +53,8 @@ from ccac.core import deadline
 from ccac.encode.encoding import as_real, is_symbolic, maximum, minimum, num, build_context, terms_in, truth
 from ccac.core.errors import CcacError
 from ccac.core.limits import MAX_DEPTH, MAX_EXPANSION, MAX_NUMBER_BITS, number_bits, power_bits, show_size
+from ccac.encode import nonlinear
+from ccac.encode.terms import subterms
 
 Value = Any  # int | Fraction | bool | z3.ArithRef | z3.BoolRef
 
@@ -77,6 +79,10 @@ class Symbols:
         self.definitions: dict[str, str] = {}
         self.unavailable: dict[str, str] = {}  # name -> why it cannot be used here
         self.ctx = build_context()  # the z3 context its solver terms live in (None: no build's)
+        # solver quantities known to take one of finitely many values: a non-linear use of one
+        # is compiled once per value, the cases joined on its term (exact, no node)
+        self.finite: dict[str, tuple[Any, ...]] = {}
+        self.split_on: set[str] = set()  # the finite names an expression was split over (shared)
 
     def names(self) -> list[str]:
         return sorted(set(self.constants) | set(self.series) | set(self.definitions))
@@ -88,8 +94,17 @@ class Symbols:
             return self
         out = Symbols()
         out.constants, out.series, out.unavailable = self.constants, self.series, self.unavailable
-        out.ctx = self.ctx
+        out.ctx, out.finite, out.split_on = self.ctx, self.finite, self.split_on
         out.definitions = {**self.definitions, **definitions}
+        return out
+
+    def fixing(self, name: str, value: Value) -> "Symbols":
+        """These names with the finite quantity ``name`` bound to one of its values."""
+        out = Symbols()
+        out.constants = {**self.constants, name: value}
+        out.series, out.unavailable, out.definitions = self.series, self.unavailable, self.definitions
+        out.ctx, out.split_on = self.ctx, self.split_on
+        out.finite = {k: v for k, v in self.finite.items() if k != name}
         return out
 
 
@@ -107,20 +122,49 @@ class _Budget:
 
 def compile_condition(source: str, symbols: Symbols, where: str) -> Value:
     """Compile ``source`` to a boolean (a z3 BoolRef, or a Python bool if already decided)."""
-    value = _Compiler(source, symbols, where).run()
+    value = _compiled(source, symbols, where)
     if not _is_bool(value):
         raise CcacError(f"expression is a number, not a condition: `{source.strip()}`", where)
     return value
 
 
 def compile_number(source: str, symbols: Symbols, where: str) -> Value:
-    """Compile ``source`` to a number or a linear arithmetic term."""
-    value = _Compiler(source, symbols, where).run()
+    """Compile ``source`` to a number or an arithmetic term (non-linear uses become nodes:
+    :mod:`ccac.encode.nonlinear`)."""
+    value = _compiled(source, symbols, where)
     if _is_bool(value):
         raise CcacError(f"expression is a condition, not a number: `{source.strip()}`", where)
     if isinstance(value, _Ratio):
         raise CcacError(f"{_RATIO_USE}: `{source.strip()}`", where)
     return value
+
+
+class _Split(Exception):
+    """A non-linear use of the finite quantity ``name``: compile once per value instead."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _compiled(source: str, symbols: Symbols, where: str) -> Value:
+    """``source`` compiled; where a non-linear use reads a finite quantity, compiled once per
+    value it takes and joined on its term: ``If(term == v0, case0, If(term == v1, case1, ...
+    case_last))``, exact since the term is one of the values."""
+    try:
+        return _Compiler(source, symbols, where).run()
+    except _Split as split:
+        name = split.name
+    symbols.split_on.add(name)
+    values = list(symbols.finite[name])
+    cases = [_compiled(source, symbols.fixing(name, v), where) for v in values]
+    if isinstance(cases[0], _Ratio):
+        return cases[0]   # refused by the caller as a ratio used outside a comparison
+    term = symbols.constants[name]
+    joined = _as_z3_bool(cases[-1]) if _is_bool(cases[-1]) else as_real(cases[-1])
+    for v, case in zip(reversed(values[:-1]), reversed(cases[:-1])):
+        joined = z3.If(term == v, _as_z3_bool(case) if _is_bool(case) else as_real(case), joined)
+    return joined
 
 
 def _is_bool(v: Value) -> bool:
@@ -293,17 +337,19 @@ class _Compiler:
             return self.known_number(node, a - b) if known else a - b
         if isinstance(op, ast.Mult):
             if is_symbolic(a) and is_symbolic(b):
-                raise self.fail(node, "non-linear: product of two solver quantities")
+                return self.node(node, "mul", a, b)
             return self.known_number(node, a * b) if known else a * b
         if isinstance(op, ast.Div):
             if is_symbolic(b):
-                raise self.fail(node, "non-linear: division by a solver quantity")
+                return self.node(node, "div", b, a)
             if b == 0:
                 raise self.fail(node, "division by zero")
             return self.known_number(node, a / Fraction(b)) if not is_symbolic(a) else a / num(b)
+        if isinstance(op, ast.Pow) and not known:
+            return self.symbolic_power(node, a, b)
         if isinstance(op, (ast.FloorDiv, ast.Mod, ast.Pow)):
             if not known:
-                raise self.fail(node, "non-linear: //, % and ** need numbers known before solving")
+                raise self.fail(node, "non-linear: // and % need numbers known before solving")
             if isinstance(op, ast.Pow):
                 return self.known_number(node, self.power(node, a, b))
             if b == 0:
@@ -311,6 +357,44 @@ class _Compiler:
             result = Fraction(a) // Fraction(b) if isinstance(op, ast.FloorDiv) else Fraction(a) % Fraction(b)
             return self.known_number(node, int(result) if result.denominator == 1 else result)
         raise self.fail(node, "unsupported operator")
+
+    def node(self, node: ast.AST, kind: str, split: Value, other: Value, exponent: int = 0) -> Value:
+        """A non-linear use (:mod:`ccac.encode.nonlinear`): split into cases if it reads a finite
+        quantity, else a node's fresh value."""
+        self.split_finite(split, other)
+        text = ast.get_source_segment(self.text, node) or self.text
+        return nonlinear.make(kind, as_real(split), None if other is None else as_real(other), exponent,
+                              self.where, _clip(text, 120))
+
+    def split_finite(self, *operands: Value) -> None:
+        """Raise :class:`_Split` if an operand reads a finite quantity's term."""
+        if not self.symbols.finite:
+            return
+        terms = [v for v in operands if is_symbolic(v)]
+        for name in self.symbols.finite:
+            term = self.symbols.constants.get(name)
+            if is_symbolic(term) and any(t.eq(term) for t in subterms(terms)):
+                raise _Split(name)
+
+    def symbolic_power(self, node: ast.BinOp, a: Value, b: Value) -> Value:
+        """``a ** b`` with a solver quantity: a whole exponent known before solving, at most
+        :data:`~ccac.encode.nonlinear.MAX_EXPONENT` in size (a negative one is 1 over the power);
+        an exponent that is a solver quantity only if it is a finite one (split into cases)."""
+        if is_symbolic(b):
+            self.split_finite(b)
+            raise self.fail(node, "non-linear: an exponent must be a number known before solving")
+        exponent = Fraction(b)
+        if exponent.denominator != 1:
+            raise self.fail(node, "a rational power of a solver quantity is allowed directly in a CCA "
+                                  "state's rule only, where the trace records the root taken")
+        n = int(exponent)
+        if abs(n) > nonlinear.MAX_EXPONENT:
+            raise self.fail(node, f"exponent {_show_int(n)} of a solver quantity is beyond "
+                                  f"+-{nonlinear.MAX_EXPONENT} (ccac.encode.nonlinear.MAX_EXPONENT)")
+        if n == 0:
+            return 1
+        power = a if abs(n) == 1 else self.node(node, "pow", a, None, abs(n))
+        return power if n > 0 else self.node(node, "div", power, 1)
 
     def power(self, node: ast.AST, a: Value, b: Value) -> Fraction:
         """``a ** b`` for known numbers, refused before it is computed if the result would have
@@ -383,11 +467,14 @@ class _Compiler:
     def visit_IfExp(self, node: ast.IfExp, env: dict[str, int]) -> Value:
         cond = self.visit(node.test, env)
         self.need_bool(node.test, cond)
+        if isinstance(cond, bool):   # decided: the other branch is not evaluated (it may divide by 0)
+            taken = self.visit(node.body if cond else node.orelse, env)
+            if isinstance(taken, _Ratio):
+                raise self.fail(node, _RATIO_USE)
+            return taken
         a, b = self.visit(node.body, env), self.visit(node.orelse, env)
         if isinstance(a, _Ratio) or isinstance(b, _Ratio):
             raise self.fail(node, _RATIO_USE)
-        if isinstance(cond, bool):
-            return a if cond else b
         if _is_bool(a) != _is_bool(b):
             raise self.fail(node, "both branches must be numbers or both conditions")
         if _is_bool(a):

@@ -36,6 +36,8 @@ from typing import Any
 
 import z3
 
+from ccac.encode import nonlinear
+
 from ccac.core.errors import CcacError
 from ccac.encode.encoding import as_real, is_symbolic, term_context
 from ccac.encode.rules import OBSERVATIONS, RECOVER, Definition, StateRule, constants
@@ -205,10 +207,11 @@ def direction(d: Definition, s: StateRule, params: dict[str, Any]) -> int:
                                 for n, o in OBSERVATIONS.items()}
     unknowns.update({x.name: z3.Real(x.name, ctx) for x in d.state})
     values = {**constants(d.params, params, z3.Real("C", ctx), 1, alpha), **unknowns}
-    diff = d.number(s.on_ack, values, where) - unknowns[s.name]
+    with nonlinear.collecting() as nodes:
+        diff = d.number(s.on_ack, values, where) - unknowns[s.name]
     for sign, violated in ((1, diff < 0), (-1, diff > 0)):
         solver = z3.Solver(ctx=ctx)
-        solver.add(alpha > 0, z3.Real("C", ctx) > 0, violated)
+        solver.add(alpha > 0, z3.Real("C", ctx) > 0, violated, *nonlinear.constraints(nodes, "exact"))
         if solver.check() == z3.unsat:
             return sign
     raise CcacError("the per-ACK change (on_ack's value minus the state) must keep one sign for every state "

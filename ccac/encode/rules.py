@@ -66,6 +66,7 @@ from ccac.core.errors import CcacError
 from ccac.core.params import Param
 from ccac.encode.encoding import term_context
 from ccac.encode.expr import Symbols, compile_condition, compile_number
+from ccac.encode.nonlinear import MAX_EXPONENT, MAX_ROOT_DEGREE, in_root_band
 
 
 @dataclass(frozen=True)
@@ -159,8 +160,8 @@ REFUSED = {
        for name in ("A", "S", "L", "W", "Ld", "A_f", "S_f", "L_f", "Ld_f", "Lnc", "Lnc_f", "So_f")},
 }
 SENDS = ("cwnd", "rate")
-#: observations with a finite set of values at each step (0 .. t - R): a rule that uses one where
-#: the solver cannot (a power of it, a product) is split into one case per value
+#: observations with a finite set of values at each step (0 .. t - R): a rule that uses one
+#: non-linearly (a power of it, a product) is compiled once per value (:class:`ccac.encode.expr.Symbols`)
 FINITE = ("delay_steps",)
 CHOICE_FUNCTIONS = ("choose", "between")
 FILE_KEYS = ("name", "summary", "description", "params", "definitions", "state", "send", "dupacks")
@@ -184,7 +185,9 @@ PARAM_KEYS = ("default", "description", "unit", "minimum", "maximum", "exclusive
 
 @dataclass(frozen=True)
 class Choice:
-    """An open choice inside a rule: ``choose(...)`` (one of ``args``) or ``between(lo, hi)``."""
+    """An open choice inside a rule: ``choose(...)`` (one of ``args``), ``between(lo, hi)``, or
+    ``root`` (args: base, p, q): a value of ``base ** (p/q)`` within the root tolerance
+    (:func:`ccac.encode.nonlinear.in_root_band`)."""
 
     kind: str
     args: tuple[str, ...]
@@ -220,11 +223,17 @@ class Definition:
     source: str
     observed: frozenset[str] = field(default_factory=frozenset)   # observations the rules read
     definitions: dict[str, str] = field(default_factory=dict)      # named expressions, expanded where used
-    split: frozenset[str] = frozenset()   # states whose rules are split over a finite observation
+    # states that only ever hold one of finitely many values (their rule's constants and their
+    # start) and are used non-linearly: such uses are split into one case per value
+    finite: dict[str, tuple[Fraction, ...]] = field(default_factory=dict)
 
-    def number(self, source: str, values: dict[str, Any], where: str) -> Any:
-        """``source`` (a rule, an argument, a send expression) compiled with ``values``."""
-        return compile_number(source, symbols(values, self.definitions), where)
+    def number(self, source: str, values: dict[str, Any], where: str,
+               finite: dict[str, tuple[Any, ...]] | None = None) -> Any:
+        """``source`` (a rule, an argument, a send expression) compiled with ``values``; a
+        non-linear use of a ``finite`` name (its values) is split into one case per value."""
+        names = symbols(values, self.definitions)
+        names.finite = dict(finite or {})
+        return compile_number(source, names, where)
 
     def condition(self, source: str, values: dict[str, Any], where: str) -> Any:
         return compile_condition(source, symbols(values, self.definitions), where)
@@ -377,7 +386,7 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
     definition = Definition(name, summary.strip().splitlines()[0] if summary.strip() else "", params,
                             tuple(rules), window, rate, rate_when, dupacks, source, frozenset(observed),
                             dict(definitions))
-    return replace(definition, split=_check_linear(definition))
+    return replace(definition, finite=_check_compiles(definition))
 
 
 def with_defaults(d: Definition, defaults: dict[str, Any], source: str) -> Definition:
@@ -391,11 +400,10 @@ def with_defaults(d: Definition, defaults: dict[str, Any], source: str) -> Defin
     return replace(d, params=params, source=source)
 
 
-def _check_linear(d: Definition) -> frozenset[str]:
-    """Compile every expression once over unknowns (parameters at 1): a product or quotient of
-    two quantities the solver chooses is refused here, naming the rule, not at query time. A
-    rule that is linear only once a finite observation (:data:`FINITE`) is a number is split
-    over its values; returns those rules' states."""
+def _check_compiles(d: Definition) -> dict[str, tuple[Fraction, ...]]:
+    """Compile every expression once over unknowns (parameters at 1), so that an error names the
+    rule, not a query. Returns the finite states (:func:`finite_values`) some expression uses
+    non-linearly, with their values."""
     ctx = term_context()
     unknowns: dict[str, Any] = {n: z3.Bool(n, ctx) if o.kind == "bool" else z3.Real(n, ctx)
                                 for n, o in OBSERVATIONS.items()}
@@ -403,30 +411,57 @@ def _check_linear(d: Definition) -> frozenset[str]:
     unknowns.update({c.series: z3.Real(c.series, ctx) for s in d.state for c in s.choices})
     values = {**{p.name: (True if p.kind == "bool" else Fraction(1)) for p in d.params},
               "alpha": z3.Real("alpha", ctx), "R": 1, **unknowns}
-    split = set()
+    finite = {s.name: v for s in d.state if (v := finite_values(s)) is not None}
+    names = symbols(values, d.definitions)
+    names.finite = {**finite, **{o: (0,) for o in FINITE}}
     for s in d.state:
         where = f"{d.source}: state.{s.name}"
-        try:
-            d.number(s.rule, values, f"{where}.rule")
-        except CcacError:
-            if not set(FINITE) & d.observed:
-                raise
-            d.number(s.rule, {**values, **{o: 0 for o in FINITE}}, f"{where}.rule")   # the split's cases
-            split.add(s.name)
+        compile_number(s.rule, names, f"{where}.rule")
         for c in s.choices:
-            for a in c.args:
-                d.number(a, values, f"{where}.rule")
+            for a in c.args[:1] if c.kind == "root" else c.args:
+                compile_number(a, names, f"{where}.rule")
         for key, text_ in (("on_ack", s.on_ack), ("on_loss", s.on_loss)):
             if text_ is not None:
-                d.number(text_, values, f"{where}.{key}")
+                compile_number(text_, names, f"{where}.{key}")
         if s.initial is not None:
             d.condition(s.initial, values, f"{where}.initial")
         if s.start is not None:
             d.number(s.start, values, f"{where}.start")
     for key, text in (("window", d.window), ("rate", d.rate)):
         if text is not None:
-            d.number(text, values, f"{d.source}: send.{key}")
-    return frozenset(split)
+            compile_number(text, names, f"{d.source}: send.{key}")
+    return {name: v for name, v in finite.items() if name in names.split_on}
+
+
+def finite_values(s: StateRule) -> tuple[Fraction, ...] | None:
+    """The values a state only ever holds, if finitely many: its rule is a choice (``a if c else
+    b``, nested) among numbers written out and the state itself (kept), and its start is a
+    number written out (0 if it has none: the sender starts there). None otherwise."""
+    found: set[Fraction] = set()
+    todo = [parse(s.rule).body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.IfExp):
+            todo += [node.body, node.orelse]
+        elif isinstance(node, ast.Name) and node.id == s.name:
+            continue
+        elif (number := _literal(node)) is not None:
+            found.add(number)
+        else:
+            return None
+    start = _literal(parse(s.start).body) if s.start is not None else Fraction(0)
+    return None if start is None else tuple(sorted(found | {start}))
+
+
+def _literal(node: ast.AST) -> Fraction | None:
+    """The value of an expression of numbers alone (no names), else None."""
+    if any(isinstance(n, (ast.Name, ast.Call)) for n in ast.walk(node)):
+        return None
+    try:
+        value = compile_number(ast.unparse(node), Symbols(), "a number")
+    except CcacError:
+        return None
+    return None if isinstance(value, bool) or not isinstance(value, (int, Fraction)) else Fraction(value)
 
 
 def _with_recovery(states: dict[str, Any], definitions: dict[str, Any],
@@ -570,6 +605,20 @@ def _extract_choices(rule: str, state: str, where: str) -> tuple[str, tuple[Choi
                 return ast.copy_location(ast.Name(series, ast.Load()), node)
             return self.generic_visit(node)
 
+        def visit_BinOp(self, node: ast.BinOp) -> Any:
+            self.generic_visit(node)
+            exponent = _literal(node.right) if isinstance(node.op, ast.Pow) else None
+            if exponent is None or exponent.denominator == 1:
+                return node
+            p, q = exponent.numerator, exponent.denominator
+            if q > MAX_ROOT_DEGREE or abs(p) > MAX_EXPONENT:
+                raise CcacError(f"rational exponent {p}/{q} of `{ast.unparse(node)}`: at most "
+                                f"{MAX_EXPONENT}/{MAX_ROOT_DEGREE} in size (ccac.encode.nonlinear)", where)
+            series = f"{state}_choice{len(choices)}"
+            choices.append(Choice("root", (ast.unparse(node.left), str(abs(p)), str(q)), series))
+            name = ast.copy_location(ast.Name(series, ast.Load()), node)
+            return name if p > 0 else ast.copy_location(ast.BinOp(ast.Constant(1), ast.Div(), name), node)
+
     text = ast.unparse(Replace().visit(tree))
     return text, tuple(choices)
 
@@ -605,5 +654,8 @@ def symbols(values: dict[str, Any], definitions: dict[str, str] | None = None) -
 
 def choice_allows(d: Definition, choice: Choice, value: Fraction, values: dict[str, Any], where: str) -> bool:
     """Whether ``value`` is one the choice may take, the arguments evaluated exactly."""
+    if choice.kind == "root":
+        base, p, q = choice.args
+        return in_root_band(value, Fraction(d.number(base, values, where)), int(p), int(q))
     args = [Fraction(d.number(a, values, where)) for a in choice.args]
     return value in args if choice.kind == "choose" else args[0] <= value <= args[1]

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import z3
 
+from ccac.encode import nonlinear
 from ccac.encode.encoding import Encoding, terms_in
 from ccac.encode import periodic as steady
 from ccac.core.errors import CcacError
@@ -55,6 +56,8 @@ class Problem:
     states: list[dict[str, list[Any]]]
     symbols: Symbols
     periodic_pairs: list[tuple[str, Any, Any]] = field(default_factory=list)
+    nodes: list[nonlinear.Node] = field(default_factory=list)   # non-linear uses (ccac.encode.nonlinear)
+    nonlinear: str = nonlinear.DEFAULT_MODE   # what their values may be: exact or enclosed
 
     @property
     def ctx(self) -> z3.Context:
@@ -170,14 +173,31 @@ def _declare(query: Query, style: str, ctx: z3.Context) -> tuple[PathServer, Enc
     return model, enc, model.declare(enc, steady.extended(query.network, timeline), setups)
 
 
-def build(query: Query, style: str = "pairs", ctx: z3.Context | None = None) -> Problem:
+def build(query: Query, style: str = "pairs", ctx: z3.Context | None = None,
+          mode: str | None = None) -> Problem:
     """Encode model, CCAs and query as one set of constraints, in the z3 context ``ctx`` (a new
     one if None: see :func:`ccac.encode.encoding.term_context`). A periodic query is built over
     its trace plus wrapped history steps (:mod:`ccac.encode.periodic`). ``style`` is how frontiers
-    are encoded (:mod:`ccac.encode.frontier`): the answer does not depend on it, the cost does."""
+    are encoded (:mod:`ccac.encode.frontier`): the answer does not depend on it, the cost does.
+    ``mode`` is what non-linear uses' values may be (:func:`nonlinear_mode`); their constraints
+    are the group ``nonlinear`` (none without non-linear uses)."""
     context = ctx or z3.Context()
-    with terms_in(context):
-        return _build(query, style, context)
+    chosen = nonlinear_mode(query, mode)
+    with terms_in(context), nonlinear.collecting() as nodes:
+        problem = _build(query, style, context)
+        problem.nodes, problem.nonlinear = nodes, chosen
+        if nodes:
+            problem.enc.add("nonlinear", *nonlinear.constraints(nodes, chosen))
+    return problem
+
+
+def nonlinear_mode(query: Query, mode: str | None) -> str:
+    """The non-linear mode of a solve: ``mode`` if given, else the query's own, else the default."""
+    chosen = mode or query.nonlinear or nonlinear.DEFAULT_MODE
+    if chosen not in nonlinear.MODES:
+        raise CcacError(f"unknown non-linear mode {chosen!r} (available: {', '.join(nonlinear.MODES)})",
+                        "--nonlinear")
+    return chosen
 
 
 def _build(query: Query, style: str, ctx: z3.Context) -> Problem:

@@ -40,12 +40,13 @@ from ccac.ccas.interface import CCA
 from ccac.ccas import CCAS, get_cca
 from ccac.ccas.language import LanguageCCA, load_file
 from ccac.core.errors import CcacError
+from ccac.encode import nonlinear
 from ccac.core.limits import check_durations, check_horizon
 from ccac.encode.network import FLOW_PATH_PARAMS, Network, parse_flow_path, parse_network
 from ccac.core.params import resolve, to_fraction
 
 SECTIONS = ("network", "cca", "flow", "params", "definitions", "query")
-QUERY_KEYS = ("description", "assume", "find", "periodic", "expect", "horizons", "slow")
+QUERY_KEYS = ("description", "assume", "find", "periodic", "expect", "horizons", "slow", "nonlinear")
 ANSWERS = ("sat", "unsat")
 
 
@@ -71,6 +72,7 @@ class Query:
     source: str
     horizons: list[int] | None = None
     slow: bool = False
+    nonlinear: str | None = None   # non-linear mode (ccac.encode.nonlinear.MODES); None: the default
     definitions: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -86,7 +88,7 @@ class Query:
             "params": {k: _plain(v) for k, v in self.params.items()},
             "definitions": dict(self.definitions),
             "query": {"assume": list(self.assume), "find": self.find, "periodic": self.periodic,
-                      "expect": self.expect},
+                      "expect": self.expect, **({"nonlinear": self.nonlinear} if self.nonlinear else {})},
         }
 
 
@@ -252,12 +254,15 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
     slow = q.get("slow", False)
     if not isinstance(slow, bool):
         raise CcacError("slow must be true or false", "query.slow")
+    mode = q.get("nonlinear")
+    if mode is not None and mode not in nonlinear.MODES:
+        raise CcacError(f"nonlinear must be one of {', '.join(nonlinear.MODES)}, got {mode!r}", "query.nonlinear")
     description = q.get("description", "")
     if not isinstance(description, str):
         raise CcacError("description must be a string", "query.description")
     return Query(name=name, description=description.strip(), network=network, flows=flows,
                  params=params, assume=assume, find=find, periodic=periodic, expect=expect,
-                 source=source, horizons=horizons, slow=slow, definitions=definitions, raw=data)
+                 source=source, horizons=horizons, slow=slow, nonlinear=mode, definitions=definitions, raw=data)
 
 
 def parse_definitions(table: dict[str, Any]) -> dict[str, str]:

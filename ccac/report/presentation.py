@@ -109,6 +109,13 @@ def solver_line(solver: str, version: str, build_seconds: float, solve_seconds: 
     return f"solver: {solver} {version}, {solve_seconds:.2f} s (formula built in {build_seconds:.2f} s)"
 
 
+def nonlinear_line(mode: str, refinements: int) -> str:
+    """How the formula's non-linear uses were solved: the mode, and an enclosed answer's rounds."""
+    if mode == "exact":
+        return "non-linear: exact (z3's non-linear real arithmetic)"
+    return f"non-linear: enclosed, {refinements} refinement round{'' if refinements == 1 else 's'}"
+
+
 def expected_line(expect: str, answer: str) -> str:
     """The answer against the one expected."""
     return f"expected: {expect} ({'as expected' if answer == expect else f'EXPECTED {expect}'})"

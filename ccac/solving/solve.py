@@ -17,16 +17,17 @@ import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Sequence, overload
+from typing import Any, Callable, Sequence, overload
 
 import z3
 
 from ccac.core import deadline, machine
-from ccac.encode.encoding import num
+from ccac.encode.encoding import is_symbolic, num
 from ccac.solving.backends import backend
-from ccac.solving.solvers import Outcome, evaluate, to_smtlib
+from ccac.solving.refine import MAX_ROUNDS, refined
+from ccac.solving.solvers import Outcome, check_solver, evaluate, to_smtlib
 from ccac.core.errors import CcacError
-from ccac.problems.problem import Problem, build, symbols_for
+from ccac.problems.problem import Problem, build, nonlinear_mode, symbols_for
 from ccac.problems.query import Query
 from ccac.solving.backends import solver_version
 from ccac.encode.trace import Trace
@@ -44,6 +45,8 @@ class Result:
     solver_version: str
     build_seconds: float
     solve_seconds: float
+    nonlinear: str | None = None   # the non-linear mode, when the formula has non-linear uses
+    refinements: int = 0           # enclosure refinement rounds before the answer (ccac.solving.refine)
 
     @property
     def validated(self) -> bool | None:
@@ -77,6 +80,7 @@ class Result:
                        "seconds": round(self.solve_seconds, 4),
                        "build_seconds": round(self.build_seconds, 4)},
             "trace": self.trace.to_json() if self.trace is not None else None,
+            **({"nonlinear": {"mode": self.nonlinear, "refinements": self.refinements}} if self.nonlinear else {}),
         }
 
 
@@ -96,9 +100,12 @@ class Pipeline:
     context the same query took ten times longer after three others (8 s alone, 72 s after);
     with one context per solve, an answer's cost depends only on its query."""
 
-    def __init__(self, query: Query, solver: str = "z3", encoding: str = "pairs") -> None:
+    def __init__(self, query: Query, solver: str = "z3", encoding: str = "pairs", nonlinear: str | None = None,
+                 rounds: int = MAX_ROUNDS) -> None:
         backend(solver)  # an unknown name is bad input before anything is built
         self.query, self.solver, self.encoding = query, solver, encoding
+        self.mode = nonlinear_mode(query, nonlinear)   # an unknown mode is bad input too
+        self.rounds = rounds   # the most refinement rounds of an enclosed answer (ccac.solving.refine)
         self.ctx = z3.Context()
         self._problem: Problem | None = None
 
@@ -112,9 +119,14 @@ class Pipeline:
         return num(number, self.ctx)
 
     def build(self, query: Query | None = None) -> Problem:
-        """Encode ``query`` (the pipeline's own if None) in this solve's context."""
-        self._problem = build(query or self.query, self.encoding, self.ctx)
-        return self._problem
+        """Encode ``query`` (the pipeline's own if None) in this solve's context. A non-linear use
+        in a query with a parameter left to the solver (:meth:`parameter`) is refused: families
+        and bounds then solve each value on its own, where the use may be linear."""
+        problem = build(query or self.query, self.encoding, self.ctx, self.mode)
+        if problem.nodes and any(is_symbolic(v) for v in problem.query.params.values()):
+            raise CcacError(f"non-linear: {problem.nodes[0].label()} with a parameter left to the solver")
+        self._problem = problem
+        return problem
 
     @property
     def problem(self) -> Problem:
@@ -122,10 +134,38 @@ class Pipeline:
         return self._problem
 
     def answer(self, timeout: float | None, extra: Sequence[Any] = ()) -> Outcome:
-        """The solver's answer on the built formula and ``extra`` (e.g. a parameter's value)."""
+        """The solver's answer on the built formula and ``extra`` (e.g. a parameter's value); with
+        enclosed non-linear uses, refined until a sat trace is exact (:func:`ccac.solving.refine.refined`)."""
+        problem = self.problem
+        if problem.nonlinear != "enclose" or not problem.nodes:
+            return self._ask(timeout, extra, [])
+        if self.solver == "z3" and not problem.query.periodic:
+            return refined(problem.nodes, self._incremental(timeout, extra), self._validated, self.rounds)
+        return refined(problem.nodes, lambda added: self._ask(timeout, extra, added), self._validated, self.rounds)
+
+    def _ask(self, timeout: float | None, extra: Sequence[Any], added: list[Any]) -> Outcome:
+        """One answer from the chosen solver, on the formula, ``extra`` and ``added``."""
         if self.problem.query.periodic:
-            return solve_periodic(self.problem, self.solver, timeout, extra)
-        return backend(self.solver)([*self.problem.formulas(), *extra], timeout)
+            return solve_periodic(self.problem, self.solver, timeout, [*extra, *added])
+        return backend(self.solver)([*self.problem.formulas(), *extra, *added], timeout)
+
+    def _incremental(self, timeout: float | None, extra: Sequence[Any]) -> Callable[[list[Any]], Outcome]:
+        """Answers from one z3 solver that keeps the formula: each call adds what ``added`` gained."""
+        solver = z3.Solver(ctx=self.ctx)
+        if timeout is not None:
+            solver.set("timeout", max(1, int(timeout * 1000)))
+        solver.add(*self.problem.formulas(), *extra)
+        sent = 0
+
+        def ask(added: list[Any]) -> Outcome:
+            nonlocal sent
+            solver.add(*added[sent:])
+            sent = len(added)
+            return check_solver(solver)
+        return ask
+
+    def _validated(self, outcome: Outcome) -> bool:
+        return not checked_trace(self.problem, outcome.assignment or {})[1]
 
     def culprits(self, extra: Sequence[z3.BoolRef], timeout: float | None) -> list[int] | None:
         """Which of ``extra`` (facts about the built formula's terms, e.g. a concrete run's
@@ -161,18 +201,23 @@ class Pipeline:
             _validating(clock, build_seconds, outcome.seconds)
         trace, violations = self.read_back(outcome)
         return Result(self.query, outcome.answer, outcome.reason, trace, violations, outcome.solver,
-                      outcome.version, build_seconds, outcome.seconds)
+                      outcome.version, build_seconds, outcome.seconds,
+                      problem.nonlinear if problem.nodes else None, outcome.refinements)
 
 
 def solve(query: Query, solver: str = "z3", timeout: float | None = None,
-          smtlib: str | Path | None = None, encoding: str = "pairs") -> Result:
+          smtlib: str | Path | None = None, encoding: str = "pairs", nonlinear: str | None = None,
+          rounds: int = MAX_ROUNDS) -> Result:
     """Build and solve ``query`` (a :class:`Pipeline` of its own); a sat answer comes with a
     validated exact trace.
 
     ``timeout`` (seconds) bounds the whole call: building the formula, solving (the solver gets
     what is left after building) and reading back and validating a trace. Running out is the
-    answer ``unknown`` with a reason starting ``timeout:`` that says where the time went."""
-    pipeline = Pipeline(query, solver, encoding)
+    answer ``unknown`` with a reason starting ``timeout:`` that says where the time went.
+    ``nonlinear`` (``exact`` or ``enclose``; None: the query's, else the default) is what
+    non-linear uses' values may be (:mod:`ccac.encode.nonlinear`); ``rounds`` bounds an enclosed
+    answer's refinement rounds (:mod:`ccac.solving.refine`)."""
+    pipeline = Pipeline(query, solver, encoding, nonlinear, rounds)
     try:
         with deadline.time_limit(timeout) as clock:
             return pipeline.run(clock, smtlib)
@@ -182,26 +227,27 @@ def solve(query: Query, solver: str = "z3", timeout: float | None = None,
                       spent.get(deadline.BUILDING, 0.0), spent.get("solving", 0.0))
 
 
-def premise(query: Query, solver: str = "z3", timeout: float | None = None, encoding: str = "pairs") -> Result:
+def premise(query: Query, solver: str = "z3", timeout: float | None = None, encoding: str = "pairs",
+            nonlinear: str | None = None) -> Result:
     """The query's premise: its model, CCAs and assumptions without its ``find``. An unsat
     answer means something only if this is sat: otherwise no trace meets the assumptions at
     all, and "no trace has the find" is vacuous (e.g. an assumption ``alpha <= 0.05 * C * R``
     against whole packets of 0.1)."""
     witness = copy.copy(query)
     witness.find = None
-    return solve(witness, solver=solver, timeout=timeout, encoding=encoding)
+    return solve(witness, solver=solver, timeout=timeout, encoding=encoding, nonlinear=nonlinear)
 
 
 PREMISE_SECONDS = 30.0  # the most an unsat's premise check may take (and at most its own timeout)
 
 
 def premise_verdict(query: Query, solver: str = "z3", timeout: float | None = None,
-                    encoding: str = "pairs") -> tuple[str, str]:
+                    encoding: str = "pairs", nonlinear: str | None = None) -> tuple[str, str]:
     """After an unsat of ``query``: its :func:`premise` solved within :data:`PREMISE_SECONDS`
     (and ``timeout``), as ("satisfiable" | "vacuous" | "unknown", one line saying so). Only a
     validated trace makes the premise satisfiable; "unknown" claims nothing either way."""
     budget = PREMISE_SECONDS if timeout is None else min(timeout, PREMISE_SECONDS)
-    checked = premise(query, solver=solver, timeout=budget, encoding=encoding)
+    checked = premise(query, solver=solver, timeout=budget, encoding=encoding, nonlinear=nonlinear)
     if checked.answer == "unsat":
         return "vacuous", ("VACUOUS: the assumptions alone admit no trace of the model, so no trace has the "
                            "find for want of any trace: this unsat says nothing about the find")

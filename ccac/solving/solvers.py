@@ -39,6 +39,7 @@ class Outcome:
     solver: str
     version: str
     seconds: float
+    refinements: int = 0   # rounds of refining non-linear enclosures (ccac.solving.refine) before this answer
 
 
 # ---------------------------------------------------------------------- z3
@@ -50,7 +51,7 @@ def solve_z3(formulas: list[z3.BoolRef], timeout: float | None, seed: int | None
     if timeout is not None:
         solver.set("timeout", max(1, int(timeout * 1000)))
     solver.add(*formulas)
-    return _check(solver)
+    return check_solver(solver)
 
 
 def solve_z3_text(smtlib: str, timeout: float | None) -> Outcome:
@@ -60,10 +61,11 @@ def solve_z3_text(smtlib: str, timeout: float | None) -> Outcome:
     if timeout is not None:
         solver.set("timeout", max(1, int(timeout * 1000)))
     solver.from_string(smtlib)
-    return _check(solver)
+    return check_solver(solver)
 
 
-def _check(solver: z3.Solver) -> Outcome:
+def check_solver(solver: z3.Solver) -> Outcome:
+    """The answer of a z3 solver holding its formula (checked again after more is added: incremental)."""
     start = time.perf_counter()
     result = solver.check()
     seconds = time.perf_counter() - start

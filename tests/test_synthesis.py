@@ -341,7 +341,7 @@ network = {{ T = 6 }}
     ("k = [1, 2]", 'find = "True"\ncolour = 1', "unknown key 'colour'"),
     ("k = [1, 2]", 'query = "cc_qdel_queue"\nfind = "True"', "names a query or writes one out"),
     ("k = [1, 2]\nj = { int = [0, 999] }\nm = { int = [0, 9999] }", 'find = "True"', "candidates, more than"),
-    ("k = { one_of = [\"min_c * min_c\"] }", 'find = "True"', "non-linear"),
+    ("k = { one_of = [\"min_c ** 9\"] }", 'find = "True"', "exponent"),
     ("k = [1, 2]\nunused = [1, 2]", 'find = "True"', "holes.unused: no rule reads this hole"),
     ("k = { range = [0, 1], resolution = 0.3 }", 'find = "True"', "so 1 would be left out"),
 ])

@@ -358,14 +358,29 @@ class PathServer(ABC):
         (:mod:`ccac.encode.frontier`: all pairs, or an integer frontier with lookups); a flow that
         cannot lose needs only two comparisons (:meth:`_detected_without_loss`).
 
-        In whole packets a drop-tail queue loses the tail of a step's burst: every byte the
-        step admits precedes the packets it drops, so none of step s's losses is detected
-        before the step itself is (before dupacks bytes admitted after it are acked): the
-        bound for a step s not yet detectable is the losses before it, L_f[s-1], instead of
-        L_f[s] (the fluid rule lets a step's first bytes be lost and later ones kept, as paths
-        with several queues or AQM do). This is a restriction of the fluid rule, sound only
-        for paths where each step's arrivals reach the queue as one burst (the module
-        docstring); finer steps (larger R) make that burst shorter.
+        The bound while step s is not yet detectable is L_f[s], in whole packets too: a step's
+        drops need not be the tail of its arrivals. A sender's ACK clock spreads a step's
+        packets over the step and the queue drains in between, so a packet admitted after a
+        drop of the same step can be among the `dupacks` acked above it (ns-3's NewReno does
+        this, docs/replay.md). L_f[s] is the slackest bound the dupack rule allows: whatever the
+        order inside step s, no loss of a later step is detected before step s is.
+
+        Retransmissions (``[network] retransmissions = true``, the default). Duplicate ACKs do
+        not reveal every loss: a TCP sender marks a segment lost once (RFC 6675), retransmits
+        it, and if the retransmission is lost too, only the retransmission timer finds it. The
+        model's A_f does not tell retransmissions from new bytes, so the rule bounds them
+        instead: a sender retransmits only what it has detected lost, once per detection (a
+        timeout's detections included), so the retransmissions that reached the bottleneck by
+        step s, and among them those lost, are at most what it detected from the trace's first
+        step on, Ld_f[s] - Ld_f[first], assuming no detected loss awaits its retransmission at
+        that step (the trace starts outside loss recovery; it is the one assumption of this
+        rule, and a free backlog there would let every later loss be a lost retransmission).
+        Every other loss by step s is a first transmission, revealed once s is detectable, so
+        "detectable => detected" becomes Ld_f[t] >= L_f[s] - (Ld_f[s] - Ld_f[first]). It never
+        binds more than the strict rule's Ld_f[t] >= L_f[s], which ``retransmissions = false``
+        keeps, for senders whose lost bytes are all first transmissions (a sender that never
+        retransmits, as the thesis' fluid model; the bound-free rule is exact for it). A
+        timeout still detects every outstanding loss, lost retransmissions included.
 
         A periodic query's history steps (before ``v.first``) get none of these constraints:
         each would be a copy of one at a trace step, one or more periods later, that reads less
@@ -379,9 +394,10 @@ class PathServer(ABC):
         for n in range(net.flows):
             R = net.path(n).R
             A, S, L, Ld, tmo = v.A_f[n], v.So_f[n], v.L_f[n], v.Ld_f[n], v.timeout[n]
-            # The most that may be detected while step s is not: L[s], or in whole packets
-            # (drop-tail) the losses before step s (step 0's: whatever the history lost).
-            hidden_name, hidden = (f"Lbefore_{n}", [L[0], *L[:-1]]) if net.path(n).packets else (f"L_{n}", L)
+            # The least detected once step s is: its losses less the lost retransmissions
+            # the detections since the trace's first step allow (docstring).
+            revealed = ([L[s] - (Ld[max(s, v.first)] - Ld[v.first]) for s in range(net.T)]
+                        if net.retransmissions else L)
             lossless = v.buffer is None and net.path(n).eta == 0
             stalled_all_lost: list[Cond] = []
             previous: Frontier | None = None
@@ -415,8 +431,8 @@ class PathServer(ABC):
                 frontier = Frontier(enc, v.lookups, f"admitted_{n}", v.admitted_curve(n),
                                     S[t - R] - v.dupacks, t - R, False, f"detect_{n}_{t}")
                 enc.add("model.loss_detection",
-                        *frontier.at_least(Ld[t], f"L_{n}", L, z3.Not(tmo[t])),
-                        *frontier.at_most(Ld[t], hidden_name, hidden,
+                        *frontier.at_least_each(Ld[t], f"revealed_{n}", revealed, z3.Not(tmo[t])),
+                        *frontier.at_most(Ld[t], f"L_{n}", L,
                                           self._no_new_detection(tmo[t], earlier, Ld[t] > Ld[t - 1])),
                         *(previous.next_at(frontier) if previous is not None else []))
                 previous = frontier

@@ -27,16 +27,13 @@ Whole-packet mode (``[network] packets = true``, :meth:`PathServer.whole_packets
 alpha is a number, and every byte curve of a flow (sent, served, acked, lost, detected lost)
 moves in whole packets. The rules that change say so in their docstrings: the sender sends
 whole packets (:meth:`PathServer.sender`), the link may be part-way through one
-(:meth:`PathServer.service`), a packet is dropped when it does not fit whole
-(:meth:`PathServer.loss`), and a step's losses are the tail of its burst, drop-tail
-(:meth:`PathServer.loss_detection`). The service and loss rules are the fluid ones loosened by
-less than a packet, so they over-approximate a packet link; the sender's rule is a TCP
-sender's exactly (whole packets, never less than one in flight). The drop-tail order is a
-restriction, not an over-approximation: it holds when each step's arrivals reach the
-bottleneck together (one burst), and excludes a sender that spreads a step's packets so that
-the queue drains between a drop and a later admission. So every packet run of a drop-tail
-path with one burst per step is a trace of this mode (``tests/test_packets.py`` checks it on
-simulated runs), and an unsat in this mode is a proof about such paths only.
+(:meth:`PathServer.service`), and a packet is dropped when it does not fit whole
+(:meth:`PathServer.loss`). The service and loss rules are the fluid ones loosened by less than
+a packet, so they over-approximate a packet link; the sender's rule is a TCP sender's exactly
+(whole packets, never less than one in flight); loss detection is the fluid rule, which does
+not assume a step's drops are the tail of its arrivals (:meth:`PathServer.loss_detection`). So
+every packet run of a drop-tail path is a trace of this mode (``tests/test_packets.py`` checks
+it on simulated runs, ``tests/test_loss_detection.py`` on a recorded ns-3 run).
 
 Model variants differ only in when tokens may be wasted; each is one small file next to this
 one (``composing.py``, ``single_box.py``) overriding :meth:`PathServer.waste_allowed`.
@@ -336,9 +333,10 @@ class PathServer(ABC):
         through by t-R, So_f, when it has one; R is the flow's own minimum RTT). A loss at step s is
         detectable once ACKs for `dupacks` bytes admitted after it have arrived:
         S_f[t-R] >= (A_f-L_f)[s] + dupacks. Detection is as early as possible: detectable losses
-        are detected, undetectable ones are not. A timeout fires only when every byte in flight
-        is known lost: the sender sent nothing in the last R-1 steps, everything it had
-        admitted by t-R was served by then, and losses remain undetected. It may fire at the
+        are detected (all but lost retransmissions, below), undetectable ones are not. A
+        timeout fires only when every byte in flight is known lost: the sender sent nothing in
+        the last R-1 steps, everything it had admitted by t-R was served by then, and losses
+        remain undetected. It may fire at the
         first such step and must fire once the condition has held for `rto` steps; it detects
         every outstanding loss. Before step R the detected-loss curve is history, bounded only
         by the losses that had happened by step 0.
@@ -368,19 +366,24 @@ class PathServer(ABC):
         Retransmissions (``[network] retransmissions = true``, the default). Duplicate ACKs do
         not reveal every loss: a TCP sender marks a segment lost once (RFC 6675), retransmits
         it, and if the retransmission is lost too, only the retransmission timer finds it. The
-        model's A_f does not tell retransmissions from new bytes, so the rule bounds them
-        instead: a sender retransmits only what it has detected lost, once per detection (a
-        timeout's detections included), so the retransmissions that reached the bottleneck by
-        step s, and among them those lost, are at most what it detected from the trace's first
-        step on, Ld_f[s] - Ld_f[first], assuming no detected loss awaits its retransmission at
-        that step (the trace starts outside loss recovery; it is the one assumption of this
-        rule, and a free backlog there would let every later loss be a lost retransmission).
-        Every other loss by step s is a first transmission, revealed once s is detectable, so
-        "detectable => detected" becomes Ld_f[t] >= L_f[s] - (Ld_f[s] - Ld_f[first]). It never
-        binds more than the strict rule's Ld_f[t] >= L_f[s], which ``retransmissions = false``
-        keeps, for senders whose lost bytes are all first transmissions (a sender that never
-        retransmits, as the thesis' fluid model; the bound-free rule is exact for it). A
-        timeout still detects every outstanding loss, lost retransmissions included.
+        model's A_f does not tell retransmissions from new bytes, so the rule bounds them: a
+        sender retransmits only what it has detected lost, once per detection (a timeout's
+        detections included), so the retransmissions that reached the bottleneck by step s, and
+        among them those lost, are at most what it detected from the trace's first step on,
+        Ld_f[s] - Ld_f[first]. Every other loss by step s is a first transmission, revealed once
+        s is detectable, so "detectable => detected" is Ld_f[t] >= L_f[s] - (Ld_f[s] -
+        Ld_f[first]) (and L_f[s] for s <= first). Its one assumption: the trace starts outside
+        loss recovery (for a periodic query, each period does): at its first step no detected
+        loss awaits its retransmission and no lost retransmission is still undetected. Without
+        it that backlog would be free, every later loss could be a lost retransmission, and no
+        loss would be forced detected before a timeout. The bound
+        falls when detections catch up (it is L_f[s] less the losses still undetected at s,
+        shifted), so it is stated at every detectable step (:meth:`Frontier.at_least_each`).
+        It never binds more than Ld_f[t] >= L_f[s], which ``retransmissions = false`` keeps: the
+        rule of a sender whose lost bytes are all first transmissions (one that never
+        retransmits, as the thesis' fluid model), not sound for TCP. The upper bound and the
+        timeouts are the same either way: a timeout detects every outstanding loss, lost
+        retransmissions included.
 
         A periodic query's history steps (before ``v.first``) get none of these constraints:
         each would be a copy of one at a trace step, one or more periods later, that reads less

@@ -363,7 +363,7 @@ class PathServer(ABC):
         this, docs/replay.md). L_f[s] is the slackest bound the dupack rule allows: whatever the
         order inside step s, no loss of a later step is detected before step s is.
 
-        Retransmissions (``[network] retransmissions = true``, the default). Duplicate ACKs do
+        Retransmissions (``[network] retransmissions = true``). Duplicate ACKs do
         not reveal every loss: a TCP sender marks a segment lost once (RFC 6675), retransmits
         it, and if the retransmission is lost too, only the retransmission timer finds it. The
         model's A_f does not tell retransmissions from new bytes, so the rule bounds them: a
@@ -379,11 +379,17 @@ class PathServer(ABC):
         loss would be forced detected before a timeout. The bound
         falls when detections catch up (it is L_f[s] less the losses still undetected at s,
         shifted), so it is stated at every detectable step (:meth:`Frontier.at_least_each`).
-        It never binds more than Ld_f[t] >= L_f[s], which ``retransmissions = false`` keeps: the
-        rule of a sender whose lost bytes are all first transmissions (one that never
-        retransmits, as the thesis' fluid model), not sound for TCP. The upper bound and the
-        timeouts are the same either way: a timeout detects every outstanding loss, lost
-        retransmissions included.
+        It never binds more than Ld_f[t] >= L_f[s], which ``retransmissions = false`` (the
+        default) keeps: the rule of a sender whose every loss duplicate ACKs reveal (one that
+        never retransmits, as the thesis' fluid model, or one whose retransmissions are never
+        lost), not sound for a TCP whose retransmissions are lost. It is not the default because
+        its assumption is about the trace's first step, so a window of a longer run need not be
+        a trace: ``ccac prove``'s stitching check refutes aimd_steady_state with it (and its
+        closure and progress fail too: an undetected lost retransmission keeps the undetected
+        loss above any bound until a timeout, which fires only once the sender stalls). Queries
+        about a TCP whose retransmissions may be lost (the ns-3 conformance harness) set it. The
+        upper bound and the timeouts are the same either way: a timeout detects every
+        outstanding loss, lost retransmissions included.
 
         A periodic query's history steps (before ``v.first``) get none of these constraints:
         each would be a copy of one at a trace step, one or more periods later, that reads less

@@ -33,7 +33,7 @@ def recorded_run() -> TcpRun:
     path: dict[str, Any] = {**data["path"], "lag": tuple(Fraction(x) for x in data["path"]["lag"])}
     return TcpRun(path=ModelPath(**path), tcp=data["tcp"], A=exact("A"), S=exact("S"), L=exact("L"),
                   Ld=[Fraction(x) if x is not None else None for x in data["Ld"]], W=exact("W"),
-                  timeout=data["timeout"], cwnd=exact("cwnd"), rate=None)
+                  timeout=data["timeout"], cwnd=exact("cwnd"), rate=None, ssthresh=exact("ssthresh"))
 
 
 def test_the_model_admits_ns3_newrenos_detected_losses() -> None:

@@ -88,7 +88,7 @@ def test_exact_evaluation_with_numbers() -> None:
     ("S[1] + 1", "is a number, not a condition"),
     ("S > 1", "needs an index"),
     ("any(S[t] > 0 for t in range(alpha))", "range bounds must be whole numbers known before solving"),
-    ("__import__('os').system('true')", "only any, all, sum, min, max, abs and implies"),
+    ("__import__('os').system('true')", "only any, all, sum, min, max, abs, floor and implies"),
     ("S[1] > 0 and 3", "expected a condition"),
     ("S[1] // 2 > 0", "non-linear: // and % need numbers known before solving"),
     ("[x for x in S]", "unsupported syntax"),

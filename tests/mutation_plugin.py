@@ -5,7 +5,9 @@ the next import of the mutant's module (say ``ccac.ccas.pcc.gradient``) compile 
 source with the mutant's edit (:mod:`mutants`) in place of the file as installed; everything
 that imports the module, the CCA registry included, then sees the mutant. The edit must match
 the source exactly once at its occurrence, else the plugin stops the run (exit 3): a list of
-mutants that no longer matches the code is not a mutation check. Hypothesis runs derandomized
+mutants that no longer matches the code is not a mutation check. A mutant of a CCA file (its
+``module`` a path ending in ``.toml``, from the repository root) is applied where the file is
+read: every read of that file gets the edited text. Hypothesis runs derandomized
 and without shrinking, so a mutant's verdict is the same on every run.
 """
 
@@ -16,6 +18,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Sequence
 
@@ -49,15 +52,30 @@ class _MutantFinder(importlib.abc.MetaPathFinder):
                                                       loader=_MutantLoader(self.mutant, spec.origin))
 
 
+def _mutate_file(mutant: Mutant) -> None:
+    """Every read of the CCA file ``mutant.module`` returns its text with the mutant's edit."""
+    target = (Path(__file__).resolve().parent.parent / mutant.module).resolve()
+    edited = mutant.apply(target.read_text(encoding="utf-8"))
+    read_text = Path.read_text
+
+    def reading(self: Path, *args: Any, **kwargs: Any) -> str:
+        return edited if self.resolve() == target else read_text(self, *args, **kwargs)
+
+    Path.read_text = reading  # type: ignore[method-assign]
+
+
 def _install() -> None:
     """Runs when pytest imports the plugin (``-p``), before the conftest files import ccac."""
     name = os.environ.get("CCAC_MUTANT")
     if not name:
         return
     mutant = BY_NAME[name]
-    if mutant.module in sys.modules:
+    if mutant.module.endswith(".toml"):
+        _mutate_file(mutant)
+    elif mutant.module in sys.modules:
         raise RuntimeError(f"{mutant.module} was imported before the mutation plugin")
-    sys.meta_path.insert(0, _MutantFinder(mutant))
+    else:
+        sys.meta_path.insert(0, _MutantFinder(mutant))
     from hypothesis import Phase, settings
     # no shrinking: a kill needs a failing example, not the smallest one (shrinking a failing
     # conformance run re-solves it many times)

@@ -50,7 +50,9 @@ CUBES = "ccac.analysis.cubes"
 PATH_SERVER = "ccac.models.path_server"
 SOLVE = "ccac.solving.solve"
 NONLINEAR = "ccac.encode.nonlinear"
-RENO_FILE = "ccas/rules/rules-reno.toml"   # a CCA language file: mutated where it is read
+#: a CCA file's mutants edit the file (tests/mutation_plugin.py applies them where it is read)
+RENO_FILE = "ccas/rules/rules-reno.toml"
+COPA2018 = "ccas/rules/copa2018.toml"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -67,9 +69,29 @@ CONFORMANCE = {
     PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py", "tests/test_loss_detection.py"),
     NONLINEAR: ("tests/test_nonlinear.py",),
     RENO_FILE: ("tests/test_language_per_ack.py",),
+    COPA2018: ("tests/test_stack_copa2018.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("copa2018_pacing_gain_one", COPA2018, "Copa paces at cwnd / RTTstanding (the paper: twice that)",
+           'rate = "2 * cwnd / standing"', 'rate = "cwnd / standing"'),
+    Mutant("copa2018_slow_start_two_per_ack", COPA2018, "slow start adds two MSS per ACKed MSS",
+           "between(max(cwnd, cwnd + newly_acked - alpha), cwnd + newly_acked + alpha)",
+           "between(max(cwnd, cwnd + 2 * newly_acked - 2 * alpha), cwnd + 2 * newly_acked + 2 * alpha)"),
+    Mutant("copa2018_move_halved", COPA2018, "an ACK moves cwnd by v / (2 delta cwnd), half the paper's",
+           'spread = "n_bytes * alpha * gain / low_path"', 'spread = "n_bytes * alpha * gain / (2 * low_path)"'),
+    Mutant("copa2018_no_velocity", COPA2018, "the move ignores the velocity (v = 1 always)",
+           'gain = "v_hi * inv_hi"', 'gain = "inv_hi"'),
+    Mutant("copa2018_standing_whole_step", COPA2018, "RTTstanding at most R plus the delay reading's lower end",
+           "else between(rm_lo, s_hi) if newly_acked >= alpha", "else between(rm_lo, R + delay_steps) if newly_acked >= alpha"),
+    Mutant("copa2018_no_decrease", COPA2018, "outside slow start cwnd never decreases",
+           'r6_lo = "cwnd if up_certain else max(min_cwnd * alpha, cwnd - spread)"', 'r6_lo = "cwnd"'),
+    Mutant("copa2018_min_cwnd_three", COPA2018, "the window's floor is 3 packets (the sender's: 2)",
+           'initial = "cwnd >= min_cwnd * alpha"', 'initial = "cwnd >= (min_cwnd + 1) * alpha"'),
+    Mutant("copa2018_rtt_min_newest", COPA2018, "RTTmin is at least the newest sample's lower end (not a running minimum)",
+           "between(rm_lo, min(rtt_min,", "between(R + delay_steps, min(rtt_min,"),
+    Mutant("copa2018_decrease_whatever_srtt", COPA2018, "every ACK decreases above the threshold whatever srtt (the window of 3 steps always covers srtt / 2)",
+           'down_certain = "srtt_bound <= 6 and ', 'down_certain = "'),
     Mutant("wait_base_only", GRADIENT, "after the probes the sender waits at the base rate only (not the last probe's)",
            'ctx.add(z3.Implies(phase[t] == W, waiting[p["wait"]]))',
            'ctx.add(z3.Implies(phase[t] == W, waiting["base"]))'),

@@ -31,9 +31,10 @@ bytes per step): the sender is configured with such numbers, it does not observe
 Parameters are numbers or booleans. ``[definitions]`` names expressions, expanded where used.
 
 Open choices, for randomised algorithms and details a paper leaves open: ``choose(a, b, ...)``
-is one of the values, ``between(lo, hi)`` any value from lo to hi. The encoding leaves each to
-the solver; the concrete sender takes it from one deterministic hook; a trace records it, as
-the series ``<state>_choice<k>``, so the check re-evaluates the rule with the value taken.
+is one of the values, ``between(lo, hi)`` any value from lo to hi (its ends in either order:
+:func:`interval`). The encoding leaves each to the solver; the concrete sender takes it from
+one deterministic hook; a trace records it, as the series ``<state>_choice<k>``, so the check
+re-evaluates the rule with the value taken.
 
 ``delay_steps`` and ``delay_known`` are the model's whole-step reading of the delay, as Copa's,
 ETC's and Algorithm 1's encodings read it: a rule over them states an algorithm that acts on the
@@ -64,7 +65,7 @@ import z3
 
 from ccac.core.errors import CcacError
 from ccac.core.params import Param
-from ccac.encode.encoding import term_context
+from ccac.encode.encoding import maximum, minimum, term_context
 from ccac.encode.expr import Symbols, compile_condition, compile_number
 from ccac.encode.nonlinear import MAX_EXPONENT, MAX_ROOT_DEGREE, in_root_band
 
@@ -658,4 +659,17 @@ def choice_allows(d: Definition, choice: Choice, value: Fraction, values: dict[s
         base, p, q = choice.args
         return in_root_band(value, Fraction(d.number(base, values, where)), int(p), int(q))
     args = [Fraction(d.number(a, values, where)) for a in choice.args]
-    return value in args if choice.kind == "choose" else args[0] <= value <= args[1]
+    if choice.kind == "choose":
+        return value in args
+    args = list(interval(*args))
+    return args[0] <= value <= args[1]
+
+
+def interval(lo: Any, hi: Any) -> tuple[Any, Any]:
+    """The ends of ``between(lo, hi)``, the lower first: the values from lo to hi, in either
+    order (numbers, or solver terms when encoding). A step evaluates every open choice of a rule,
+    also those in branches the rule does not take, where the ends may come in either order (a
+    range of exit windows below two MSS, after a timeout); read as empty, such a range would
+    forbid the step whatever the rule does, and the encoding would lose runs of its sender. The
+    sender's value (an end, or their midpoint) lies between the ends whichever comes first."""
+    return minimum(lo, hi), maximum(lo, hi)

@@ -26,7 +26,11 @@ from ccac.testbed.ns3_conformance import (DETECTED, LOSS_BASED, MODEL_CURVES, ST
 
 FILE = Path(__file__).resolve().parent.parent / "ccas" / "rules" / "vegas.toml"
 DATA = Path(__file__).parent / "data"
-RECORDED = {name: DATA / f"ns3_vegas_{name}.json" for name in ("path3", "path8")}
+#: seed 0's path 1: slow start from 6 packets, 3 drops, slow start left at step 6 (ssthresh 10000 ->
+#: 9), a loss event at step 9 (cwnd 10 -> 9) and recovery; path 3: slow start from 10 to 18, left
+#: at step 6 (ssthresh 17), a loss event at step 12 (18 -> 17); path 2: linear mode from 6 packets,
+#: NewReno's increment (6 -> 6.17: a round of at most 2 ACKs) then Vegas' +1 MSS (7)
+RECORDED = {name: DATA / f"ns3_vegas_{name}.json" for name in ("path1", "path2", "path3")}
 SEEDS = 16
 
 
@@ -39,10 +43,11 @@ def vegas() -> LanguageCCA:
 
 def run_on_random_path(cca: LanguageCCA, seed: int) -> Run:
     """The derived sender on one random fluid path (some in slow start, some in linear mode),
-    the loss event and the open choices (the round's verdict, ratio and truncation) at random."""
+    the loss event and the open choices (the round's verdict and truncation) at random; no
+    timeout fires (rto = T, as on the ns-3 harness's paths)."""
     rng = random.Random(seed)
     cfg = PathConfig(T=9, R=rng.choice([1, 2]), D=rng.choice([0, 1]), buffer=rng.choice([None, F(1, 2), F(1)]),
-                     dupacks=rng.choice([F(0), F(1)]), eta=rng.choice([F(0), F(1, 10)]))
+                     dupacks=rng.choice([F(0), F(1)]), eta=rng.choice([F(0), F(1, 10)]), rto=9)
     start = lambda s: cca.concrete(s, lambda what, n: rng.randrange(n))  # noqa: E731
     values = {"cwnd": cfg.alpha * rng.randint(1, 20), "ssthresh": cfg.alpha * rng.choice([2, 5, 10, 10000])}
     return simulate(cfg, start, cca_params(cca), rng, values)

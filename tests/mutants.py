@@ -53,6 +53,7 @@ NONLINEAR = "ccac.encode.nonlinear"
 #: a CCA file's mutants edit the file (tests/mutation_plugin.py applies them where it is read)
 RENO_FILE = "ccas/rules/rules-reno.toml"
 COPA2018 = "ccas/rules/copa2018.toml"
+VEGAS_FILE = "ccas/rules/vegas.toml"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -70,6 +71,7 @@ CONFORMANCE = {
     NONLINEAR: ("tests/test_nonlinear.py",),
     RENO_FILE: ("tests/test_language_per_ack.py",),
     COPA2018: ("tests/test_stack_copa2018.py",),
+    VEGAS_FILE: ("tests/test_stack_vegas.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -355,6 +357,17 @@ MUTANTS: tuple[Mutant, ...] = (
            "                 values[\"lost\"] > before.get(RECOVER, 0) + values[\"alpha\"])\n    j = "),
     Mutant("reno_file_slow_start_doubled", RENO_FILE, "slow start adds two MSS per ACKed MSS",
            "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
+    Mutant("vegas_slow_start_doubled", VEGAS_FILE, "slow start adds two MSS per ACK",
+           "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
+    Mutant("vegas_loss_halves", VEGAS_FILE, "a loss event lowers ssthresh to half the window (Linux's, not ns-3's)",
+           'lowered = "max(min(ssthresh, cwnd - alpha), 2 * alpha)"', 'lowered = "max(min(ssthresh, cwnd / 2), 2 * alpha)"'),
+    Mutant("vegas_loss_two_mss", VEGAS_FILE, "a loss event lowers ssthresh to cwnd - 2 MSS",
+           'lowered = "max(min(ssthresh, cwnd - alpha), 2 * alpha)"',
+           'lowered = "max(min(ssthresh, cwnd - 2 * alpha), 2 * alpha)"'),
+    Mutant("vegas_up_two_mss", VEGAS_FILE, "a round below alpha adds two MSS",
+           "else seg + alpha if up", "else seg + 2 * alpha if up"),
+    Mutant("vegas_reno_round_eighth", VEGAS_FILE, "a round of at most 2 ACKs adds at most MSS / 8 (ns-3: MSS * MSS / cwnd)",
+           "cwnd + between(0, alpha / 2) if reno_round", "cwnd + between(0, alpha / 8) if reno_round"),
     Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
            "without checking its own rules there",
            "    return [not check_ccas(q, trace) for q in queries]",

@@ -14,9 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccac import CcacError, parse_query, solve
+from ccac.core.limits import MAX_NUMBER_BITS, number_bits
 from ccac.encode import nonlinear
 from ccac.encode.nonlinear import (ROOT_TOLERANCE, exact_root, in_root_band, power_piece, product_piece,
                                    quotient_piece, root_band)
+from ccac.solving import refine
+from ccac.solving.solve import premise
+from ccac.solving.solvers import check_solver
 
 CHECKS = settings(derandomize=True, max_examples=300, deadline=None)
 numbers = st.fractions(min_value=-50, max_value=50, max_denominator=64)
@@ -143,19 +147,71 @@ def test_exact_and_enclose_agree_and_every_sat_trace_is_validated(tmp_path: Path
             assert result.validated is True
 
 
-def test_a_spurious_enclosed_answer_is_refined_into_a_validated_trace(tmp_path: Path) -> None:
+def test_a_spurious_enclosed_answer_is_repaired_into_a_validated_trace(tmp_path: Path) -> None:
+    """A sat trace squares 1/2 inexactly; pinning the operands to a trace's values gives one with
+    every square exact."""
     q = query(tmp_path, "cwnd * cwnd", "cwnd[0][2] >= 0", '"cwnd[0][0] == 1/2"', T=3)
     result = solve(q, nonlinear="enclose", timeout=60)
     assert result.answer == "sat" and result.validated is True
-    assert result.refinements >= 1
+    assert result.repaired
     assert result.trace is not None and result.trace.flow("cwnd", 0)[2] == Fraction(1, 16)
 
 
-def test_the_round_limit_ends_as_unknown_naming_the_node(tmp_path: Path) -> None:
+def test_without_repair_a_spurious_enclosed_answer_is_refined_into_a_validated_trace(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(refine, "REPAIR_ROUNDS", 0)
+    q = query(tmp_path, "cwnd * cwnd", "cwnd[0][2] >= 0", '"cwnd[0][0] == 1/2"', T=3)
+    result = solve(q, nonlinear="enclose", timeout=60)
+    assert result.answer == "sat" and result.validated is True
+    assert result.refinements >= 1 and not result.repaired
+    assert result.trace is not None and result.trace.flow("cwnd", 0)[2] == Fraction(1, 16)
+
+
+def test_the_round_limit_ends_as_unknown_naming_the_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(refine, "REPAIR_ROUNDS", 0)
     q = query(tmp_path, "cwnd * cwnd", "cwnd[0][2] >= 0", '"cwnd[0][0] == 1/2"', T=3)
     result = solve(q, nonlinear="enclose", timeout=60, rounds=0)
     assert result.answer == "unknown"
     assert "refinement rounds" in (result.reason or "") and "cwnd * cwnd" in (result.reason or "")
+
+
+def test_the_premise_of_a_free_run_is_repaired_into_a_validated_trace(tmp_path: Path) -> None:
+    """The premise (no find) of the loss-below-buffer question at T = 8: z3 moves the operands
+    off every breakpoint, and exact values double their digits per ACKing step; pinning them
+    gives a validated trace at once."""
+    q = query(tmp_path, GROW, "True", '"alpha <= 0.1 * C * R"', T=8)
+    result = premise(q, nonlinear="enclose", timeout=60)
+    assert result.answer == "sat" and result.validated is True and result.repaired
+
+
+def test_cuts_near_a_breakpoint_are_rationals_of_few_bits_closing_in() -> None:
+    """A value a hair off a breakpoint (a long number, as z3 gives) is cut at rationals of at
+    most CUT_BITS bits, each inside its piece, the piece around it narrowing to the finest grid;
+    a piece narrower than that is not cut."""
+    at = Fraction(1, 3) + Fraction(1, 10**40)
+    breakpoints = [Fraction(0), Fraction(1, 3), Fraction(1)]
+    while (cut := refine._cut(at, breakpoints)) is not None:
+        assert Fraction(1, 3) < cut < min(b for b in breakpoints if b > at)
+        assert number_bits(cut) <= 2 * refine.CUT_BITS
+        breakpoints.append(cut)
+    assert min(b for b in breakpoints if b > at) - at < Fraction(1, 2**(refine.CUT_BITS - 1))
+    assert len(breakpoints) <= 3 + refine.CUT_BITS // 8 * 2
+    assert refine._cut(Fraction(1, 2**70), [Fraction(0), Fraction(1, 2**64)]) is None
+
+
+def test_a_solver_value_beyond_the_number_bound_is_an_unknown_with_the_reason() -> None:
+    """z3's values are read in binary (Python reads no decimal string of over 4300 digits), and
+    one above MAX_NUMBER_BITS is refused as an unknown answer, not a crash."""
+    x = z3.Real("x")
+    for size, answer in ((MAX_NUMBER_BITS // 2 - 8, "sat"), (MAX_NUMBER_BITS, "unknown")):
+        s = z3.Solver()
+        s.add(x == z3.RealVal(f"-{2 ** size + 1}/{2 ** size + 3}"))
+        outcome = check_solver(s)
+        assert outcome.answer == answer, outcome.reason
+        if answer == "sat":
+            assert outcome.assignment == {"x": -Fraction(2 ** size + 1, 2 ** size + 3)}
+        else:
+            assert "MAX_NUMBER_BITS" in (outcome.reason or "")
 
 
 def test_a_rational_power_is_a_recorded_choice_within_the_tolerance(tmp_path: Path) -> None:

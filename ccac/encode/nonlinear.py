@@ -228,6 +228,22 @@ def refine(node: Node, at: Fraction) -> list[z3.BoolRef]:
     return [piece(node, lo, at), piece(node, at, hi)]
 
 
+def pinned(node: Node, at: Fraction) -> list[z3.BoolRef]:
+    """The node made exact and linear: its split operand fixed at ``at`` and its value the exact
+    operation with that operand (``at * other``, ``other / at``, ``at ** n``: linear in the
+    other operand, which stays free); a quotient by 0 is left free, as in :func:`exact_relation`.
+    Only a repair (:mod:`ccac.solving.refine`) adds these, for one solve: they narrow the
+    formula to traces in which the node is exact, so a trace found under them is a real one,
+    and an unsat under them proves nothing."""
+    with terms_in(node.value.ctx):
+        x, z, fixed = node.split, node.value, num(at)
+        if node.kind == "mul":
+            return [x == fixed, z == fixed * node.other]
+        if node.kind == "div":
+            return [x == fixed] + ([z == node.other / fixed] if at != 0 else [])
+        return [x == fixed, z == num(at ** node.exponent)]
+
+
 # ---------------------------------------------------------------------- rational powers
 def root_band(y: Any, x: Any, p: int, q: int, power: Callable[[Any, int], Any]) -> Any:
     """y is a value of ``x ** (p/q)`` (p >= 1, q >= 2) for x >= 0: y >= 0 and y ** q between

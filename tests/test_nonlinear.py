@@ -25,6 +25,7 @@ from ccac.solving.solvers import check_solver
 CHECKS = settings(derandomize=True, max_examples=300, deadline=None)
 numbers = st.fractions(min_value=-50, max_value=50, max_denominator=64)
 positive = st.fractions(min_value=Fraction(1, 64), max_value=50, max_denominator=64)
+anywhere = st.one_of(numbers, st.fractions(min_value=-2, max_value=2, max_denominator=64))
 
 
 def holds(constraint: z3.BoolRef, values: dict[z3.ArithRef, Fraction]) -> bool:
@@ -80,6 +81,33 @@ def test_the_quotient_enclosure_contains_every_exact_quotient(piece: tuple, a: F
 def test_the_power_enclosure_contains_every_exact_power(piece: tuple, n: int) -> None:
     lo, hi, x = piece
     assert holds(power_piece(X, n, Z, lo, hi), {X: x, Z: x ** n})
+
+
+@CHECKS
+@given(piece_and_point(), anywhere, anywhere)
+def test_a_piece_holds_at_every_exact_point_outside_it_too(piece: tuple, x: Fraction, y: Fraction) -> None:
+    """Every piece is asserted for every value of its operand, so outside its range it must
+    let every exact value be (product, quotient and power alike); the other operand's sign
+    decides the order of the bounds, so values near 0 are drawn often."""
+    lo, hi, _ = piece
+    assert holds(product_piece(X, Y, Z, lo, hi), {X: x, Y: y, Z: x * y})
+    assert holds(power_piece(X, 3, Z, lo, hi), {X: x, Z: x ** 3}) or not _one_sided(lo, hi)
+    if x != 0 and _one_sided(lo, hi):
+        assert holds(quotient_piece(Y, X, Z, lo, hi), {X: x, Y: y, Z: y / x})
+
+
+def _one_sided(lo: Fraction | None, hi: Fraction | None) -> bool:
+    """A piece on one side of 0 (0 may be an end): the pieces a quotient's and a power's breakpoints cut."""
+    return (lo is not None and lo >= 0) or (hi is not None and hi <= 0)
+
+
+@CHECKS
+@given(st.sampled_from([1, -1]).flatmap(piece_and_point), numbers, numbers)
+def test_a_quotient_by_zero_is_free_in_every_piece(piece: tuple, a: Fraction, z: Fraction) -> None:
+    """a / 0 may be any value (the exact relation leaves it free): no piece, even one ending at
+    0, bounds it."""
+    lo, hi, _ = piece
+    assert holds(quotient_piece(Y, X, Z, lo, hi), {X: Fraction(0), Y: a, Z: z})
 
 
 @CHECKS
@@ -159,7 +187,7 @@ def test_a_spurious_enclosed_answer_is_repaired_into_a_validated_trace(tmp_path:
 
 def test_without_repair_a_spurious_enclosed_answer_is_refined_into_a_validated_trace(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(refine, "REPAIR_ROUNDS", 0)
+    monkeypatch.setattr(refine, "REPAIR_SOLVES", 0)
     q = query(tmp_path, "cwnd * cwnd", "cwnd[0][2] >= 0", '"cwnd[0][0] == 1/2"', T=3)
     result = solve(q, nonlinear="enclose", timeout=60)
     assert result.answer == "sat" and result.validated is True
@@ -168,7 +196,7 @@ def test_without_repair_a_spurious_enclosed_answer_is_refined_into_a_validated_t
 
 
 def test_the_round_limit_ends_as_unknown_naming_the_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(refine, "REPAIR_ROUNDS", 0)
+    monkeypatch.setattr(refine, "REPAIR_SOLVES", 0)
     q = query(tmp_path, "cwnd * cwnd", "cwnd[0][2] >= 0", '"cwnd[0][0] == 1/2"', T=3)
     result = solve(q, nonlinear="enclose", timeout=60, rounds=0)
     assert result.answer == "unknown"

@@ -6,14 +6,14 @@ trace whose node values are not the exact products, quotients or powers of their
 Such a trace is never reported. :func:`refined` reads each sat answer back and, when it fails
 the independent validation and some node's value differs from the exact value of its operands:
 
-1. **Repairs** it (:func:`repaired`): the wrong nodes' split operands are pinned to their values
+1. **Repairs** it (:func:`repaired`): wrong nodes' split operands are pinned to their values
    in the trace and the nodes' values to the exact operation with them
    (:func:`ccac.encode.nonlinear.pinned`: linear in the other operand), and the formula is
-   solved again under these pins, for one solve. A sat answer there is a trace of the unpinned
-   formula too; if some other node is now wrong, its operand is pinned as well and the formula
-   solved again, up to :data:`REPAIR_ROUNDS` times. A trace with every node exact is the answer
-   (validated as any other). z3 tends to move an operand just off each new breakpoint, so
-   refinement alone rarely ends on a free run; a pinned operand cannot move.
+   solved again under these pins (for these solves only). A sat answer there is a trace of the
+   unpinned formula too; nodes it gets wrong are pinned in turn, up to :data:`REPAIR_SOLVES`
+   solves. A trace with every node exact is the answer (validated as any other). z3 tends to
+   move an operand just off each new breakpoint, so refinement alone rarely ends on a free
+   run; a pinned operand cannot move.
 2. Else **refines**: cuts each wrong node's piece near the operand's value
    (:func:`ccac.encode.nonlinear.refine`: both new pieces' bounds hold on their pieces, so this
    only removes values no exact trace has) and asks again. The cut is a rational of few bits
@@ -38,8 +38,8 @@ from ccac.solving.solvers import Outcome, evaluate
 
 #: the most refinement rounds one answer may take before it is unknown
 MAX_ROUNDS = 40
-#: the most solves one repair may take (each pins the nodes the previous one left wrong)
-REPAIR_ROUNDS = 4
+#: the most solves one repair may take (:func:`repaired`)
+REPAIR_SOLVES = 24
 
 #: ``ask(added, pins)``: the answer on the formula, the refinement constraints ``added`` so far (a
 #: growing list) and ``pins`` (constraints for this solve only)
@@ -88,22 +88,38 @@ def _cut(at: Fraction, breakpoints: list[Fraction]) -> Fraction | None:
 
 def repaired(nodes: list[nonlinear.Node], wrong: list[tuple[nonlinear.Node, Fraction]], ask: Ask,
              added: list[Any]) -> tuple[Outcome | None, float]:
-    """A sat outcome in which every node is exact, found by pinning the ``wrong`` nodes' operands
-    (and then those of the nodes each new trace gets wrong, :data:`REPAIR_ROUNDS` solves at
-    most), or None (the pins leave no trace, or none within the solves); and the seconds the
-    solves took."""
-    pins: list[Any] = []
-    seconds = 0.0
-    for _ in range(REPAIR_ROUNDS):
-        for node, at in wrong:
-            pins += nonlinear.pinned(node, at)
-        outcome = ask(added, pins)
-        seconds += outcome.seconds
-        if outcome.answer != "sat":
+    """A sat outcome in which every node is exact, found by pinning wrong nodes' operands
+    (:func:`ccac.encode.nonlinear.pinned`), or None; and the seconds its solves took.
+
+    Pinning every wrong node at once fails when one node's operand is computed from another's
+    value (a window grown by ``alpha * alpha / cwnd`` is the next step's divisor): its pinned
+    value is the old trace's, which the exact update no longer gives. So the wrong nodes are
+    pinned earliest first (in the order the build made them, the order of the steps) in a
+    batch that doubles after a sat solve (whose pins are kept: its trace is the next one read)
+    and halves after an unsat one (whose pins are dropped); a node that cannot be pinned alone
+    is passed over until the next sat solve. :data:`REPAIR_SOLVES` solves at most; the first
+    batch is every wrong node."""
+    order = {id(node): i for i, node in enumerate(nodes)}
+    kept: list[Any] = []
+    stuck: set[int] = set()   # nodes that cannot be pinned alone at their value in this trace
+    batch, seconds = len(wrong), 0.0
+    for _ in range(REPAIR_SOLVES):
+        earliest = sorted((pair for pair in wrong if id(pair[0]) not in stuck),
+                          key=lambda pair: order[id(pair[0])])[:batch]
+        if not earliest:
             break
-        wrong = wrong_nodes(nodes, outcome.assignment or {})
-        if not wrong:
-            return replace(outcome, repaired=True, seconds=seconds), seconds
+        trial = kept + [pin for node, at in earliest for pin in nonlinear.pinned(node, at)]
+        outcome = ask(added, trial)
+        seconds += outcome.seconds
+        if outcome.answer == "sat":
+            kept, batch, stuck = trial, batch * 2, set()
+            wrong = wrong_nodes(nodes, outcome.assignment or {})
+            if not wrong:
+                return replace(outcome, repaired=True, seconds=seconds), seconds
+        elif batch == 1:
+            stuck.add(id(earliest[0][0]))
+        else:
+            batch //= 2
     return None, seconds
 
 

@@ -251,6 +251,26 @@ def test_a_rational_power_is_a_recorded_choice_within_the_tolerance(tmp_path: Pa
     assert in_root_band(root, Fraction(4), 1, 2)
 
 
+def test_a_rational_power_in_a_definition_is_a_choice_of_the_rule_that_uses_it(tmp_path: Path) -> None:
+    """A definition taking a root, used in a state's rule (through another definition too), is
+    written out in the rule: the root is the rule's recorded choice, as if written there."""
+    cca = tmp_path / "cca.toml"
+    cca.write_text(CCA.format(rule="grown") + '[definitions]\nroot = "(cwnd * alpha) ** (1/2)"\ngrown = "root + 0"\n')
+    import tomllib
+    q = parse_query(tomllib.loads(QUERY.format(T=3, cca=cca, assume='"alpha == 1", "cwnd[0][1] == 4"',
+                                               find="cwnd[0][2] > 0")), "nl", str(tmp_path))
+    result = solve(q, nonlinear="exact", timeout=60)
+    assert result.answer == "sat" and result.validated is True and result.trace is not None
+    assert in_root_band(result.trace.flow("cwnd_choice0", 0)[2], Fraction(4), 1, 2)
+
+
+def test_a_rational_power_in_a_query_is_refused_saying_why(tmp_path: Path) -> None:
+    """A query's find cannot record the root it takes, and a root is irrational in general."""
+    with pytest.raises(CcacError) as e:
+        solve(query(tmp_path, GROW, "cwnd[0][2] ** (1/2) > 1"), timeout=60)
+    assert "no trace series to record the root" in str(e.value) and "query.find" in str(e.value)
+
+
 @pytest.mark.parametrize("rule, message", [
     ("cwnd ** 9", "exponent 9 of a solver quantity is beyond +-8"),
     ("cwnd ** -9", "exponent -9 of a solver quantity is beyond +-8"),

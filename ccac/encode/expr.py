@@ -385,8 +385,11 @@ class _Compiler:
             raise self.fail(node, "non-linear: an exponent must be a number known before solving")
         exponent = Fraction(b)
         if exponent.denominator != 1:
-            raise self.fail(node, "a rational power of a solver quantity is allowed directly in a CCA "
-                                  "state's rule only, where the trace records the root taken")
+            raise self.fail(node, "a rational power of a solver quantity is irrational in general: it is allowed "
+                                  "in a CCA state's rule only (directly or through its definitions), where the "
+                                  "trace records the root taken (a choice within a tolerance); here there is no "
+                                  "trace series to record the root in: compare powers instead "
+                                  "(`y ** 2 <= x` for `y <= x ** (1/2)` when y >= 0)")
         n = int(exponent)
         if abs(n) > nonlinear.MAX_EXPONENT:
             raise self.fail(node, f"exponent {_show_int(n)} of a solver quantity is beyond "

@@ -587,7 +587,7 @@ def _has_root(text: str, where: str) -> bool:
     except SyntaxError as e:
         raise CcacError(f"syntax error in `{text.strip()}`: {e.msg}", where) from None
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)
-               and (e := _literal(n.right)) is not None and e.denominator != 1 for n in ast.walk(tree))
+               and (power := _literal(n.right)) is not None and power.denominator != 1 for n in ast.walk(tree))
 
 
 def _with_roots_inlined(rule: str, definitions: dict[str, str], where: str) -> str:

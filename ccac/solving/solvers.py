@@ -115,15 +115,17 @@ def bounded(numerator: int, denominator: int = 1) -> Fraction:
     return Fraction(numerator, denominator)
 
 
-def z3_number(v: z3.ArithRef) -> int | Fraction:
+def z3_number(v: z3.ArithRef, limited: bool = True) -> int | Fraction:
     """The exact value of a z3 numeral (an int for an integer one), read in binary: Python refuses
     to read a decimal string of more than 4300 digits. More than
-    :data:`~ccac.core.limits.MAX_NUMBER_BITS` bits is :class:`Oversized`."""
+    :data:`~ccac.core.limits.MAX_NUMBER_BITS` bits is :class:`Oversized` if ``limited`` (a
+    solver's answer; a formula's own constants are read whole)."""
     ctx = v.ctx_ref()
     negative = z3.Z3_algebraic_is_neg(ctx, v.as_ast())
     magnitude = z3.simplify(-v) if negative else v
     parts = [magnitude] if z3.is_int_value(magnitude) else [magnitude.numerator(), magnitude.denominator()]
-    value = bounded(*(int(z3.Z3_get_numeral_binary_string(ctx, part.as_ast()), 2) for part in parts))
+    read = bounded if limited else Fraction
+    value = read(*(int(z3.Z3_get_numeral_binary_string(ctx, part.as_ast()), 2) for part in parts))
     value = -value if negative else value
     return int(value) if z3.is_int_value(v) else value
 
@@ -370,7 +372,7 @@ def evaluate(term: Any, assignment: Assignment, memo: dict[int, Any] | None = No
     if z3.is_true(term) or z3.is_false(term):
         value: Any = z3.is_true(term)
     elif z3.is_int_value(term) or z3.is_rational_value(term):
-        value = z3_number(term)
+        value = z3_number(term, limited=False)
     elif z3.is_const(term) and term.decl().kind() == z3.Z3_OP_UNINTERPRETED:
         default: Any = False if z3.is_bool(term) else 0
         value = assignment.get(term.decl().name(), default)

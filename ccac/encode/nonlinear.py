@@ -12,9 +12,11 @@ solve (:data:`MODES`):
 * ``enclose``: linear bounds on pieces of one operand's range (the *split* operand: x of a
   product or a power, the divisor of a quotient), each piece's bounds containing every exact
   value there (:func:`product_piece`, :func:`quotient_piece`, :func:`power_piece`). A trace may
-  satisfy the bounds and not the exact relation: :mod:`ccac.solving.refine` adds breakpoints at
-  the operand values such a trace shows and solves again. At a breakpoint both adjacent pieces
-  apply, and their bounds meet at the exact value, so a refined node is exact there.
+  satisfy the bounds and not the exact relation: :mod:`ccac.solving.refine` then pins such
+  nodes' operands to the trace's values (:func:`pinned`) to find a trace with every node exact,
+  or adds breakpoints near the operand values the trace shows and solves again. At a breakpoint
+  both adjacent pieces apply, and their bounds meet at the exact value, so a refined node is
+  exact there.
 
 A node outside any build (a static check of a CCA file) is made and dropped: its value is then
 unconstrained, which over-approximates.

@@ -102,6 +102,18 @@ def _one_sided(lo: Fraction | None, hi: Fraction | None) -> bool:
 
 
 @CHECKS
+@given(st.lists(anywhere, min_size=1, max_size=4), anywhere, anywhere)
+def test_a_product_split_on_both_factors_holds_every_exact_product(cuts: list[Fraction], x: Fraction,
+                                                                    y: Fraction) -> None:
+    """McCormick-like boxes: a product's other factor split too (its initial pieces and cuts),
+    every bound holds at every exact product."""
+    node = nonlinear.Node("mul", X, Y, 0, Z, "here", "x * y")
+    bounds = [c for cut in cuts for c in nonlinear.refine_other(node, cut)]
+    assert node.other_breakpoints is not None and set(cuts) <= set(node.other_breakpoints)
+    assert all(holds(b, {X: x, Y: y, Z: x * y}) for b in bounds)
+
+
+@CHECKS
 @given(st.sampled_from([1, -1]).flatmap(piece_and_point), numbers, numbers)
 def test_a_quotient_by_zero_is_free_in_every_piece(piece: tuple, a: Fraction, z: Fraction) -> None:
     """a / 0 may be any value (the exact relation leaves it free): no piece, even one ending at

@@ -123,11 +123,34 @@ def repaired(nodes: list[nonlinear.Node], wrong: list[tuple[nonlinear.Node, Frac
     return None, seconds
 
 
+#: the refinement rounds a product may be wrong in, cut on its split factor alone, before its
+#: other factor is split too (:func:`ccac.encode.nonlinear.refine_other`)
+BOXES_AFTER = 2
+
+
+def _boxes(wrong: list[tuple[nonlinear.Node, Fraction]], assignment: dict[str, Any],
+           failures: dict[int, int]) -> list[Any]:
+    """Count a refinement round against each wrong node; a product wrong in more than
+    :data:`BOXES_AFTER` rounds is cut on its other factor too, near that factor's value
+    (one operand's pieces alone keep failing when z3 moves the other)."""
+    added: list[Any] = []
+    memo: dict[int, Any] = {}
+    for node, _ in wrong:
+        failures[id(node)] = failures.get(id(node), 0) + 1
+        if node.kind != "mul" or failures[id(node)] <= BOXES_AFTER:
+            continue
+        at = Fraction(evaluate(node.other, assignment, memo))
+        cut = _cut(at, node.other_breakpoints or list(nonlinear.INITIAL_BREAKPOINTS))
+        added += nonlinear.refine_other(node, cut) if cut is not None else []
+    return added
+
+
 def refined(nodes: list[nonlinear.Node], ask: Ask, validated: Callable[[Outcome], bool],
             rounds: int = MAX_ROUNDS) -> Outcome:
     """The answer of ``ask(added, [])`` once no node needs refining (repaired, or refined), with
     the refinement rounds taken and the seconds of all its solves; unknown after ``rounds`` rounds."""
     added: list[Any] = []
+    failures: dict[int, int] = {}   # refinement rounds each node was wrong in
     done = 0
     outcome = ask(added, [])
     seconds = outcome.seconds
@@ -150,6 +173,7 @@ def refined(nodes: list[nonlinear.Node], ask: Ask, validated: Callable[[Outcome]
                            seconds=seconds)
         for node, cut in cuts:
             added += nonlinear.refine(node, cut) if cut is not None else []
+        added += _boxes(wrong, outcome.assignment or {}, failures)
         done += 1
         outcome = ask(added, [])
         seconds += outcome.seconds

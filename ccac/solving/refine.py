@@ -18,7 +18,8 @@ the independent validation and some node's value differs from the exact value of
    (:func:`ccac.encode.nonlinear.refine`: both new pieces' bounds hold on their pieces, so this
    only removes values no exact trace has) and asks again. The cut is a rational of few bits
    near the value (:func:`_cut`): cutting at the trace's own values would put their ever
-   longer numerators and denominators into the formula and into z3's next answer.
+   longer numerators and denominators into the formula and into z3's next answer. A product
+   wrong in more than :data:`BOXES_AFTER` rounds is cut on its other factor too (:func:`_boxes`).
 
 It stops at a trace with every node exact (or one whose failure is no node's), at unsat (sound:
 every enclosure contains the exact values; an unsat under pins is not an answer), or after

@@ -328,7 +328,7 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
         rule = table.get("rule", k if any(per_ack.values()) else None)
         if not isinstance(rule, str) or not rule.strip():
             raise CcacError("needs a rule (an expression giving the new value), on_ack or on_loss", where)
-        text, choices = _extract_choices(rule, k, f"{where}.rule")
+        text, choices = _extract_choices(_with_roots_inlined(rule, definitions, f"{where}.rule"), k, f"{where}.rule")
         texts += [text, *(a for c in choices for a in c.args),
                   *(t_ for t_ in (table.get("initial"), table.get("start")) if isinstance(t_, str))]
         for arg in (a for c in choices for a in c.args):
@@ -579,6 +579,42 @@ def _check_names(source: str, state: set[str], params: set[str], where: str) -> 
             known = sorted(set(OBSERVATIONS) | set(CONSTANTS))
             raise CcacError(f"unknown name `{name}` (a rule reads state, parameters, {', '.join(known)})", where)
     return names & set(OBSERVATIONS)
+
+
+def _has_root(text: str, where: str) -> bool:
+    """Whether ``text`` raises something to a rational power (``x ** (1/3)``)."""
+    try:
+        tree = parse(text)
+    except SyntaxError as e:
+        raise CcacError(f"syntax error in `{text.strip()}`: {e.msg}", where) from None
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)
+               and (power := _literal(n.right)) is not None and power.denominator != 1 for n in ast.walk(tree))
+
+
+def _with_roots_inlined(rule: str, definitions: dict[str, str], where: str) -> str:
+    """``rule`` with each definition it uses that takes a rational power (directly or through
+    other definitions) written out in place, so that its roots become the rule's own recorded
+    choices (:func:`_extract_choices`), as if the rule had them directly; ``rule`` itself when it
+    uses none."""
+    rooted = {name for name in definitions
+              if any(_has_root(definitions[d], where) for d in reached_names([name], definitions, where) | {name}
+                     if d in definitions)}
+    if not rooted & _names(rule, where):
+        return rule
+
+    class Inline(ast.NodeTransformer):
+        def __init__(self, expanding: tuple[str, ...]) -> None:
+            self.expanding = expanding
+
+        def visit_Name(self, node: ast.Name) -> Any:
+            if node.id not in rooted:
+                return node
+            if node.id in self.expanding:
+                raise CcacError(f"definition `{node.id}` uses itself", where)
+            body = parse(definitions[node.id]).body
+            return Inline((*self.expanding, node.id)).visit(body)
+
+    return ast.unparse(Inline(()).visit(parse(rule)))
 
 
 def _extract_choices(rule: str, state: str, where: str) -> tuple[str, tuple[Choice, ...]]:

@@ -68,7 +68,7 @@ def test_the_encoding_admits_recorded_ns3_runs(index: int) -> None:
 
 @pytest.mark.slow
 @needs_ns3
-def test_the_harness_admits_ns3_runs_on_ten_paths(ns3: object) -> None:
+def test_the_harness_admits_ns3_runs_on_ten_paths(ns3: object) -> None:  # noqa: F811
     """The conformance harness on 10 random paths (seed 0): every run admitted in cca and cca+Ld."""
     counts = measure(FILE, STACKS["newreno"], 10, 0, readings=("cca", "cca+Ld"))
     assert counts == {"cca": 10, "cca+Ld": 10}, counts

@@ -64,7 +64,7 @@ CONFORMANCE = {
     CEGIS: ("tests/test_synthesis.py",),
     CUBES: ("tests/test_cubes.py",),
     SOLVE: ("tests/test_periodic.py", "tests/test_cubes.py"),
-    PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py"),
+    PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py", "tests/test_loss_detection.py"),
     NONLINEAR: ("tests/test_nonlinear.py",),
     RENO_FILE: ("tests/test_language_per_ack.py",),
 }
@@ -358,6 +358,12 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("periodic_loose_sat_decides", SOLVE, "a periodic query is sat once its loose formula is (a trace that need not settle)",
            'if settled is not None and settled.answer == "sat":',
            'if (settled is not None and settled.answer == "sat") or (loose is not None and loose.answer == "sat"):'),
+    Mutant("detect_drop_tail", PATH_SERVER, "whole packets: no loss of a step is detected before its admitted "
+           "bytes are (a step's drops the tail of its arrivals)",
+           'frontier.at_most(Ld[t], f"L_{n}", L,',
+           'frontier.at_most(Ld[t], f"L_{n}", [L[0], *L[:-1]] if net.path(n).packets else L,'),
+    Mutant("detect_relost_retransmissions", PATH_SERVER, "duplicate ACKs reveal every loss, lost retransmissions too",
+           "L[s] - (Ld[max(s, v.first)] - Ld[v.first])", "L[s]"),
     Mutant("oracle_a_step_early", PATH_SERVER, "loss oracle: the sender knows a step's losses R - 1 steps after them",
            'enc.add("model.loss_detection", Ld[t] == L[t - R])', 'enc.add("model.loss_detection", Ld[t] == L[t - R + 1])'),
     Mutant("oracle_always_times_out", PATH_SERVER, "loss oracle: every step times out",

@@ -51,6 +51,7 @@ PATH_SERVER = "ccac.models.path_server"
 SOLVE = "ccac.solving.solve"
 NONLINEAR = "ccac.encode.nonlinear"
 RENO_FILE = "ccas/rules/rules-reno.toml"   # a CCA language file: mutated where it is read
+NEWRENO_FILE = "ccas/rules/newreno.toml"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -67,6 +68,7 @@ CONFORMANCE = {
     PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py", "tests/test_loss_detection.py"),
     NONLINEAR: ("tests/test_nonlinear.py",),
     RENO_FILE: ("tests/test_language_per_ack.py",),
+    NEWRENO_FILE: ("tests/test_stack_newreno.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -333,6 +335,18 @@ MUTANTS: tuple[Mutant, ...] = (
            "                 values[\"lost\"] > before.get(RECOVER, 0) + values[\"alpha\"])\n    j = "),
     Mutant("reno_file_slow_start_doubled", RENO_FILE, "slow start adds two MSS per ACKed MSS",
            "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
+    Mutant("newreno_file_slow_start_doubled", NEWRENO_FILE, "slow start adds two MSS per ACK",
+           "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
+    Mutant("newreno_file_ca_doubled", NEWRENO_FILE, "congestion avoidance adds twice ns-3's whole-byte increase",
+           "else cwnd + ca_step)", "else cwnd + 2 * ca_step)"),
+    Mutant("newreno_file_cut_from_window", NEWRENO_FILE, "a loss event sets cwnd from the window, not the pipe",
+           'on_loss = "max(2 * alpha, inflight / 2)"', 'on_loss = "max(2 * alpha, cwnd / 2)"'),
+    Mutant("newreno_file_no_duplicate_acks", NEWRENO_FILE, "every ACK outside recovery grows the window "
+           "(no duplicate ACKs before a loss is marked)",
+           "dupthresh = { default = 3,", "dupthresh = { default = 1,"),
+    Mutant("newreno_file_no_recovery_tail", NEWRENO_FILE, "ns-3 holds cwnd only while the model's in_recovery "
+           "(not until the cumulative ACK reaches its recovery point)",
+           "max(alpha, min(ssthresh, cwnd - newly_acked)), cwnd) if unsettled", "cwnd, cwnd) if unsettled"),
     Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
            "without checking its own rules there",
            "    return [not check_ccas(q, trace) for q in queries]",

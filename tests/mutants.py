@@ -54,6 +54,7 @@ NONLINEAR = "ccac.encode.nonlinear"
 RENO_FILE = "ccas/rules/rules-reno.toml"
 COPA2018 = "ccas/rules/copa2018.toml"
 VEGAS_FILE = "ccas/rules/vegas.toml"
+NEWRENO_FILE = "ccas/rules/newreno.toml"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -72,6 +73,7 @@ CONFORMANCE = {
     RENO_FILE: ("tests/test_language_per_ack.py",),
     COPA2018: ("tests/test_stack_copa2018.py",),
     VEGAS_FILE: ("tests/test_stack_vegas.py",),
+    NEWRENO_FILE: ("tests/test_stack_newreno.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -368,6 +370,18 @@ MUTANTS: tuple[Mutant, ...] = (
            "else seg + alpha if up", "else seg + 2 * alpha if up"),
     Mutant("vegas_reno_round_eighth", VEGAS_FILE, "a round of at most 2 ACKs adds at most MSS / 8 (ns-3: MSS * MSS / cwnd)",
            "cwnd + between(0, alpha / 2) if reno_round", "cwnd + between(0, alpha / 8) if reno_round"),
+    Mutant("newreno_file_slow_start_doubled", NEWRENO_FILE, "slow start adds two MSS per ACK",
+           "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
+    Mutant("newreno_file_ca_doubled", NEWRENO_FILE, "congestion avoidance adds twice ns-3's whole-byte increase",
+           "else cwnd + ca_step)", "else cwnd + 2 * ca_step)"),
+    Mutant("newreno_file_cut_from_window", NEWRENO_FILE, "a loss event sets cwnd from the window, not the pipe",
+           'on_loss = "max(2 * alpha, inflight / 2)"', 'on_loss = "max(2 * alpha, cwnd / 2)"'),
+    Mutant("newreno_file_no_duplicate_acks", NEWRENO_FILE, "every ACK outside recovery grows the window "
+           "(no duplicate ACKs before a loss is marked)",
+           "dupthresh = { default = 3,", "dupthresh = { default = 1,"),
+    Mutant("newreno_file_no_recovery_tail", NEWRENO_FILE, "ns-3 holds cwnd only while the model's in_recovery "
+           "(not until the cumulative ACK reaches its recovery point)",
+           "max(alpha, min(ssthresh, cwnd - newly_acked)), cwnd) if unsettled", "cwnd, cwnd) if unsettled"),
     Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
            "without checking its own rules there",
            "    return [not check_ccas(q, trace) for q in queries]",

@@ -289,6 +289,10 @@ class Admission:
 
 PATH_CURVES = ("A", "S", "L", "W")
 TCP_STATE = ("cwnd", "ssthresh", "rate")  # the TCP's own quantities, pinned from step R on
+#: a CCA file's state that holds the TCP's pacing rate when it is not the rate the model's sender
+#: sends at (a file whose ``[send] rate`` widens it: ns-3 changes the rate at every ACK within a
+#: step); without one, the TCP's rate is pinned to the model's (the file's state ``rate``)
+PACING_STATE = "pacing_rate"
 MODEL_CURVES = PATH_CURVES + ("timeout",)
 DETECTED = MODEL_CURVES + ("Ld",)
 
@@ -328,10 +332,13 @@ def pinned(v: Any, run: TcpRun, curves: tuple[str, ...],
         "Ld": lambda t: v.Ld_f[0][t], "W": lambda t: v.W[t], "timeout": lambda t: v.timeout[0][t],
         "cwnd": lambda t: v.cwnd[0][t]}
     for name in set(curves) & set(TCP_STATE):
-        if name not in terms:
-            if states is None or name not in states:
+        own = PACING_STATE if name == "rate" and states is not None and PACING_STATE in states else name
+        if name == "rate" and own == name and v.rate[0] is not None:
+            terms[name] = v.rate[0].__getitem__   # the file's state rate is the model's pacing rate
+        elif name not in terms:
+            if states is None or own not in states:
                 raise CcacError(f"the CCA has no state {name!r} to pin the TCP's {name} to", "cca")
-            terms[name] = states[name].__getitem__
+            terms[name] = states[own].__getitem__
     facts = []
     for name in curves:
         values = getattr(run, name)

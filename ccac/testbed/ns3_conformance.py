@@ -271,11 +271,11 @@ def rebased(run: TcpRun) -> TcpRun:
                    W=[w + served for w in run.W])
 
 
-def query(path: ModelPath, cca: str | Path) -> Query:
+def query(path: ModelPath, cca: str | Path, params: dict[str, Any] | None = None) -> Query:
     """The query of ``path``'s network with one flow of ``cca``: a CCA's name, or the path of a
-    CCA file in the CCA language."""
+    CCA file in the CCA language, with its parameters ``params`` (its defaults otherwise)."""
     table = {"file": str(cca)} if isinstance(cca, Path) else {"name": cca}
-    return parse_query({"network": network(path), "cca": table}, name=f"ns3-conformance-{table}")
+    return parse_query({"network": network(path), "cca": table | (params or {})}, name=f"ns3-conformance-{table}")
 
 
 @dataclass
@@ -298,12 +298,13 @@ DETECTED = MODEL_CURVES + ("Ld",)
 
 
 def admission(run: TcpRun, cca: str | Path, pin_cwnd: bool = False, curves: tuple[str, ...] = MODEL_CURVES,
-              timeout: float = SOLVE_SECONDS, state: tuple[str, ...] = ()) -> Admission:
-    """Whether the encoding of ``cca`` on the run's network admits ``run`` with its ``curves``
-    pinned at every step (and, with ``pin_cwnd``, its window, and the TCP's ``state`` (cwnd,
-    ssthresh, rate) from step R on, where the CCA decides): the superset property on one run of
-    the real implementation."""
-    pipeline = Pipeline(query(run.path, cca))
+              timeout: float = SOLVE_SECONDS, state: tuple[str, ...] = (),
+              params: dict[str, Any] | None = None) -> Admission:
+    """Whether the encoding of ``cca`` (with its parameters ``params``) on the run's network
+    admits ``run`` with its ``curves`` pinned at every step (and, with ``pin_cwnd``, its window,
+    and the TCP's ``state`` (cwnd, ssthresh, rate) from step R on, where the CCA decides): the
+    superset property on one run of the real implementation."""
+    pipeline = Pipeline(query(run.path, cca, params))
     problem = pipeline.build()
     held = curves + (("cwnd",) if pin_cwnd else ()) + tuple(x for x in state if not (x == "cwnd" and pin_cwnd))
     pins = pinned(problem.vars, run, held, problem.states[0])

@@ -51,6 +51,7 @@ PATH_SERVER = "ccac.models.path_server"
 SOLVE = "ccac.solving.solve"
 NONLINEAR = "ccac.encode.nonlinear"
 RENO_FILE = "ccas/rules/rules-reno.toml"   # a CCA language file: mutated where it is read
+BBR1_FILE = "ccas/rules/bbr1.toml"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -67,6 +68,7 @@ CONFORMANCE = {
     PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py"),
     NONLINEAR: ("tests/test_nonlinear.py",),
     RENO_FILE: ("tests/test_language_per_ack.py",),
+    BBR1_FILE: ("tests/test_stack_bbr1.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -333,6 +335,18 @@ MUTANTS: tuple[Mutant, ...] = (
            "                 values[\"lost\"] > before.get(RECOVER, 0) + values[\"alpha\"])\n    j = "),
     Mutant("reno_file_slow_start_doubled", RENO_FILE, "slow start adds two MSS per ACKed MSS",
            "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
+    Mutant("bbr1_startup_half_acks", BBR1_FILE, "Startup grows cwnd by half the bytes ACKed",
+           "else max(cwnd, 4 * alpha) + newly_acked\"", "else max(cwnd, 4 * alpha) + newly_acked / 2\""),
+    Mutant("bbr1_growth_floor_doubled", BBR1_FILE, "outside recovery the window grows at least twice the bytes ACKed "
+           "(up to the target)", "min(cwnd + newly_acked, kept)", "min(cwnd + 2 * newly_acked, kept)"),
+    Mutant("bbr1_no_recovery_entry", BBR1_FILE, "a step that marks a loss is not a step of recovery",
+           'rec_step = "timeout or newly_lost > 0 or rec == 1"', 'rec_step = "timeout or rec == 1"'),
+    Mutant("bbr1_min_cwnd_5", BBR1_FILE, "the window's floor at 5 MSS instead of 4",
+           "max(4 * alpha, min(cwnd + newly_acked, kept))", "max(5 * alpha, min(cwnd + newly_acked, kept))"),
+    Mutant("bbr1_startup_ignores_target", BBR1_FILE, "Startup's window grows by every byte ACKed, even at its target",
+           "min(cwnd + newly_acked, kept)", "cwnd + newly_acked"),
+    Mutant("bbr1_startup_rate_always_rises", BBR1_FILE, "Startup's pacing rate rises by at least one MSS per step",
+           "between(max(pacing_rate, 0.99 * high_gain * bw_lo)", "between(max(pacing_rate + alpha, 0.99 * high_gain * bw_lo)"),
     Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
            "without checking its own rules there",
            "    return [not check_ccas(q, trace) for q in queries]",

@@ -1,7 +1,8 @@
 """bbr1 (ccas/rules/bbr1.toml), BBRv1 as ns-3's TcpBbr: its encoding admits the runs of its
-derived sender on random fluid paths, and two recorded ns-3 runs (tests/data/bbr1_ns3_runs.json:
-seed 0's paths 0 and 2 of ``python -m ccac.testbed.ns3_conformance``, Startup, losses detected,
-recovery) pinned into it; (slow, ns-3) the harness on 10 paths.
+derived sender on random fluid paths, and four recorded ns-3 runs (tests/data/bbr1_ns3_runs.json:
+seed 0's paths 0, 2, 9 and 25 of ``python -m ccac.testbed.ns3_conformance``: Startup, its pacing
+rate raised, a window below the 4-MSS floor, losses detected and recovery) pinned into it with
+their windows and pacing rates; (slow, ns-3) the harness on 10 paths.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def recorded() -> list[TcpRun]:
     return runs
 
 
-@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
 def test_recorded_ns3_runs_are_admitted_with_their_window_and_pacing_rate(index: int) -> None:
     run = recorded()[index]
     assert max(run.cwnd) > run.cwnd[run.path.R], "the run leaves its window where it started"

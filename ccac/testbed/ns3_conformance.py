@@ -326,7 +326,8 @@ def pinned(v: Any, run: TcpRun, curves: tuple[str, ...],
     """Facts fixing the model variables ``v`` of flow 0 to ``run``'s ``curves``, each with its
     name and value (packets for byte curves; a pacing rate in packets per step): every step,
     but the TCP's own state (its window, and ``ssthresh`` and ``rate``, the CCA's state
-    variables of those names in ``states``) only from step R on (before it the state is the
+    variables of those names in ``states``; the rate the state :data:`PACING_STATE` when the
+    CCA declares one, else the model's pacing rate) only from step R on (before it the state is the
     run's history, not the CCA's decision; so is Ld, which the run does not read there)."""
     terms: dict[str, Callable[[int], Any]] = {
         "A": lambda t: v.A_f[0][t], "S": lambda t: v.S_f[0][t], "L": lambda t: v.L_f[0][t],

@@ -27,16 +27,13 @@ Whole-packet mode (``[network] packets = true``, :meth:`PathServer.whole_packets
 alpha is a number, and every byte curve of a flow (sent, served, acked, lost, detected lost)
 moves in whole packets. The rules that change say so in their docstrings: the sender sends
 whole packets (:meth:`PathServer.sender`), the link may be part-way through one
-(:meth:`PathServer.service`), a packet is dropped when it does not fit whole
-(:meth:`PathServer.loss`), and a step's losses are the tail of its burst, drop-tail
-(:meth:`PathServer.loss_detection`). The service and loss rules are the fluid ones loosened by
-less than a packet, so they over-approximate a packet link; the sender's rule is a TCP
-sender's exactly (whole packets, never less than one in flight). The drop-tail order is a
-restriction, not an over-approximation: it holds when each step's arrivals reach the
-bottleneck together (one burst), and excludes a sender that spreads a step's packets so that
-the queue drains between a drop and a later admission. So every packet run of a drop-tail
-path with one burst per step is a trace of this mode (``tests/test_packets.py`` checks it on
-simulated runs), and an unsat in this mode is a proof about such paths only.
+(:meth:`PathServer.service`), and a packet is dropped when it does not fit whole
+(:meth:`PathServer.loss`). The service and loss rules are the fluid ones loosened by less than
+a packet, so they over-approximate a packet link; the sender's rule is a TCP sender's exactly
+(whole packets, never less than one in flight); loss detection is the fluid rule, which does
+not assume a step's drops are the tail of its arrivals (:meth:`PathServer.loss_detection`). So
+every packet run of a drop-tail path is a trace of this mode (``tests/test_packets.py`` checks
+it on simulated runs, ``tests/test_loss_detection.py`` on a recorded ns-3 run).
 
 Model variants differ only in when tokens may be wasted; each is one small file next to this
 one (``composing.py``, ``single_box.py``) overriding :meth:`PathServer.waste_allowed`.
@@ -336,9 +333,10 @@ class PathServer(ABC):
         through by t-R, So_f, when it has one; R is the flow's own minimum RTT). A loss at step s is
         detectable once ACKs for `dupacks` bytes admitted after it have arrived:
         S_f[t-R] >= (A_f-L_f)[s] + dupacks. Detection is as early as possible: detectable losses
-        are detected, undetectable ones are not. A timeout fires only when every byte in flight
-        is known lost: the sender sent nothing in the last R-1 steps, everything it had
-        admitted by t-R was served by then, and losses remain undetected. It may fire at the
+        are detected (all but lost retransmissions, below), undetectable ones are not. A
+        timeout fires only when every byte in flight is known lost: the sender sent nothing in
+        the last R-1 steps, everything it had admitted by t-R was served by then, and losses
+        remain undetected. It may fire at the
         first such step and must fire once the condition has held for `rto` steps; it detects
         every outstanding loss. Before step R the detected-loss curve is history, bounded only
         by the losses that had happened by step 0.
@@ -358,14 +356,40 @@ class PathServer(ABC):
         (:mod:`ccac.encode.frontier`: all pairs, or an integer frontier with lookups); a flow that
         cannot lose needs only two comparisons (:meth:`_detected_without_loss`).
 
-        In whole packets a drop-tail queue loses the tail of a step's burst: every byte the
-        step admits precedes the packets it drops, so none of step s's losses is detected
-        before the step itself is (before dupacks bytes admitted after it are acked): the
-        bound for a step s not yet detectable is the losses before it, L_f[s-1], instead of
-        L_f[s] (the fluid rule lets a step's first bytes be lost and later ones kept, as paths
-        with several queues or AQM do). This is a restriction of the fluid rule, sound only
-        for paths where each step's arrivals reach the queue as one burst (the module
-        docstring); finer steps (larger R) make that burst shorter.
+        The bound while step s is not yet detectable is L_f[s], in whole packets too: a step's
+        drops need not be the tail of its arrivals. A sender's ACK clock spreads a step's
+        packets over the step and the queue drains in between, so a packet admitted after a
+        drop of the same step can be among the `dupacks` acked above it (ns-3's NewReno does
+        this, docs/replay.md). L_f[s] is the slackest bound the dupack rule allows: whatever the
+        order inside step s, no loss of a later step is detected before step s is.
+
+        Retransmissions (``[network] retransmissions = true``). Duplicate ACKs do
+        not reveal every loss: a TCP sender marks a segment lost once (RFC 6675), retransmits
+        it, and if the retransmission is lost too, only the retransmission timer finds it. The
+        model's A_f does not tell retransmissions from new bytes, so the rule bounds them: a
+        sender retransmits only what it has detected lost, once per detection (a timeout's
+        detections included), so the retransmissions that reached the bottleneck by step s, and
+        among them those lost, are at most what it detected from the trace's first step on,
+        Ld_f[s] - Ld_f[first]. Every other loss by step s is a first transmission, revealed once
+        s is detectable, so "detectable => detected" is Ld_f[t] >= L_f[s] - (Ld_f[s] -
+        Ld_f[first]) (and L_f[s] for s <= first). Its one assumption: the trace starts outside
+        loss recovery (for a periodic query, each period does): at its first step no detected
+        loss awaits its retransmission and no lost retransmission is still undetected. Without
+        it that backlog would be free, every later loss could be a lost retransmission, and no
+        loss would be forced detected before a timeout. The bound
+        falls when detections catch up (it is L_f[s] less the losses still undetected at s,
+        shifted), so it is stated at every detectable step (:meth:`Frontier.at_least_each`).
+        It never binds more than Ld_f[t] >= L_f[s], which ``retransmissions = false`` (the
+        default) keeps: the rule of a sender whose every loss duplicate ACKs reveal (one that
+        never retransmits, as the thesis' fluid model, or one whose retransmissions are never
+        lost), not sound for a TCP whose retransmissions are lost. It is not the default because
+        its assumption is about the trace's first step, so a window of a longer run need not be
+        a trace: ``ccac prove``'s stitching check refutes aimd_steady_state with it (and its
+        closure and progress fail too: an undetected lost retransmission keeps the undetected
+        loss above any bound until a timeout, which fires only once the sender stalls). Queries
+        about a TCP whose retransmissions may be lost (the ns-3 conformance harness) set it. The
+        upper bound and the timeouts are the same either way: a timeout detects every
+        outstanding loss, lost retransmissions included.
 
         A periodic query's history steps (before ``v.first``) get none of these constraints:
         each would be a copy of one at a trace step, one or more periods later, that reads less
@@ -379,9 +403,10 @@ class PathServer(ABC):
         for n in range(net.flows):
             R = net.path(n).R
             A, S, L, Ld, tmo = v.A_f[n], v.So_f[n], v.L_f[n], v.Ld_f[n], v.timeout[n]
-            # The most that may be detected while step s is not: L[s], or in whole packets
-            # (drop-tail) the losses before step s (step 0's: whatever the history lost).
-            hidden_name, hidden = (f"Lbefore_{n}", [L[0], *L[:-1]]) if net.path(n).packets else (f"L_{n}", L)
+            # The least detected once step s is: its losses less the lost retransmissions
+            # the detections since the trace's first step allow (docstring).
+            revealed = ([L[s] - (Ld[max(s, v.first)] - Ld[v.first]) for s in range(net.T)]
+                        if net.retransmissions else L)
             lossless = v.buffer is None and net.path(n).eta == 0
             stalled_all_lost: list[Cond] = []
             previous: Frontier | None = None
@@ -415,8 +440,8 @@ class PathServer(ABC):
                 frontier = Frontier(enc, v.lookups, f"admitted_{n}", v.admitted_curve(n),
                                     S[t - R] - v.dupacks, t - R, False, f"detect_{n}_{t}")
                 enc.add("model.loss_detection",
-                        *frontier.at_least(Ld[t], f"L_{n}", L, z3.Not(tmo[t])),
-                        *frontier.at_most(Ld[t], hidden_name, hidden,
+                        *frontier.at_least_each(Ld[t], f"revealed_{n}", revealed, z3.Not(tmo[t])),
+                        *frontier.at_most(Ld[t], f"L_{n}", L,
                                           self._no_new_detection(tmo[t], earlier, Ld[t] > Ld[t - 1])),
                         *(previous.next_at(frontier) if previous is not None else []))
                 previous = frontier

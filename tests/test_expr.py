@@ -98,3 +98,21 @@ def test_rejections_name_the_problem(sym: Symbols, text: str, message: str) -> N
         compile_condition(text, sym, "query.find")
     assert message in str(e.value)
     assert str(e.value).startswith("query.find:")
+
+
+def test_floor_is_exact_on_numbers_and_on_solver_quantities() -> None:
+    """floor(x): the greatest whole number at most x, for known numbers and in the solver."""
+    import z3
+    symbols = Symbols()
+    assert compile_number("floor(7/2)", symbols, "q") == 3
+    assert compile_number("floor(-1/2)", symbols, "q") == -1
+    x = z3.Real("x")
+    symbols.constants["x"] = x
+    term = compile_number("floor(1448 * x) / 1448", symbols, "q")
+    for value, floored in ((Fraction(7, 2), Fraction(7, 2)), (Fraction(1, 3), Fraction(482, 1448)),
+                           (Fraction(-1, 2896), Fraction(-1, 1448))):
+        solver = z3.Solver()
+        solver.add(x == value, term != floored)
+        assert solver.check() == z3.unsat, value
+    with pytest.raises(CcacError, match="floor takes one number"):
+        compile_number("floor(1, 2)", symbols, "q")

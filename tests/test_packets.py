@@ -143,10 +143,12 @@ def test_the_validator_floors_the_window_to_whole_packets() -> None:
     assert check_sender([Fraction(0), alpha], S, zeros, zeros, tiny, None, no, Fraction(0), 1, 1, alpha) == []
 
 
-def test_the_validator_keeps_a_steps_losses_behind_its_admitted_bytes() -> None:
+def test_the_validator_lets_a_steps_later_packets_reveal_its_drops() -> None:
     """Step 1 admits 2 bytes and loses 1; 1.5 bytes after step 1's start are acked by step 3
-    (R = 1, no dupack threshold): in the fluid model part of step 1's loss may be detected
-    (its first bytes lost, later ones kept); drop-tail loses the burst's tail, so none is."""
+    (R = 1, no dupack threshold): part of step 1's loss may be detected, in whole packets as in
+    the fluid model (a sender's ACK clock spreads a step's packets, so a packet admitted after
+    a drop of the same step can reveal it); a loss of step 2, none of whose bytes are acked
+    yet, may not."""
     alpha = Fraction(1, 2)
     A = [Fraction(1), Fraction(4), Fraction(4), Fraction(4)]
     L = [Fraction(0), Fraction(1), Fraction(1), Fraction(1)]
@@ -154,10 +156,13 @@ def test_the_validator_keeps_a_steps_losses_behind_its_admitted_bytes() -> None:
     Ld = [Fraction(0), Fraction(0), Fraction(0), Fraction(1, 2)]
     cwnd = [Fraction(1, 2)] * 4
     no = [False] * 4
-    fluid = check_sender(A, S, L, Ld, cwnd, None, no, Fraction(0), 1, 5)
-    packets = check_sender(A, S, L, Ld, cwnd, None, no, Fraction(0), 1, 5, alpha)
-    assert not any("duplicate ACKs" in p for p in fluid)
-    assert any("step 3: detected a loss before enough duplicate ACKs arrived" in p for p in packets)
+    for packet in (None, alpha):
+        problems = check_sender(A, S, L, Ld, cwnd, None, no, Fraction(0), 1, 5, packet)
+        assert not any("duplicate ACKs" in p for p in problems), problems
+    A_later = [Fraction(1), Fraction(4), Fraction(5), Fraction(5)]
+    L_later = [Fraction(0), Fraction(0), Fraction(1), Fraction(1)]
+    early = check_sender(A_later, S, L_later, Ld, cwnd, None, no, Fraction(0), 1, 5, alpha)
+    assert any("step 3: detected a loss before enough duplicate ACKs arrived" in p for p in early), early
 
 
 # ------------------------------------------------------------------ findings in whole packets

@@ -484,7 +484,7 @@ class _Compiler:
     # ------------------------------------------------------------------ functions
     def visit_Call(self, node: ast.Call, env: dict[str, int]) -> Value:
         if not isinstance(node.func, ast.Name) or node.keywords:
-            raise self.fail(node, f"only any, all, sum, min, max, abs and implies, and the flow "
+            raise self.fail(node, f"only any, all, sum, min, max, abs, floor and implies, and the flow "
                                   f"helpers {', '.join(HELPERS)}, can be called")
         name = node.func.id
         if name in HELPERS:
@@ -502,8 +502,10 @@ class _Compiler:
             v = self.visit(node.args[0], env)
             self.need_number(node.args[0], v)
             return abs(v) if not is_symbolic(v) else z3.If(v >= 0, v, -v)
+        if name == "floor":
+            return self.floor(node, env)
         if name not in ("any", "all", "sum", "min", "max"):
-            raise self.fail(node, f"unknown function `{name}` (use any, all, sum, min, max, abs, "
+            raise self.fail(node, f"unknown function `{name}` (use any, all, sum, min, max, abs, floor, "
                                   f"implies, {', '.join(HELPERS)})")
         items = list(self.arguments(node, env))
         if name in ("any", "all"):
@@ -525,6 +527,19 @@ class _Compiler:
         return result
 
     # ------------------------------------------------------------------ multi-flow helpers
+    def floor(self, node: ast.Call, env: dict[str, int]) -> Value:
+        """``floor(x)``: the greatest whole number at most x, exactly (z3's to_int on a solver
+        quantity: integer arithmetic, no approximation). Real stacks truncate (whole bytes,
+        whole segments); a rule that truncates as they do keeps its values on a grid, where
+        exact rationals would grow without bound over many ACKs."""
+        if len(node.args) != 1:
+            raise self.fail(node, "floor takes one number")
+        v = self.visit(node.args[0], env)
+        self.need_number(node.args[0], v)
+        if not is_symbolic(v):
+            return math.floor(Fraction(v))
+        return z3.ToReal(z3.ToInt(as_real(v)))
+
     def flow_helper(self, node: ast.Call, name: str, env: dict[str, int]) -> Value:
         """throughput, ratio, sfair and utilization (see the module docstring)."""
         if len(node.args) != len(HELPERS[name]):

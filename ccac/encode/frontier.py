@@ -33,7 +33,7 @@ from typing import Sequence
 
 import z3
 
-from ccac.encode.encoding import Cond, Encoding, Term, as_real
+from ccac.encode.encoding import Cond, Encoding, Term, as_real, maximum
 
 STYLES = ("pairs", "index")
 
@@ -91,6 +91,18 @@ class Frontier:
             return []
         f = self.lookups.function(name, curve)
         return [z3.Implies(z3.And(guard, self.p >= 0), x >= f(self.p))]
+
+    def at_least_each(self, x: Term, name: str, curve: Sequence[Term], guard: Cond = True) -> list[Cond]:
+        """x >= curve[s] for every reached step s, for a curve that may fall: the pairs style
+        states it at each step; the index style looks up the curve's running maximum (the most
+        of curve[0 .. p]), which is non-decreasing and bounds x exactly when every reached
+        step's value does."""
+        if self.p is None:
+            return self.at_least(x, name, curve, guard)
+        peak = list(curve[:1])
+        for value in curve[1:]:
+            peak.append(maximum(peak[-1], value))
+        return self.at_least(x, f"peak_{name}", peak, guard)
 
     def at_most(self, x: Term, name: str, curve: Sequence[Term], guard: Cond = True) -> list[Cond]:
         """x <= curve[s] for every step s not reached (curve non-decreasing), under ``guard``."""

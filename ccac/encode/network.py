@@ -55,6 +55,9 @@ NETWORK_PARAMS: tuple[Param, ...] = (
     Param("loss_detection", "acks", "acks: a loss is detected once dupacks bytes sent after it are ACKed, or by a "
           "timeout; oracle: CCmatic's loss oracle, every loss known exactly R steps after it happens and no "
           "timeouts (a restriction of the model)", kind="choice", choices=("acks", "oracle")),
+    Param("retransmissions", False, "true: senders retransmit what they detect lost, and a lost retransmission is "
+          "revealed by a timeout only (duplicate ACKs mark a segment lost once, RFC 6675), on traces that start "
+          "outside loss recovery; false: every loss is revealed by duplicate ACKs", kind="bool"),
 )
 LINKS = ("ccac", "cbrdelay", "ideal")
 
@@ -111,6 +114,7 @@ class Network:
     rto: int
     link: str = "ccac"
     loss_detection: str = "acks"
+    retransmissions: bool = False
     packets: bool = False
     bdp_packets: int = 10
     paths: tuple[FlowPath, ...] = field(default=())

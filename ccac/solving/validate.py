@@ -228,7 +228,7 @@ def check_path(tr: Trace) -> list[str]:
         out += [f"flow {n}: {p}" for p in check_sender(A[n], So[n], L[n], Ld[n], cwnd[n], rate[n],
                                                          timeout[n], dupacks, net.path(n).R, net.rto,
                                                          alpha if net.path(n).packets else None,
-                                                         net.loss_detection == "oracle")]
+                                                         net.loss_detection == "oracle", net.retransmissions)]
     if N > 1:
         for t in range(T):
             for s in range(t):
@@ -290,12 +290,13 @@ def check_whole_packets(tr: Trace, alpha: Fraction) -> list[str]:
 def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: list[Fraction],
                  cwnd: list[Fraction], rate: list[Fraction] | None, timeout: list[bool],
                  dupacks: Fraction, R: int, rto: int, packet: Fraction | None = None,
-                 oracle: bool = False) -> list[str]:
+                 oracle: bool = False, retransmissions: bool = False) -> list[str]:
     """Loss detection, timeouts and ACK clocking of one sender. With ``packet`` (whole-packet
-    mode) the sender sends whole packets, its window is at least one packet, and a step's
-    losses are its burst's last packets (drop-tail), so none of them is detected before every
-    byte the step admitted is. With ``oracle`` (CCmatic's loss oracle) the sender knows at each
-    step from R on exactly the losses of R steps before, and never times out."""
+    mode) the sender sends whole packets and its window is at least one packet. With ``oracle``
+    (CCmatic's loss oracle) the sender knows at each step from R on exactly the losses of R
+    steps before, and never times out. With ``retransmissions`` the sender may have resent what
+    it detected lost since step 0, and duplicate ACKs need not reveal those resent bytes lost
+    again."""
     out: list[str] = []
     T = len(A)
     all_lost = []
@@ -315,7 +316,7 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
             if timeout[t]:
                 out.append(f"step {t}: a timeout under the loss oracle")
         else:
-            out += _detected_by_acks(A, L, Ld, timeout, all_lost, acked, dupacks, t, R, rto, packet)
+            out += _detected_by_acks(A, L, Ld, timeout, all_lost, acked, dupacks, t, R, rto, retransmissions)
         window = max(acked + Ld[t] + (cwnd[t] if packet is None else max(cwnd[t], packet)), A[t - 1])
         expected = window if rate is None else min(window, A[t - 1] + rate[t])
         if packet is not None:
@@ -327,10 +328,13 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
 
 def _detected_by_acks(A: list[Fraction], L: list[Fraction], Ld: list[Fraction], timeout: list[bool],
                       all_lost: list[bool], acked: Fraction, dupacks: Fraction, t: int, R: int, rto: int,
-                      packet: Fraction | None) -> list[str]:
+                      retransmissions: bool) -> list[str]:
     """Loss detection at step t (from R on) by duplicate ACKs and timeouts: what the ACKs of
     ``acked`` bytes reveal is detected, nothing more, unless a timeout (allowed only once every
-    byte in flight is known lost, forced after ``rto`` such steps) detects everything."""
+    byte in flight is known lost, forced after ``rto`` such steps) detects everything. With
+    ``retransmissions``, of the losses by a step s the ACKs reveal all but as many as the
+    sender detected in steps 1 .. s (each detection resent once, and that resent copy lost
+    again, which only a timeout reveals)."""
     out: list[str] = []
     if Ld[t] > L[t - R]:
         out.append(f"step {t}: detected losses the ACKs cannot have revealed yet")
@@ -343,9 +347,9 @@ def _detected_by_acks(A: list[Fraction], L: list[Fraction], Ld: list[Fraction], 
     if t - rto + 1 >= R and all(all_lost[t - rto + 1:t + 1]):
         out.append(f"step {t}: every byte in flight known lost for {rto} steps without a timeout")
     # A loss at step s is detectable once dupacks bytes admitted after it are acked.
-    detectable = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks <= acked]
-    hidden = [L[s - 1] if packet is not None and s > 0 else L[s]
-              for s in range(t - R + 1) if A[s] - L[s] + dupacks > acked]
+    detectable = [L[s] - (Ld[s] - Ld[0] if retransmissions else 0)
+                  for s in range(t - R + 1) if A[s] - L[s] + dupacks <= acked]
+    hidden = [L[s] for s in range(t - R + 1) if A[s] - L[s] + dupacks > acked]
     if detectable and Ld[t] < max(detectable):
         out.append(f"step {t}: a detectable loss went undetected")
     if hidden and Ld[t] > max(min(hidden), Ld[t - 1]):

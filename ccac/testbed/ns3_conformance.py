@@ -29,7 +29,10 @@ buffer (the loss-forced threshold) is ``queue`` packets, and its loss-allowed th
 ``buffer_min`` is ``queue`` less the most the lag can hold back (C*D packets) and the packet
 on the wire. Losses are detected after 3 packets are ACKed beyond them (``dupacks = 3``, ns-3's
 duplicate-ACK threshold); ns-3's retransmission timer (at least 1 s) outlasts every run, so
-the query never forces a timeout (``rto`` = T).
+the query never forces a timeout (``rto`` = T). A retransmission the sender loses again is not
+revealed by duplicate ACKs (RFC 6675 marks a segment lost once; ns-3 has no RACK), so the query
+sets ``retransmissions = true``; each run starts with the connection, outside loss recovery,
+which that rule assumes.
 """
 
 from __future__ import annotations
@@ -182,11 +185,12 @@ def random_path(rng: random.Random, T: int = 15) -> ModelPath:
 
 
 def network(path: ModelPath) -> dict[str, Any]:
-    """The query's ``[network]`` for ``path`` (module doc): whole packets, buffers in BDP."""
+    """The query's ``[network]`` for ``path`` (module doc): whole packets, buffers in BDP, lost
+    retransmissions revealed by timeouts only."""
     bdp = path.per_step * path.R  # packets
     return {"T": path.T, "R": path.R, "D": path.D, "C": 1, "packets": True, "bdp_packets": bdp,
             "buffer": Fraction(path.queue, bdp), "buffer_min": Fraction(path.buffer_min, bdp),
-            "dupacks": DUPACKS, "rto": path.T}
+            "dupacks": DUPACKS, "rto": path.T, "retransmissions": True}
 
 
 def step_ns(path: ModelPath) -> int:

@@ -19,6 +19,7 @@ from conftest import cca_params
 from fluid_path import PathConfig, Run, admits, simulate
 
 from ccac.ccas import CCAS
+from ccac.ccas.language import LanguageCCA
 from ccac.testbed.ns3_conformance import DETECTED, ModelPath, TcpRun, admission, measure
 
 from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that imports ns-3 once)
@@ -34,6 +35,7 @@ STATE = {"curves": DETECTED, "pin_cwnd": True, "state": ("cwnd", "rate")}
 def run_on_random_path(seed: int) -> Run:
     """bbr1's derived sender on one random fluid path, its open choices drawn at random."""
     cca = CCAS["bbr1"]
+    assert isinstance(cca, LanguageCCA)
     rng = random.Random(seed)
     cfg = PathConfig(T=9, R=rng.choice([1, 2]), D=rng.choice([0, 1]), buffer=rng.choice([None, F(1, 2), F(1)]),
                      dupacks=rng.choice([F(0), F(1)]), eta=rng.choice([F(0), F(1, 10)]))
@@ -55,8 +57,8 @@ def recorded() -> list[TcpRun]:
     runs = []
     for r in json.loads(RECORDED.read_text())["runs"]:
         path = ModelPath(**{**r["path"], "lag": tuple(F(x) for x in r["path"]["lag"])})
-        runs.append(TcpRun(path, r["tcp"], *(numbers(r[k]) for k in ("A", "S", "L", "Ld", "W")), r["timeout"],
-                           numbers(r["cwnd"]), numbers(r["rate"]), numbers(r["ssthresh"])))
+        curves = {k: numbers(r[k]) for k in ("A", "S", "L", "Ld", "W", "cwnd", "rate", "ssthresh")}
+        runs.append(TcpRun(path=path, tcp=r["tcp"], timeout=r["timeout"], **curves))
     return runs
 
 

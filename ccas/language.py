@@ -57,7 +57,7 @@ from ccac.encode.beliefs import (bq_after, exact_and, exact_not, exact_or, lambd
 from ccac.encode import nonlinear
 from ccac.encode.nonlinear import root_band
 from ccac.encode.rules import (FINITE, JITTER, MEMORY, OBSERVATIONS, SENDS, Choice, Definition, choice_allows,
-                               constants, parse_definition)
+                               constants, interval, parse_definition)
 from ccac.senders.interface import ConcreteSender, SenderStart
 
 #: bundled CCA files
@@ -301,15 +301,19 @@ class LanguageCCA(CCA):
         return out
 
     def _choice(self, c: Choice, v: Any, values: dict[str, Any], where: str) -> Any:
-        """The values open choice ``c`` may take: one of its arguments, a point of its interval,
-        or a value of its rational power (:func:`ccac.encode.nonlinear.root_band`)."""
+        """The values open choice ``c`` may take: one of its arguments, a point of its interval
+        (its ends in either order, :func:`~ccac.encode.rules.interval`), or a value of its
+        rational power (:func:`ccac.encode.nonlinear.root_band`)."""
         d = self.definition
         if c.kind == "root":
             base, p, q = c.args
             return root_band(v, d.number(base, values, where), int(p), int(q),
                              lambda x, n: _power(x, n, where, f"{base} ** (1/{q})"))
         args = [d.number(a, values, where) for a in c.args]
-        return z3.Or(*(v == a for a in args)) if c.kind == "choose" else z3.And(args[0] <= v, v <= args[1])
+        if c.kind == "choose":
+            return z3.Or(*(v == a for a in args))
+        args = list(interval(*args))
+        return z3.And(args[0] <= v, v <= args[1])
 
     def _encode_send(self, ctx: FlowContext, t: int, values: dict[str, Any], paced: bool) -> None:
         d = self.definition

@@ -181,12 +181,13 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
     return run
 
 
-def admits(cca: dict[str, Any], run: Run, fix_state: tuple[str, ...] = ()) -> None:
+def admits(cca: dict[str, Any], run: Run, fix_state: tuple[str, ...] = (), mode: str | None = None) -> None:
     """Fail unless the encoding of ``cca`` on ``run.cfg`` admits ``run`` with every model
     variable pinned (the named state variables too, from the sender's reports at steps >= R;
-    the rest of its state is the solver's)."""
+    the rest of its state is the solver's); ``mode``: what non-linear uses' values may be
+    (:func:`ccac.problems.problem.build`)."""
     cfg = run.cfg
-    problem = build(make_query(cfg.network(), cca))
+    problem = build(make_query(cfg.network(), cca), mode=mode)
     v, states = problem.vars, problem.states[0]
     fixed: list[Any] = []
 

@@ -50,7 +50,10 @@ CUBES = "ccac.analysis.cubes"
 PATH_SERVER = "ccac.models.path_server"
 SOLVE = "ccac.solving.solve"
 NONLINEAR = "ccac.encode.nonlinear"
-RENO_FILE = "ccas/rules/rules-reno.toml"   # a CCA language file: mutated where it is read
+#: a CCA file's mutants edit the file (tests/mutation_plugin.py applies them where it is read)
+RENO_FILE = "ccas/rules/rules-reno.toml"
+COPA2018 = "ccas/rules/copa2018.toml"
+VEGAS_FILE = "ccas/rules/vegas.toml"
 BBR1_FILE = "ccas/rules/bbr1.toml"
 
 #: the test files that check each module's encoding against concrete runs
@@ -68,10 +71,31 @@ CONFORMANCE = {
     PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py", "tests/test_loss_detection.py"),
     NONLINEAR: ("tests/test_nonlinear.py",),
     RENO_FILE: ("tests/test_language_per_ack.py",),
+    COPA2018: ("tests/test_stack_copa2018.py",),
+    VEGAS_FILE: ("tests/test_stack_vegas.py",),
     BBR1_FILE: ("tests/test_stack_bbr1.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("copa2018_pacing_gain_one", COPA2018, "Copa paces at cwnd / RTTstanding (the paper: twice that)",
+           'rate = "2 * cwnd / standing"', 'rate = "cwnd / standing"'),
+    Mutant("copa2018_slow_start_two_per_ack", COPA2018, "slow start adds two MSS per ACKed MSS",
+           "between(max(cwnd, cwnd + newly_acked - alpha), cwnd + newly_acked + alpha)",
+           "between(max(cwnd, cwnd + 2 * newly_acked - 2 * alpha), cwnd + 2 * newly_acked + 2 * alpha)"),
+    Mutant("copa2018_move_halved", COPA2018, "an ACK moves cwnd by v / (2 delta cwnd), half the paper's",
+           'spread = "n_bytes * alpha * gain / low_path"', 'spread = "n_bytes * alpha * gain / (2 * low_path)"'),
+    Mutant("copa2018_no_velocity", COPA2018, "the move ignores the velocity (v = 1 always)",
+           'gain = "v_hi * inv_hi"', 'gain = "inv_hi"'),
+    Mutant("copa2018_standing_whole_step", COPA2018, "RTTstanding at most R plus the delay reading's lower end",
+           "else between(rm_lo, s_hi) if newly_acked >= alpha", "else between(rm_lo, R + delay_steps) if newly_acked >= alpha"),
+    Mutant("copa2018_no_decrease", COPA2018, "outside slow start cwnd never decreases",
+           'r6_lo = "cwnd if up_certain else max(min_cwnd * alpha, cwnd - spread)"', 'r6_lo = "cwnd"'),
+    Mutant("copa2018_min_cwnd_three", COPA2018, "the window's floor is 3 packets (the sender's: 2)",
+           'initial = "cwnd >= min_cwnd * alpha"', 'initial = "cwnd >= (min_cwnd + 1) * alpha"'),
+    Mutant("copa2018_rtt_min_newest", COPA2018, "RTTmin is at least the newest sample's lower end (not a running minimum)",
+           "between(rm_lo, min(rtt_min,", "between(R + delay_steps, min(rtt_min,"),
+    Mutant("copa2018_decrease_whatever_srtt", COPA2018, "every ACK decreases above the threshold whatever srtt (the window of 3 steps always covers srtt / 2)",
+           'down_certain = "srtt_bound <= 6 and ', 'down_certain = "'),
     Mutant("wait_base_only", GRADIENT, "after the probes the sender waits at the base rate only (not the last probe's)",
            'ctx.add(z3.Implies(phase[t] == W, waiting[p["wait"]]))',
            'ctx.add(z3.Implies(phase[t] == W, waiting["base"]))'),
@@ -335,6 +359,17 @@ MUTANTS: tuple[Mutant, ...] = (
            "                 values[\"lost\"] > before.get(RECOVER, 0) + values[\"alpha\"])\n    j = "),
     Mutant("reno_file_slow_start_doubled", RENO_FILE, "slow start adds two MSS per ACKed MSS",
            "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
+    Mutant("vegas_slow_start_doubled", VEGAS_FILE, "slow start adds two MSS per ACK",
+           "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
+    Mutant("vegas_loss_halves", VEGAS_FILE, "a loss event lowers ssthresh to half the window (Linux's, not ns-3's)",
+           'lowered = "max(min(ssthresh, cwnd - alpha), 2 * alpha)"', 'lowered = "max(min(ssthresh, cwnd / 2), 2 * alpha)"'),
+    Mutant("vegas_loss_two_mss", VEGAS_FILE, "a loss event lowers ssthresh to cwnd - 2 MSS",
+           'lowered = "max(min(ssthresh, cwnd - alpha), 2 * alpha)"',
+           'lowered = "max(min(ssthresh, cwnd - 2 * alpha), 2 * alpha)"'),
+    Mutant("vegas_up_two_mss", VEGAS_FILE, "a round below alpha adds two MSS",
+           "else seg + alpha if up", "else seg + 2 * alpha if up"),
+    Mutant("vegas_reno_round_eighth", VEGAS_FILE, "a round of at most 2 ACKs adds at most MSS / 8 (ns-3: MSS * MSS / cwnd)",
+           "cwnd + between(0, alpha / 2) if reno_round", "cwnd + between(0, alpha / 8) if reno_round"),
     Mutant("bbr1_growth_halved", BBR1_FILE, "the window grows by at most half the bytes ACKed",
            'floored = "max(cwnd, 4 * alpha) + newly_acked"', 'floored = "max(cwnd, 4 * alpha) + newly_acked / 2"'),
     Mutant("bbr1_floor_at_end_only", BBR1_FILE, "the 4-MSS floor applied once at the step's end, not at every ACK",
@@ -392,6 +427,18 @@ MUTANTS: tuple[Mutant, ...] = (
            "    if hi is None:\n        low.append(num(0))", "    if hi is None:\n        low.append(a / num(lo) if lo else num(0))"),
     Mutant("quotient_near_zero_bounded", NONLINEAR, "quotient: a piece ending at 0 given a bound at 0's side",
            "    if lo is not None and lo != 0:\n        high.append(a / num(lo))", "    if lo is not None:\n        high.append(a / num(lo if lo != 0 else 1))"),
+    Mutant("product_piece_beyond_its_end", NONLINEAR, "product: a piece's bounds also applied above its upper end",
+           "return z3.Implies(_inside(x, lo, hi), z3.And(z3.Implies(y >= 0, z3.And(*above_zero)),",
+           "return z3.Implies(_inside(x, lo, None), z3.And(z3.Implies(y >= 0, z3.And(*above_zero)),"),
+    Mutant("product_sign_case_widened", NONLINEAR, "product: the y >= 0 bounds applied down to y = -1",
+           "return z3.Implies(_inside(x, lo, hi), z3.And(z3.Implies(y >= 0, z3.And(*above_zero)),",
+           "return z3.Implies(_inside(x, lo, hi), z3.And(z3.Implies(y >= -1, z3.And(*above_zero)),"),
+    Mutant("quotient_piece_beyond_its_end", NONLINEAR, "quotient: a piece's bounds also applied above its upper end",
+           "return z3.Implies(_inside(b, lo, hi, open_at_zero=True),", "return z3.Implies(_inside(b, lo, None, open_at_zero=True),"),
+    Mutant("quotient_sign_case_widened", NONLINEAR, "quotient: the a >= 0 bounds applied down to a = -1",
+           "z3.And(z3.Implies(a >= 0, z3.And(*above_zero)),", "z3.And(z3.Implies(a >= -1, z3.And(*above_zero)),"),
+    Mutant("quotient_zero_in_piece", NONLINEAR, "quotient: a piece ending at 0 bounds the value at 0 too (free there)",
+           "return z3.Implies(_inside(b, lo, hi, open_at_zero=True),", "return z3.Implies(_inside(b, lo, hi, open_at_zero=False),"),
     Mutant("power_tangent_wrong_side", NONLINEAR, "power: tangents above a convex piece",
            "bounds = [z >= tangent if convex else z <= tangent for tangent in tangents]",
            "bounds = [z <= tangent if convex else z >= tangent for tangent in tangents]"),

@@ -64,6 +64,20 @@ def test_the_derived_encoding_admits_every_per_ack_run(key: str) -> None:
                fix_state=tuple(s.name for s in cca.state))
 
 
+def test_the_encoding_admits_runs_through_a_timeout_where_a_choice_range_runs_backwards() -> None:
+    """A timeout restarts the window from one MSS; the next steps' ACKs leave it below two MSS,
+    where the rule's range between(cwnd / 2, cwnd - alpha), in a branch it does not take, has
+    its ends crossed: the encoding must still admit the sender's run (the range is the values
+    between its ends, in either order), and the exact check accept it."""
+    cca = load_file(DATA / "per_ack_restart.toml")
+    runs = [run_on_random_path(cca, seed) for seed in range(8)]
+    crossed = sum(1 for r in runs for t, s in enumerate(r.state)
+                  if s and t > r.cfg.R and r.timeout[t - 1] and s["cwnd_acked"] < 2 * r.cfg.alpha)
+    assert crossed >= 3, "too few steps after a timeout with the range's ends crossed: the test tests little"
+    for run in runs:
+        admits({"file": str(cca.source)}, run, fix_state=tuple(s.name for s in cca.state))
+
+
 def test_a_step_reads_the_state_its_acks_and_loss_event_left() -> None:
     """The order within a step, by hand: 15 ACKs from cwnd = 1.5 MSS below ssthresh = 6 MSS:
     slow start for 5 ACKs (to 6.5), then 10 ACKs of an eighth of an MSS; a loss event after the

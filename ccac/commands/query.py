@@ -107,7 +107,7 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         click.echo(solver_line(result.solver, result.solver_version, result.build_seconds,
                                None if stopped else result.solve_seconds))
         if result.nonlinear is not None:
-            click.echo(nonlinear_line(result.nonlinear, result.refinements))
+            click.echo(nonlinear_line(result.nonlinear, result.refinements, result.repaired))
         if not stopped:
             click.echo(statement(q, result.answer))
     if result.trace is not None:

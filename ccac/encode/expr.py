@@ -1,12 +1,19 @@
-"""The expression language of queries: Python expression syntax compiled into linear SMT terms.
+"""The expression language of queries: Python expression syntax compiled into SMT terms.
 
 Source text is parsed with :mod:`ast` and walked node by node; nothing is ``eval``ed. The same
 walker evaluates an expression exactly when its names are bound to numbers instead of solver
 terms, which is how a trace is checked against the query that produced it.
 
 Values during compilation are exact numbers (``int``/``Fraction``), Python ``bool``, or z3
-terms. Anything whose value depends on the solver is *symbolic*; a product of two symbolic
-values, or division by one, is non-linear and rejected with the place it occurs.
+terms. Anything whose value depends on the solver is *symbolic*. A product of two symbolic
+values, a division by one and a whole power of one (``x ** n``, |n| at most
+:data:`~ccac.encode.nonlinear.MAX_EXPONENT`) are non-linear: each becomes a node of
+:mod:`ccac.encode.nonlinear` (a fresh value, constrained exactly or by enclosures per the
+solve's mode, ``exact`` or ``enclose``; the pipeline repairs or refines an enclosed answer until
+every node is exact, :mod:`ccac.solving.refine`), except where an operand is a quantity known to
+take finitely many values (:attr:`Symbols.finite`): that use is compiled once per value.
+A rational power of a symbolic value is refused here: a CCA's rule (:mod:`ccac.encode.rules`)
+turns it into a recorded choice before compiling; a query has no series to record it in.
 
 Definitions (``[definitions]`` in query and proof files) are named expressions, expanded where
 they are used. One that mentions ``t`` is a per-step quantity: ``NAME[k]`` is its value with
@@ -14,7 +21,8 @@ they are used. One that mentions ``t`` is a per-step quantity: ``NAME[k]`` is it
 
 Supported: numbers, ``True``/``False``, names, indexing ``X[t]`` and ``X[n][t]`` (a negative
 constant index counts from the end; an index that depends on a loop variable must stay in
-range), ``+ - * / // % **`` (the last three on known numbers only), comparisons (chains too),
+range), ``+ - * / // % **`` (``//`` and ``%`` on known numbers only, ``**`` with a whole exponent
+known before solving), comparisons (chains too),
 ``and or not``, ``a if c else b``, and the functions ``any all sum min max abs implies`` over
 generator expressions ``... for t in range(a, b) if cond``.
 
@@ -385,8 +393,11 @@ class _Compiler:
             raise self.fail(node, "non-linear: an exponent must be a number known before solving")
         exponent = Fraction(b)
         if exponent.denominator != 1:
-            raise self.fail(node, "a rational power of a solver quantity is allowed directly in a CCA "
-                                  "state's rule only, where the trace records the root taken")
+            raise self.fail(node, "a rational power of a solver quantity is irrational in general: it is allowed "
+                                  "in a CCA state's rule only (directly or through its definitions), where the "
+                                  "trace records the root taken (a choice within a tolerance); here there is no "
+                                  "trace series to record the root in: compare powers instead "
+                                  "(`y ** 2 <= x` for `y <= x ** (1/2)` when y >= 0)")
         n = int(exponent)
         if abs(n) > nonlinear.MAX_EXPONENT:
             raise self.fail(node, f"exponent {_show_int(n)} of a solver quantity is beyond "

@@ -12,9 +12,11 @@ solve (:data:`MODES`):
 * ``enclose``: linear bounds on pieces of one operand's range (the *split* operand: x of a
   product or a power, the divisor of a quotient), each piece's bounds containing every exact
   value there (:func:`product_piece`, :func:`quotient_piece`, :func:`power_piece`). A trace may
-  satisfy the bounds and not the exact relation: :mod:`ccac.solving.refine` adds breakpoints at
-  the operand values such a trace shows and solves again. At a breakpoint both adjacent pieces
-  apply, and their bounds meet at the exact value, so a refined node is exact there.
+  satisfy the bounds and not the exact relation: :mod:`ccac.solving.refine` then pins such
+  nodes' operands to the trace's values (:func:`pinned`) to find a trace with every node exact,
+  or adds breakpoints near the operand values the trace shows and solves again. At a breakpoint
+  both adjacent pieces apply, and their bounds meet at the exact value, so a refined node is
+  exact there.
 
 A node outside any build (a static check of a CCA file) is made and dropped: its value is then
 unconstrained, which over-approximates.
@@ -70,6 +72,8 @@ class Node:
     where: str
     text: str
     breakpoints: list[Fraction] = field(default_factory=lambda: list(INITIAL_BREAKPOINTS))
+    #: a product's other factor's piece ends, once it is split too (:func:`refine_other`); None before
+    other_breakpoints: list[Fraction] | None = None
 
     def label(self) -> str:
         return f"{self.where}: `{self.text}`"
@@ -219,13 +223,60 @@ def constraints(nodes: list[Node], mode: str) -> list[z3.BoolRef]:
 def refine(node: Node, at: Fraction) -> list[z3.BoolRef]:
     """Cut the piece of ``node`` that holds ``at`` there: the two new pieces' bounds (each valid on
     its piece, so adding them only tightens what holds already); none if ``at`` is a breakpoint."""
-    if at in node.breakpoints:
+    lo, hi = _cut(node.breakpoints, at)
+    if lo is False:
         return []
-    below = [b for b in node.breakpoints if b < at]
-    above = [b for b in node.breakpoints if b > at]
     node.breakpoints = sorted([*node.breakpoints, at])
-    lo, hi = (below[-1] if below else None), (above[0] if above else None)
     return [piece(node, lo, at), piece(node, at, hi)]
+
+
+def refine_other(node: Node, at: Fraction) -> list[z3.BoolRef]:
+    """A product's other factor split too, its piece holding ``at`` cut there: McCormick-like
+    boxes, each product bounded on a piece of both factors' ranges. The first time, the bounds
+    on the other factor's :data:`INITIAL_BREAKPOINTS` pieces come with the cut. Each bound is
+    :func:`product_piece` with the factors' roles swapped (z = y x for y on its piece), valid
+    on its piece, so adding them only tightens what holds already."""
+    assert node.kind == "mul", "only a product has two factors to split"
+    added: list[z3.BoolRef] = []
+    if node.other_breakpoints is None:
+        node.other_breakpoints = list(INITIAL_BREAKPOINTS)
+        added += [_other_piece(node, lo, hi) for lo, hi in pieces(node.other_breakpoints)]
+    lo, hi = _cut(node.other_breakpoints, at)
+    if lo is False:
+        return added
+    node.other_breakpoints = sorted([*node.other_breakpoints, at])
+    return added + [_other_piece(node, lo, at), _other_piece(node, at, hi)]
+
+
+def _cut(breakpoints: list[Fraction], at: Fraction) -> tuple[Any, Fraction | None]:
+    """The ends of the piece ``at`` falls in (None: no end); (False, None) if ``at`` is an end."""
+    if at in breakpoints:
+        return False, None
+    below = [b for b in breakpoints if b < at]
+    above = [b for b in breakpoints if b > at]
+    return (below[-1] if below else None), (above[0] if above else None)
+
+
+def _other_piece(node: Node, lo: Fraction | None, hi: Fraction | None) -> z3.BoolRef:
+    """A product's bounds where its other factor lies in [lo, hi], made in its context."""
+    with terms_in(node.value.ctx):
+        return product_piece(node.other, node.split, node.value, lo, hi)
+
+
+def pinned(node: Node, at: Fraction) -> list[z3.BoolRef]:
+    """The node made exact and linear: its split operand fixed at ``at`` and its value the exact
+    operation with that operand (``at * other``, ``other / at``, ``at ** n``: linear in the
+    other operand, which stays free); a quotient by 0 is left free, as in :func:`exact_relation`.
+    Only a repair (:mod:`ccac.solving.refine`) adds these, for one solve: they narrow the
+    formula to traces in which the node is exact, so a trace found under them is a real one,
+    and an unsat under them proves nothing."""
+    with terms_in(node.value.ctx):
+        x, z, fixed = node.split, node.value, num(at)
+        if node.kind == "mul":
+            return [x == fixed, z == fixed * node.other]
+        if node.kind == "div":
+            return [x == fixed] + ([z == node.other / fixed] if at != 0 else [])
+        return [x == fixed, z == num(at ** node.exponent)]
 
 
 # ---------------------------------------------------------------------- rational powers

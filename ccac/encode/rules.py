@@ -31,9 +31,10 @@ bytes per step): the sender is configured with such numbers, it does not observe
 Parameters are numbers or booleans. ``[definitions]`` names expressions, expanded where used.
 
 Open choices, for randomised algorithms and details a paper leaves open: ``choose(a, b, ...)``
-is one of the values, ``between(lo, hi)`` any value from lo to hi. The encoding leaves each to
-the solver; the concrete sender takes it from one deterministic hook; a trace records it, as
-the series ``<state>_choice<k>``, so the check re-evaluates the rule with the value taken.
+is one of the values, ``between(lo, hi)`` any value from lo to hi (its ends in either order:
+:func:`interval`). The encoding leaves each to the solver; the concrete sender takes it from
+one deterministic hook; a trace records it, as the series ``<state>_choice<k>``, so the check
+re-evaluates the rule with the value taken.
 
 ``delay_steps`` and ``delay_known`` are the model's whole-step reading of the delay, as Copa's,
 ETC's and Algorithm 1's encodings read it: a rule over them states an algorithm that acts on the
@@ -64,7 +65,7 @@ import z3
 
 from ccac.core.errors import CcacError
 from ccac.core.params import Param
-from ccac.encode.encoding import term_context
+from ccac.encode.encoding import maximum, minimum, term_context
 from ccac.encode.expr import Symbols, compile_condition, compile_number
 from ccac.encode.nonlinear import MAX_EXPONENT, MAX_ROOT_DEGREE, in_root_band
 
@@ -327,7 +328,7 @@ def parse_definition(data: dict[str, Any], source: str) -> Definition:
         rule = table.get("rule", k if any(per_ack.values()) else None)
         if not isinstance(rule, str) or not rule.strip():
             raise CcacError("needs a rule (an expression giving the new value), on_ack or on_loss", where)
-        text, choices = _extract_choices(rule, k, f"{where}.rule")
+        text, choices = _extract_choices(_with_roots_inlined(rule, definitions, f"{where}.rule"), k, f"{where}.rule")
         texts += [text, *(a for c in choices for a in c.args),
                   *(t_ for t_ in (table.get("initial"), table.get("start")) if isinstance(t_, str))]
         for arg in (a for c in choices for a in c.args):
@@ -580,6 +581,42 @@ def _check_names(source: str, state: set[str], params: set[str], where: str) -> 
     return names & set(OBSERVATIONS)
 
 
+def _has_root(text: str, where: str) -> bool:
+    """Whether ``text`` raises something to a rational power (``x ** (1/3)``)."""
+    try:
+        tree = parse(text)
+    except SyntaxError as e:
+        raise CcacError(f"syntax error in `{text.strip()}`: {e.msg}", where) from None
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)
+               and (power := _literal(n.right)) is not None and power.denominator != 1 for n in ast.walk(tree))
+
+
+def _with_roots_inlined(rule: str, definitions: dict[str, str], where: str) -> str:
+    """``rule`` with each definition it uses that takes a rational power (directly or through
+    other definitions) written out in place, so that its roots become the rule's own recorded
+    choices (:func:`_extract_choices`), as if the rule had them directly; ``rule`` itself when it
+    uses none."""
+    rooted = {name for name in definitions
+              if any(_has_root(definitions[d], where) for d in reached_names([name], definitions, where) | {name}
+                     if d in definitions)}
+    if not rooted & _names(rule, where):
+        return rule
+
+    class Inline(ast.NodeTransformer):
+        def __init__(self, expanding: tuple[str, ...]) -> None:
+            self.expanding = expanding
+
+        def visit_Name(self, node: ast.Name) -> Any:
+            if node.id not in rooted:
+                return node
+            if node.id in self.expanding:
+                raise CcacError(f"definition `{node.id}` uses itself", where)
+            body = parse(definitions[node.id]).body
+            return Inline((*self.expanding, node.id)).visit(body)
+
+    return ast.unparse(Inline(()).visit(parse(rule)))
+
+
 def _extract_choices(rule: str, state: str, where: str) -> tuple[str, tuple[Choice, ...]]:
     """Replace each ``choose(...)`` / ``between(lo, hi)`` of ``rule`` by a name of its own."""
     try:
@@ -658,4 +695,17 @@ def choice_allows(d: Definition, choice: Choice, value: Fraction, values: dict[s
         base, p, q = choice.args
         return in_root_band(value, Fraction(d.number(base, values, where)), int(p), int(q))
     args = [Fraction(d.number(a, values, where)) for a in choice.args]
-    return value in args if choice.kind == "choose" else args[0] <= value <= args[1]
+    if choice.kind == "choose":
+        return value in args
+    args = list(interval(*args))
+    return args[0] <= value <= args[1]
+
+
+def interval(lo: Any, hi: Any) -> tuple[Any, Any]:
+    """The ends of ``between(lo, hi)``, the lower first: the values from lo to hi, in either
+    order (numbers, or solver terms when encoding). A step evaluates every open choice of a rule,
+    also those in branches the rule does not take, where the ends may come in either order (a
+    range of exit windows below two MSS, after a timeout); read as empty, such a range would
+    forbid the step whatever the rule does, and the encoding would lose runs of its sender. The
+    sender's value (an end, or their midpoint) lies between the ends whichever comes first."""
+    return minimum(lo, hi), maximum(lo, hi)

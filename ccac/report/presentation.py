@@ -109,11 +109,13 @@ def solver_line(solver: str, version: str, build_seconds: float, solve_seconds: 
     return f"solver: {solver} {version}, {solve_seconds:.2f} s (formula built in {build_seconds:.2f} s)"
 
 
-def nonlinear_line(mode: str, refinements: int) -> str:
-    """How the formula's non-linear uses were solved: the mode, and an enclosed answer's rounds."""
+def nonlinear_line(mode: str, refinements: int, repaired: bool = False) -> str:
+    """How the formula's non-linear uses were solved: the mode, an enclosed answer's refinement
+    rounds, and whether its trace was repaired (operands pinned, every node exact)."""
     if mode == "exact":
         return "non-linear: exact (z3's non-linear real arithmetic)"
-    return f"non-linear: enclosed, {refinements} refinement round{'' if refinements == 1 else 's'}"
+    rounds = f"non-linear: enclosed, {refinements} refinement round{'' if refinements == 1 else 's'}"
+    return rounds + (", the trace repaired (operands pinned to its values, every use exact)" if repaired else "")
 
 
 def expected_line(expect: str, answer: str) -> str:

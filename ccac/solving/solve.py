@@ -17,14 +17,14 @@ import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Sequence, overload
+from typing import Any, Sequence, overload
 
 import z3
 
 from ccac.core import deadline, machine
 from ccac.encode.encoding import is_symbolic, num
 from ccac.solving.backends import backend
-from ccac.solving.refine import MAX_ROUNDS, refined
+from ccac.solving.refine import MAX_ROUNDS, Ask, refined
 from ccac.solving.solvers import Outcome, check_solver, evaluate, to_smtlib
 from ccac.core.errors import CcacError
 from ccac.problems.problem import Problem, build, nonlinear_mode, symbols_for
@@ -47,6 +47,7 @@ class Result:
     solve_seconds: float
     nonlinear: str | None = None   # the non-linear mode, when the formula has non-linear uses
     refinements: int = 0           # enclosure refinement rounds before the answer (ccac.solving.refine)
+    repaired: bool = False         # the trace was found with non-linear operands pinned (ccac.solving.refine)
 
     @property
     def validated(self) -> bool | None:
@@ -80,7 +81,8 @@ class Result:
                        "seconds": round(self.solve_seconds, 4),
                        "build_seconds": round(self.build_seconds, 4)},
             "trace": self.trace.to_json() if self.trace is not None else None,
-            **({"nonlinear": {"mode": self.nonlinear, "refinements": self.refinements}} if self.nonlinear else {}),
+            **({"nonlinear": {"mode": self.nonlinear, "refinements": self.refinements, "repaired": self.repaired}}
+               if self.nonlinear else {}),
         }
 
 
@@ -135,13 +137,15 @@ class Pipeline:
 
     def answer(self, timeout: float | None, extra: Sequence[Any] = ()) -> Outcome:
         """The solver's answer on the built formula and ``extra`` (e.g. a parameter's value); with
-        enclosed non-linear uses, refined until a sat trace is exact (:func:`ccac.solving.refine.refined`)."""
+        enclosed non-linear uses, repaired or refined until a sat trace is exact
+        (:func:`ccac.solving.refine.refined`)."""
         problem = self.problem
         if problem.nonlinear != "enclose" or not problem.nodes:
             return self._ask(timeout, extra, [])
         if self.solver == "z3" and not problem.query.periodic:
             return refined(problem.nodes, self._incremental(timeout, extra), self._validated, self.rounds)
-        return refined(problem.nodes, lambda added: self._ask(timeout, extra, added), self._validated, self.rounds)
+        return refined(problem.nodes, lambda added, pins: self._ask(timeout, extra, [*added, *pins]),
+                       self._validated, self.rounds)
 
     def _ask(self, timeout: float | None, extra: Sequence[Any], added: list[Any]) -> Outcome:
         """One answer from the chosen solver, on the formula, ``extra`` and ``added``."""
@@ -149,19 +153,27 @@ class Pipeline:
             return solve_periodic(self.problem, self.solver, timeout, [*extra, *added])
         return backend(self.solver)([*self.problem.formulas(), *extra, *added], timeout)
 
-    def _incremental(self, timeout: float | None, extra: Sequence[Any]) -> Callable[[list[Any]], Outcome]:
-        """Answers from one z3 solver that keeps the formula: each call adds what ``added`` gained."""
+    def _incremental(self, timeout: float | None, extra: Sequence[Any]) -> Ask:
+        """Answers from one z3 solver that keeps the formula: each call adds what ``added`` gained,
+        and ``pins`` in a scope of their own, dropped after the call."""
         solver = z3.Solver(ctx=self.ctx)
         if timeout is not None:
             solver.set("timeout", max(1, int(timeout * 1000)))
         solver.add(*self.problem.formulas(), *extra)
         sent = 0
 
-        def ask(added: list[Any]) -> Outcome:
+        def ask(added: list[Any], pins: list[Any]) -> Outcome:
             nonlocal sent
             solver.add(*added[sent:])
             sent = len(added)
-            return check_solver(solver)
+            if not pins:
+                return check_solver(solver)
+            solver.push()
+            try:
+                solver.add(*pins)
+                return check_solver(solver)
+            finally:
+                solver.pop()
         return ask
 
     def _validated(self, outcome: Outcome) -> bool:
@@ -202,7 +214,7 @@ class Pipeline:
         trace, violations = self.read_back(outcome)
         return Result(self.query, outcome.answer, outcome.reason, trace, violations, outcome.solver,
                       outcome.version, build_seconds, outcome.seconds,
-                      problem.nonlinear if problem.nodes else None, outcome.refinements)
+                      problem.nonlinear if problem.nodes else None, outcome.refinements, outcome.repaired)
 
 
 def solve(query: Query, solver: str = "z3", timeout: float | None = None,

@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 import z3
 
+from ccac.core.limits import MAX_NUMBER_BITS
 from ccac.encode.terms import subterms
 
 Assignment = dict[str, Any]
@@ -40,6 +41,7 @@ class Outcome:
     version: str
     seconds: float
     refinements: int = 0   # rounds of refining non-linear enclosures (ccac.solving.refine) before this answer
+    repaired: bool = False  # a trace found with non-linear operands pinned (ccac.solving.refine.repaired)
 
 
 # ---------------------------------------------------------------------- z3
@@ -72,7 +74,10 @@ def check_solver(solver: z3.Solver) -> Outcome:
     version = z3.get_version_string()
     if result == z3.sat:
         model = solver.model()
-        assignment = {d.name(): z3_value(model[d]) for d in model.decls() if d.arity() == 0}
+        try:
+            assignment = {d.name(): z3_value(model[d]) for d in model.decls() if d.arity() == 0}
+        except Oversized as e:
+            return Outcome("unknown", str(e), None, "z3", version, seconds)
         return Outcome("sat", None, assignment, "z3", version, seconds)
     if result == z3.unsat:
         return Outcome("unsat", None, None, "z3", version, seconds)
@@ -80,15 +85,49 @@ def check_solver(solver: z3.Solver) -> Outcome:
 
 
 def z3_value(v: z3.ExprRef) -> Any:
+    """A value of z3's model: a bool, or an exact number (:func:`z3_number`)."""
     if z3.is_true(v):
         return True
     if z3.is_false(v):
         return False
-    if z3.is_int_value(v):
-        return v.as_long()
-    if z3.is_rational_value(v):
-        return Fraction(v.numerator_as_long(), v.denominator_as_long())
+    if z3.is_int_value(v) or z3.is_rational_value(v):
+        return z3_number(v)
     raise ValueError(f"solver returned a non-rational value {v}")
+
+
+class Oversized(Exception):
+    """A number the solver gave has more than :data:`ccac.core.limits.MAX_NUMBER_BITS` bits: not
+    read (its trace could not be validated in bounded time), reported as an unknown answer."""
+
+
+def check_bits(bits: int) -> None:
+    """:class:`Oversized` if a number of the solver's answer has more than
+    :data:`~ccac.core.limits.MAX_NUMBER_BITS` bits."""
+    if bits > MAX_NUMBER_BITS:
+        raise Oversized(f"the solver's answer holds a number of {bits:,} bits, more than {MAX_NUMBER_BITS:,} "
+                        f"(ccac.core.limits.MAX_NUMBER_BITS): its trace is not read")
+
+
+def bounded(numerator: int, denominator: int = 1) -> Fraction:
+    """``numerator / denominator`` exactly, or :class:`Oversized` if it has more than
+    :data:`~ccac.core.limits.MAX_NUMBER_BITS` bits (numerator plus denominator)."""
+    check_bits(numerator.bit_length() + denominator.bit_length())
+    return Fraction(numerator, denominator)
+
+
+def z3_number(v: z3.ArithRef, limited: bool = True) -> int | Fraction:
+    """The exact value of a z3 numeral (an int for an integer one), read in binary: Python refuses
+    to read a decimal string of more than 4300 digits. More than
+    :data:`~ccac.core.limits.MAX_NUMBER_BITS` bits is :class:`Oversized` if ``limited`` (a
+    solver's answer; a formula's own constants are read whole)."""
+    ctx = v.ctx_ref()
+    negative = z3.Z3_algebraic_is_neg(ctx, v.as_ast())
+    magnitude = z3.simplify(-v) if negative else v
+    parts = [magnitude] if z3.is_int_value(magnitude) else [magnitude.numerator(), magnitude.denominator()]
+    read = bounded if limited else Fraction
+    value = read(*(int(z3.Z3_get_numeral_binary_string(ctx, part.as_ast()), 2) for part in parts))
+    value = -value if negative else value
+    return int(value) if z3.is_int_value(v) else value
 
 
 # ---------------------------------------------------------------------- cvc5
@@ -142,7 +181,10 @@ def solve_yices(formulas: list[z3.BoolRef], timeout: float | None) -> Outcome:
                            f"{(reply.stdout + reply.stderr).strip()[:500]}")
     sorts = {name.strip("|"): sort for name, sort in constants}
     pairs = _sexp(values) if constants else []
-    assignment = {str(name).strip("|"): _yices_value(value, sorts[str(name).strip("|")]) for name, value in pairs}
+    try:
+        assignment = {str(name).strip("|"): _yices_value(value, sorts[str(name).strip("|")]) for name, value in pairs}
+    except Oversized as e:
+        return Outcome("unknown", str(e), None, "yices", version, seconds)
     return Outcome("sat", None, assignment, "yices", version, seconds)
 
 
@@ -173,7 +215,8 @@ def _yices_value(value: Any, sort: str) -> Any:
 
     def number(e: Any) -> Fraction:
         if isinstance(e, str):
-            return Fraction(e)
+            check_bits(int((len(e) - 1) * math.log2(10)))   # a decimal's least bits, before reading it
+            return bounded(int(e))
         op, *args = e
         if op == "-":
             return -number(args[0]) if len(args) == 1 else number(args[0]) - number(args[1])
@@ -227,7 +270,10 @@ def _solve_pysmt(formulas: list[z3.BoolRef], name: str,
             return Outcome("unknown", reason, None, name, version, time.perf_counter() - start)
         if not sat:
             return Outcome("unsat", None, None, name, version, time.perf_counter() - start)
-        assignment = {s.symbol_name(): _pysmt_value(solver.get_value(s)) for s in symbols}
+        try:
+            assignment = {s.symbol_name(): _pysmt_value(solver.get_value(s)) for s in symbols}
+        except Oversized as e:
+            return Outcome("unknown", str(e), None, name, version, time.perf_counter() - start)
     return Outcome("sat", None, assignment, name, version, time.perf_counter() - start)
 
 
@@ -242,7 +288,7 @@ def _pysmt_value(v: Any) -> Any:
         return int(v.constant_value())
     if v.is_real_constant():
         q = v.constant_value()  # fractions.Fraction, or gmpy2.mpq when gmpy2 is installed
-        return Fraction(int(q.numerator), int(q.denominator))
+        return bounded(int(q.numerator), int(q.denominator))
     raise ValueError(f"solver returned a non-rational value {v}")
 
 
@@ -325,10 +371,8 @@ def evaluate(term: Any, assignment: Assignment, memo: dict[int, Any] | None = No
         return memo[key]
     if z3.is_true(term) or z3.is_false(term):
         value: Any = z3.is_true(term)
-    elif z3.is_int_value(term):
-        value = term.as_long()
-    elif z3.is_rational_value(term):
-        value = Fraction(term.numerator_as_long(), term.denominator_as_long())
+    elif z3.is_int_value(term) or z3.is_rational_value(term):
+        value = z3_number(term, limited=False)
     elif z3.is_const(term) and term.decl().kind() == z3.Z3_OP_UNINTERPRETED:
         default: Any = False if z3.is_bool(term) else 0
         value = assignment.get(term.decl().name(), default)

@@ -55,6 +55,7 @@ RENO_FILE = "ccas/rules/rules-reno.toml"
 COPA2018 = "ccas/rules/copa2018.toml"
 VEGAS_FILE = "ccas/rules/vegas.toml"
 NEWRENO_FILE = "ccas/rules/newreno.toml"
+BBR1_FILE = "ccas/rules/bbr1.toml"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -74,6 +75,7 @@ CONFORMANCE = {
     COPA2018: ("tests/test_stack_copa2018.py",),
     VEGAS_FILE: ("tests/test_stack_vegas.py",),
     NEWRENO_FILE: ("tests/test_stack_newreno.py",),
+    BBR1_FILE: ("tests/test_stack_bbr1.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -382,6 +384,19 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("newreno_file_no_recovery_tail", NEWRENO_FILE, "ns-3 holds cwnd only while the model's in_recovery "
            "(not until the cumulative ACK reaches its recovery point)",
            "max(alpha, min(ssthresh, cwnd - newly_acked)), cwnd) if unsettled", "cwnd, cwnd) if unsettled"),
+    Mutant("bbr1_growth_halved", BBR1_FILE, "the window grows by half the bytes ACKed",
+           'delivered = "newly_acked"', 'delivered = "newly_acked / 2"'),
+    Mutant("bbr1_growth_doubled", BBR1_FILE, "the window grows by twice the bytes ACKed",
+           'delivered = "newly_acked"', 'delivered = "2 * newly_acked"'),
+    Mutant("bbr1_floor_at_end_only", BBR1_FILE, "the 4-MSS floor applied once at the step's end, not at every ACK",
+           'floored = "max(cwnd, 4 * alpha) + delivered"', 'floored = "cwnd + delivered"'),
+    Mutant("bbr1_min_cwnd_5", BBR1_FILE, "the window's floor at 5 MSS instead of 4",
+           "max(4 * alpha, min(cwnd + delivered, kept))", "max(5 * alpha, min(cwnd + delivered, kept))"),
+    Mutant("bbr1_startup_ignores_target", BBR1_FILE, "Startup's window grows by every byte ACKed, even at its target",
+           "min(cwnd + delivered, kept)", "cwnd + delivered"),
+    Mutant("bbr1_recovery_keeps_most", BBR1_FILE, "a step of recovery keeps at least 3/4 of the window (ns-3: "
+           "pipe + one ACK at entry, losses subtracted)",
+           "between(alpha, max(cmax, ssthresh", "between(3 * cwnd / 4, max(cmax, ssthresh"),
     Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
            "without checking its own rules there",
            "    return [not check_ccas(q, trace) for q in queries]",

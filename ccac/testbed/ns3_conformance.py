@@ -275,11 +275,11 @@ def rebased(run: TcpRun) -> TcpRun:
                    W=[w + served for w in run.W])
 
 
-def query(path: ModelPath, cca: str | Path) -> Query:
+def query(path: ModelPath, cca: str | Path, params: dict[str, Any] | None = None) -> Query:
     """The query of ``path``'s network with one flow of ``cca``: a CCA's name, or the path of a
-    CCA file in the CCA language."""
+    CCA file in the CCA language, with its parameters ``params`` (its defaults otherwise)."""
     table = {"file": str(cca)} if isinstance(cca, Path) else {"name": cca}
-    return parse_query({"network": network(path), "cca": table}, name=f"ns3-conformance-{table}")
+    return parse_query({"network": network(path), "cca": table | (params or {})}, name=f"ns3-conformance-{table}")
 
 
 @dataclass
@@ -293,17 +293,22 @@ class Admission:
 
 PATH_CURVES = ("A", "S", "L", "W")
 TCP_STATE = ("cwnd", "ssthresh", "rate")  # the TCP's own quantities, pinned from step R on
+#: a CCA file's state that holds the TCP's pacing rate when it is not the rate the model's sender
+#: sends at (a file whose ``[send] rate`` widens it: ns-3 changes the rate at every ACK within a
+#: step); without one, the TCP's rate is pinned to the model's (the file's state ``rate``)
+PACING_STATE = "pacing_rate"
 MODEL_CURVES = PATH_CURVES + ("timeout",)
 DETECTED = MODEL_CURVES + ("Ld",)
 
 
 def admission(run: TcpRun, cca: str | Path, pin_cwnd: bool = False, curves: tuple[str, ...] = MODEL_CURVES,
-              timeout: float = SOLVE_SECONDS, state: tuple[str, ...] = ()) -> Admission:
-    """Whether the encoding of ``cca`` on the run's network admits ``run`` with its ``curves``
-    pinned at every step (and, with ``pin_cwnd``, its window, and the TCP's ``state`` (cwnd,
-    ssthresh, rate) from step R on, where the CCA decides): the superset property on one run of
-    the real implementation."""
-    pipeline = Pipeline(query(run.path, cca))
+              timeout: float = SOLVE_SECONDS, state: tuple[str, ...] = (),
+              params: dict[str, Any] | None = None) -> Admission:
+    """Whether the encoding of ``cca`` (with its parameters ``params``) on the run's network
+    admits ``run`` with its ``curves`` pinned at every step (and, with ``pin_cwnd``, its window,
+    and the TCP's ``state`` (cwnd, ssthresh, rate) from step R on, where the CCA decides): the
+    superset property on one run of the real implementation."""
+    pipeline = Pipeline(query(run.path, cca, params))
     problem = pipeline.build()
     held = curves + (("cwnd",) if pin_cwnd else ()) + tuple(x for x in state if not (x == "cwnd" and pin_cwnd))
     pins = pinned(problem.vars, run, held, problem.states[0])
@@ -325,17 +330,21 @@ def pinned(v: Any, run: TcpRun, curves: tuple[str, ...],
     """Facts fixing the model variables ``v`` of flow 0 to ``run``'s ``curves``, each with its
     name and value (packets for byte curves; a pacing rate in packets per step): every step,
     but the TCP's own state (its window, and ``ssthresh`` and ``rate``, the CCA's state
-    variables of those names in ``states``) only from step R on (before it the state is the
+    variables of those names in ``states``; the rate the state :data:`PACING_STATE` when the
+    CCA declares one, else the model's pacing rate) only from step R on (before it the state is the
     run's history, not the CCA's decision; so is Ld, which the run does not read there)."""
     terms: dict[str, Callable[[int], Any]] = {
         "A": lambda t: v.A_f[0][t], "S": lambda t: v.S_f[0][t], "L": lambda t: v.L_f[0][t],
         "Ld": lambda t: v.Ld_f[0][t], "W": lambda t: v.W[t], "timeout": lambda t: v.timeout[0][t],
         "cwnd": lambda t: v.cwnd[0][t]}
     for name in set(curves) & set(TCP_STATE):
-        if name not in terms:
-            if states is None or name not in states:
+        own = PACING_STATE if name == "rate" and states is not None and PACING_STATE in states else name
+        if name == "rate" and own == name and v.rate[0] is not None:
+            terms[name] = v.rate[0].__getitem__   # the file's state rate is the model's pacing rate
+        elif name not in terms:
+            if states is None or own not in states:
                 raise CcacError(f"the CCA has no state {name!r} to pin the TCP's {name} to", "cca")
-            terms[name] = states[name].__getitem__
+            terms[name] = states[own].__getitem__
     facts = []
     for name in curves:
         values = getattr(run, name)

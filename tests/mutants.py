@@ -50,6 +50,7 @@ CUBES = "ccac.analysis.cubes"
 PATH_SERVER = "ccac.models.path_server"
 SOLVE = "ccac.solving.solve"
 NONLINEAR = "ccac.encode.nonlinear"
+RENO_FILE = "ccas/rules/rules-reno.toml"   # a CCA language file: mutated where it is read
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -65,6 +66,7 @@ CONFORMANCE = {
     SOLVE: ("tests/test_periodic.py", "tests/test_cubes.py"),
     PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py"),
     NONLINEAR: ("tests/test_nonlinear.py",),
+    RENO_FILE: ("tests/test_language_per_ack.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -329,6 +331,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "    event = loss_event(d, before, values)\n    j = ",
            "    event = _all(loss_event(d, before, values),\n"
            "                 values[\"lost\"] > before.get(RECOVER, 0) + values[\"alpha\"])\n    j = "),
+    Mutant("reno_file_slow_start_doubled", RENO_FILE, "slow start adds two MSS per ACKed MSS",
+           "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
     Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
            "without checking its own rules there",
            "    return [not check_ccas(q, trace) for q in queries]",

@@ -21,6 +21,7 @@ from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that import
 
 from ccac.ccas import CCAS
 from ccac.ccas.language import LanguageCCA
+from ccac.encode.rules import finite_values
 from ccac.testbed.ns3_conformance import (DETECTED, LOSS_BASED, MODEL_CURVES, STACKS, ModelPath, TcpRun, admission,
                                           measure)
 
@@ -72,6 +73,15 @@ def test_the_encoding_admits_every_run_of_the_derived_sender() -> None:
     assert climbs >= 3, "too few steps where the cubic epoch grew the window: the test tests little"
     for run, params in runs:
         admits({"name": "cubic", "rtt": params["rtt"]}, run, fix_state=tuple(s.name for s in cca.state))
+
+
+def test_a_state_set_by_its_loss_event_is_not_split_into_its_start_value() -> None:
+    """w_max has no rule (its value comes from on_loss alone) and starts at 0: it holds many
+    values, so it must not be split into the one case {0}, which would forbid every loss event
+    wherever w_max is used non-linearly (K's quotient); steady's rule yields only 0 and 1."""
+    states = {s.name: s for s in cubic().definition.state}
+    assert finite_values(states["w_max"]) is None
+    assert finite_values(states["steady"]) == (0, 1)
 
 
 def recorded(name: str) -> TcpRun:

@@ -56,6 +56,7 @@ COPA2018 = "ccas/rules/copa2018.toml"
 VEGAS_FILE = "ccas/rules/vegas.toml"
 NEWRENO_FILE = "ccas/rules/newreno.toml"
 BBR1_FILE = "ccas/rules/bbr1.toml"
+CUBIC_FILE = "ccas/rules/cubic.toml"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -76,6 +77,7 @@ CONFORMANCE = {
     VEGAS_FILE: ("tests/test_stack_vegas.py",),
     NEWRENO_FILE: ("tests/test_stack_newreno.py",),
     BBR1_FILE: ("tests/test_stack_bbr1.py",),
+    CUBIC_FILE: ("tests/test_stack_cubic.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -397,6 +399,21 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("bbr1_recovery_keeps_most", BBR1_FILE, "a step of recovery keeps at least 3/4 of the window (ns-3: "
            "pipe + one ACK at entry, losses subtracted)",
            "between(alpha, max(cmax, ssthresh", "between(3 * cwnd / 4, max(cmax, ssthresh"),
+    Mutant("cubic_file_beta_half", CUBIC_FILE, "a loss event cuts to half the window (beta 0.5, not ns-3's 0.7)",
+           "beta = { default = 0.7", "beta = { default = 0.5"),
+    Mutant("cubic_file_slow_start_doubled", CUBIC_FILE, "slow start adds two MSS per ACKed MSS",
+           'on_ack = "cwnd + alpha if', 'on_ack = "cwnd + 2 * alpha if'),
+    Mutant("cubic_file_no_truncation", CUBIC_FILE,
+           "the reduction is beta * cwnd exactly, without ns-3's whole segments",
+           'reduced = "max(2 * alpha, beta * cwnd - trunc)"', 'reduced = "max(2 * alpha, beta * cwnd)"'),
+    Mutant("cubic_file_window_kept_at_loss", CUBIC_FILE, "a loss event lowers ssthresh but keeps the window",
+           'on_loss = "reduced"\nrule = "alpha if timeout', 'on_loss = "cwnd"\nrule = "alpha if timeout'),
+    Mutant("cubic_file_clamp_halved", CUBIC_FILE,
+           "before the first loss one MSS per 10 ACKs at least (ns-3's clamp is 20)",
+           "clamp = { default = 20", "clamp = { default = 10"),
+    Mutant("cubic_file_clamp_release_whole", CUBIC_FILE,
+           "the clamp's forced growth counts the step's ACKs as whole releases (no floor below k / clamp)",
+           'clamp_floor = "ca_acks / clamp - alpha', 'clamp_floor = "ca_acks / clamp'),
     Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
            "without checking its own rules there",
            "    return [not check_ccas(q, trace) for q in queries]",

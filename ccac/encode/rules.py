@@ -435,11 +435,12 @@ def _check_compiles(d: Definition) -> dict[str, tuple[Fraction, ...]]:
 
 
 def finite_values(s: StateRule) -> tuple[Fraction, ...] | None:
-    """The values a state only ever holds, if finitely many: its rule is a choice (``a if c else
-    b``, nested) among numbers written out and the state itself (kept), and its start is a
-    number written out (0 if it has none: the sender starts there). None otherwise."""
+    """The values a state only ever holds, if finitely many: its rule, and its ``on_ack`` and
+    ``on_loss`` rules if it has them, are each a choice (``a if c else b``, nested) among numbers
+    written out and the state itself (kept), and its start is a number written out (0 if it has
+    none: the sender starts there). None otherwise."""
     found: set[Fraction] = set()
-    todo = [parse(s.rule).body]
+    todo = [parse(text).body for text in (s.rule, s.on_ack, s.on_loss) if text is not None]
     while todo:
         node = todo.pop()
         if isinstance(node, ast.IfExp):

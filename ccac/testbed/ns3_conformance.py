@@ -303,15 +303,21 @@ DETECTED = MODEL_CURVES + ("Ld",)
 
 def admission(run: TcpRun, cca: str | Path, pin_cwnd: bool = False, curves: tuple[str, ...] = MODEL_CURVES,
               timeout: float = SOLVE_SECONDS, state: tuple[str, ...] = (),
-              params: dict[str, Any] | None = None) -> Admission:
+              params: dict[str, Any] | None = None, constant: dict[str, Fraction] | None = None) -> Admission:
     """Whether the encoding of ``cca`` (with its parameters ``params``) on the run's network
     admits ``run`` with its ``curves`` pinned at every step (and, with ``pin_cwnd``, its window,
     and the TCP's ``state`` (cwnd, ssthresh, rate) from step R on, where the CCA decides): the
-    superset property on one run of the real implementation."""
+    superset property on one run of the real implementation. ``constant`` holds CCA states at a
+    value the TCP is known to keep through the run, history included (CUBIC's w_max at 0 before
+    a connection's first loss)."""
     pipeline = Pipeline(query(run.path, cca, params))
     problem = pipeline.build()
     held = curves + (("cwnd",) if pin_cwnd else ()) + tuple(x for x in state if not (x == "cwnd" and pin_cwnd))
     pins = pinned(problem.vars, run, held, problem.states[0])
+    for name, value in (constant or {}).items():
+        if name not in problem.states[0]:
+            raise CcacError(f"the CCA has no state {name!r} to hold at {value}", "cca")
+        pins += [(problem.states[0][name][t] == value, f"{name}[{t}] = {value}") for t in range(run.path.T)]
     outcome = pipeline.answer(timeout, [fact for fact, _ in pins])
     if outcome.answer != "unsat":
         return Admission(True if outcome.answer == "sat" else None)

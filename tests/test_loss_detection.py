@@ -14,26 +14,19 @@ to step 12, while step 8 is detectable from step 12 on).
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ccac.testbed import ns3_conformance
-from ccac.testbed.ns3_conformance import DETECTED, ModelPath, TcpRun, admission
+from ccac.testbed.ns3_conformance import DETECTED, TcpRun, admission
 
 RECORDED = Path(__file__).parent / "data" / "ns3_newreno_relost.json"
 
 
 def recorded_run() -> TcpRun:
     """The recorded run, its values exact fractions of a byte as the harness read them."""
-    data = json.loads(RECORDED.read_text(encoding="utf-8"))
-    exact = lambda name: [Fraction(x) for x in data[name]]  # noqa: E731
-    path: dict[str, Any] = {**data["path"], "lag": tuple(Fraction(x) for x in data["path"]["lag"])}
-    return TcpRun(path=ModelPath(**path), tcp=data["tcp"], A=exact("A"), S=exact("S"), L=exact("L"),
-                  Ld=[Fraction(x) if x is not None else None for x in data["Ld"]], W=exact("W"),
-                  timeout=data["timeout"], cwnd=exact("cwnd"), rate=None, ssthresh=exact("ssthresh"))
+    return TcpRun.from_record(json.loads(RECORDED.read_text(encoding="utf-8")))
 
 
 def test_the_model_admits_ns3_newrenos_detected_losses() -> None:

@@ -20,7 +20,7 @@ from fluid_path import PathConfig, Run, admits, simulate
 
 from ccac.ccas import CCAS
 from ccac.ccas.language import LanguageCCA
-from ccac.testbed.ns3_conformance import DETECTED, ModelPath, TcpRun, admission, measure
+from ccac.testbed.ns3_conformance import DETECTED, TcpRun, admission, measure
 
 from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that imports ns-3 once)
 
@@ -52,14 +52,7 @@ def test_the_encoding_admits_its_derived_senders_runs() -> None:
 
 def recorded() -> list[TcpRun]:
     """The recorded ns-3 runs, as the harness read them."""
-    def numbers(xs: list[str | None]) -> list[Any]:
-        return [None if x is None else F(x) for x in xs]
-    runs = []
-    for r in json.loads(RECORDED.read_text())["runs"]:
-        path = ModelPath(**{**r["path"], "lag": tuple(F(x) for x in r["path"]["lag"])})
-        curves = {k: numbers(r[k]) for k in ("A", "S", "L", "Ld", "W", "cwnd", "rate", "ssthresh")}
-        runs.append(TcpRun(path=path, tcp=r["tcp"], timeout=r["timeout"], **curves))
-    return runs
+    return [TcpRun.from_record(r) for r in json.loads(RECORDED.read_text())["runs"]]
 
 
 @pytest.mark.parametrize("index", [0, 1, 2, 3])

@@ -22,7 +22,7 @@ from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that import
 from ccac.ccas import CCAS
 from ccac.ccas.language import LanguageCCA
 from ccac.encode.rules import finite_values
-from ccac.testbed.ns3_conformance import (DETECTED, LOSS_BASED, MODEL_CURVES, STACKS, ModelPath, TcpRun, admission,
+from ccac.testbed.ns3_conformance import (DETECTED, LOSS_BASED, MODEL_CURVES, STACKS, TcpRun, admission,
                                           measure)
 
 FILE = Path(__file__).resolve().parent.parent / "ccas" / "rules" / "cubic.toml"
@@ -86,12 +86,7 @@ def test_a_state_set_by_its_loss_event_is_not_split_into_its_start_value() -> No
 
 def recorded(name: str) -> TcpRun:
     """A recorded ns-3 run, its values the exact fractions the harness read."""
-    data: dict[str, Any] = json.loads(RECORDED[name].read_text(encoding="utf-8"))
-    exact = lambda key: [F(x) for x in data[key]]  # noqa: E731
-    path = {**data["path"], "lag": tuple(F(x) for x in data["path"]["lag"])}
-    return TcpRun(path=ModelPath(**path), tcp=data["tcp"], A=exact("A"), S=exact("S"), L=exact("L"),
-                  Ld=[F(x) if x is not None else None for x in data["Ld"]], W=exact("W"), timeout=data["timeout"],
-                  cwnd=exact("cwnd"), rate=None, ssthresh=exact("ssthresh"))
+    return TcpRun.from_record(json.loads(RECORDED[name].read_text(encoding="utf-8")))
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED))

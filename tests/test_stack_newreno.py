@@ -17,7 +17,7 @@ from conftest import cca_params
 from fluid_path import PathConfig, Run, admits, simulate
 
 from ccac.ccas.language import load_file
-from ccac.testbed.ns3_conformance import STACKS, ModelPath, TcpRun, measure, reading
+from ccac.testbed.ns3_conformance import STACKS, TcpRun, measure, reading
 
 from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that imports ns-3 once)
 
@@ -63,16 +63,7 @@ def test_the_encoding_admits_its_derived_senders_runs() -> None:
 
 def recorded() -> list[TcpRun]:
     """The recorded ns-3 runs, as the harness read them."""
-    runs = []
-    for r in json.loads(DATA.read_text(encoding="utf-8"))["runs"]:
-        p = r["path"]
-        path = ModelPath(T=p["T"], R=p["R"], D=p["D"], per_step=p["per_step"], queue=p["queue"], tokens=p["tokens"],
-                         lag=tuple(F(x) for x in p["lag"]), initial_cwnd=p["initial_cwnd"],
-                         initial_ssthresh=p["initial_ssthresh"], stream=p["stream"])
-        curve = lambda name: [F(x) if x is not None else None for x in r[name]]  # noqa: E731
-        runs.append(TcpRun(path, r["tcp"], curve("A"), curve("S"), curve("L"), curve("Ld"), curve("W"),
-                           list(r["timeout"]), curve("cwnd"), None, curve("ssthresh")))
-    return runs
+    return [TcpRun.from_record(r) for r in json.loads(DATA.read_text(encoding="utf-8"))["runs"]]
 
 
 #: (recorded run, reading): seed 0 path 0 (slow start into drops, none detected yet) with its

@@ -228,6 +228,18 @@ class TcpRun:
     rate: list[Fraction] | None
     ssthresh: list[Fraction]
 
+    @staticmethod
+    def from_record(record: dict[str, Any]) -> "TcpRun":
+        """A run saved as JSON (exact fractions as strings, None where a step was not read;
+        ``rate`` absent or None for a TCP that does not pace): how tests keep ns-3's runs."""
+        def exact(name: str) -> Any:
+            values = record.get(name)
+            return None if values is None else [None if x is None else Fraction(x) for x in values]
+        path = ModelPath(**{**record["path"], "lag": tuple(Fraction(x) for x in record["path"]["lag"])})
+        return TcpRun(path=path, tcp=record["tcp"], A=exact("A"), S=exact("S"), L=exact("L"), Ld=exact("Ld"),
+                      W=exact("W"), timeout=list(record["timeout"]), cwnd=exact("cwnd"), rate=exact("rate"),
+                      ssthresh=exact("ssthresh"))
+
     def describe(self) -> str:
         """The run's curves in packets, one line."""
         packets = lambda xs: [x / self.path.alpha if x is not None else None for x in xs]  # noqa: E731

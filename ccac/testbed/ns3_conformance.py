@@ -240,6 +240,15 @@ class TcpRun:
                       W=exact("W"), timeout=list(record["timeout"]), cwnd=exact("cwnd"), rate=exact("rate"),
                       ssthresh=exact("ssthresh"))
 
+    def to_record(self) -> dict[str, Any]:
+        """The run as JSON-ready data that :meth:`from_record` reads back exactly (fractions as
+        strings, None kept): how a test keeps one of ns-3's runs."""
+        def text(values: list[Any] | None) -> list[str | None] | None:
+            return None if values is None else [None if x is None else str(x) for x in values]
+        path = {**vars(self.path), "lag": [str(x) for x in self.path.lag]}
+        return {"path": path, "tcp": self.tcp, "timeout": list(self.timeout),
+                **{name: text(getattr(self, name)) for name in ("A", "S", "L", "Ld", "W", "cwnd", "rate", "ssthresh")}}
+
     def describe(self) -> str:
         """The run's curves in packets, one line."""
         packets = lambda xs: [x / self.path.alpha if x is not None else None for x in xs]  # noqa: E731

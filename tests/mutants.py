@@ -372,8 +372,9 @@ MUTANTS: tuple[Mutant, ...] = (
            'lowered = "max(min(ssthresh, cwnd - 2 * alpha), 2 * alpha)"'),
     Mutant("vegas_up_two_mss", VEGAS_FILE, "a round below alpha adds two MSS",
            "else seg + alpha if up", "else seg + 2 * alpha if up"),
-    Mutant("vegas_reno_round_eighth", VEGAS_FILE, "a round of at most 2 ACKs adds at most MSS / 8 (ns-3: MSS * MSS / cwnd)",
-           "cwnd + between(0, alpha / 2) if reno_round", "cwnd + between(0, alpha / 8) if reno_round"),
+    Mutant("vegas_reno_round_eighth", VEGAS_FILE, "a step's rounds of at most 2 ACKs add at most MSS / 8 (ns-3: "
+           "MSS * MSS / cwnd at each of up to two round ends)",
+           "cwnd + between(0, alpha) if reno_round", "cwnd + between(0, alpha / 8) if reno_round"),
     Mutant("newreno_file_slow_start_doubled", NEWRENO_FILE, "slow start adds two MSS per ACK",
            "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
     Mutant("newreno_file_ca_doubled", NEWRENO_FILE, "congestion avoidance adds twice ns-3's whole-byte increase",

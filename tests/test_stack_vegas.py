@@ -1,9 +1,8 @@
 """The Vegas stack file (ccas/rules/vegas.toml, ns-3's TcpVegas with classic recovery): its
 derived sender's runs on random fluid paths are admitted by its encoding, and so are recorded
 runs of ns-3's own TcpVegas (tests/data/ns3_vegas_*.json, read by
-ccac.testbed.ns3_conformance on seed 0's paths, one of them started with a lower ssthresh), with
-ns-3's window and ssthresh pinned, so that conformance is checked without ns-3; the slow test runs
-the harness itself on ten paths.
+ccac.testbed.ns3_conformance on seed 0's paths), with ns-3's window and ssthresh pinned, so that
+conformance is checked without ns-3; the slow test runs the harness itself on ten paths.
 """
 
 from __future__ import annotations
@@ -29,11 +28,13 @@ FILE = Path(__file__).resolve().parent.parent / "ccas" / "rules" / "vegas.toml"
 DATA = Path(__file__).parent / "data"
 #: seed 0's path 1: slow start from 6 packets, 3 drops, slow start left at step 6 (ssthresh 10000 ->
 #: 9), a loss event at step 9 (cwnd 10 -> 9) and recovery; path 3: slow start from 10 to 18, left
-#: at step 6 (ssthresh 17), a loss event at step 12 (18 -> 17); path 2 with ns-3's initial ssthresh at
-#: 4 packets: linear mode from 6 packets, NewReno's increment at the first ACK (a round of one ACK:
-#: 6 -> 6.17, ssthresh held at 4, below 3/4 of the window, so no Vegas step explains it) then Vegas'
-#: +1 MSS (7) and ssthresh to 3/4 of it (5.25)
-RECORDED = {name: DATA / f"ns3_vegas_{name}.json" for name in ("path1", "path2_ssthresh4", "path3")}
+#: at step 6 (ssthresh 17), a loss event at step 12 (18 -> 17); path 17: linear mode from 2 packets
+#: (ssthresh 2): with two segments in flight every ACK ends a round of one ACK, with three every
+#: other ACK ends one of two: NewReno's increment up to twice a step (2 -> 2.9 -> 3.55 -> 3.83 ->
+#: 4.34; ssthresh held at 2, below 3/4 of the window, so no Vegas step explains it), then rounds of
+#: more ACKs: Vegas' +1 MSS (5, 6, 7) with ssthresh raised to 3/4 of the window (3.75, 4.5, 5.25),
+#: and holds
+RECORDED = {name: DATA / f"ns3_vegas_{name}.json" for name in ("path1", "path3", "path17")}
 SEEDS = 16
 
 

@@ -375,6 +375,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("vegas_reno_round_eighth", VEGAS_FILE, "a step's rounds of at most 2 ACKs add at most MSS / 8 (ns-3: "
            "MSS * MSS / cwnd at each of up to two round ends)",
            "cwnd + between(0, alpha) if reno_round", "cwnd + between(0, alpha / 8) if reno_round"),
+    Mutant("vegas_one_up_a_step", VEGAS_FILE, "a step whose ACKs cover the whole flight steps +1 MSS once "
+           "(ns-3: at each of its two round ends)",
+           "else seg + 2 * alpha if up2", "else seg + alpha if up2"),
     Mutant("newreno_file_slow_start_doubled", NEWRENO_FILE, "slow start adds two MSS per ACK",
            "cwnd + alpha if cwnd < ssthresh", "cwnd + 2 * alpha if cwnd < ssthresh"),
     Mutant("newreno_file_ca_doubled", NEWRENO_FILE, "congestion avoidance adds twice ns-3's whole-byte increase",

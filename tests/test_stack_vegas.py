@@ -28,13 +28,14 @@ FILE = Path(__file__).resolve().parent.parent / "ccas" / "rules" / "vegas.toml"
 DATA = Path(__file__).parent / "data"
 #: seed 0's path 1: slow start from 6 packets, 3 drops, slow start left at step 6 (ssthresh 10000 ->
 #: 9), a loss event at step 9 (cwnd 10 -> 9) and recovery; path 3: slow start from 10 to 18, left
-#: at step 6 (ssthresh 17), a loss event at step 12 (18 -> 17); path 17: linear mode from 2 packets
-#: (ssthresh 2): with two segments in flight every ACK ends a round of one ACK, with three every
-#: other ACK ends one of two: NewReno's increment up to twice a step (2 -> 2.9 -> 3.55 -> 3.83 ->
-#: 4.34; ssthresh held at 2, below 3/4 of the window, so no Vegas step explains it), then rounds of
-#: more ACKs: Vegas' +1 MSS (5, 6, 7) with ssthresh raised to 3/4 of the window (3.75, 4.5, 5.25),
-#: and holds
-RECORDED = {name: DATA / f"ns3_vegas_{name}.json" for name in ("path1", "path3", "path17")}
+#: at step 6 (ssthresh 17), a loss event at step 12 (18 -> 17); underused: a link of 8 packets a
+#: step (R = 1, D = 0) that the window does not fill, linear mode from 2 packets (ssthresh 2): with
+#: two segments in flight every ACK ends a round of one ACK, with three every other ACK ends one of
+#: two: NewReno's increment up to twice a step (2 -> 2.9 -> 3.55 -> 3.83 -> 4.34; ssthresh held at
+#: 2, below 3/4 of the window, so no Vegas step explains it), then Vegas' +1 MSS (5, 6), twice in
+#: the step whose ACKs cover the whole flight (6 -> 8), once a step to 11, ssthresh raised to 3/4 of
+#: the window (3.75 .. 8.25), and holds
+RECORDED = {name: DATA / f"ns3_vegas_{name}.json" for name in ("path1", "path3", "underused")}
 SEEDS = 16
 
 

@@ -2,7 +2,8 @@
 derived sender's runs on random fluid paths are admitted by its encoding, and so are recorded
 runs of ns-3's own TcpVegas (tests/data/ns3_vegas_*.json, read by
 ccac.testbed.ns3_conformance on seed 0's paths), with ns-3's window and ssthresh pinned, so that
-conformance is checked without ns-3; the slow test runs the harness itself on ten paths.
+conformance is checked without ns-3; the slow test runs the harness itself on ten paths
+(window and ssthresh pinned too).
 """
 
 from __future__ import annotations
@@ -92,5 +93,5 @@ def test_the_encoding_admits_ns3s_window_and_ssthresh(name: str) -> None:
 @pytest.mark.slow
 @needs_ns3
 def test_the_encoding_admits_ns3s_runs_on_ten_paths(ns3: Any) -> None:  # noqa: F811
-    counts = measure(FILE, STACKS["vegas"], 10, 0, readings=("cca", "cca+Ld"))
-    assert counts == {"cca": 10, "cca+Ld": 10}, counts
+    counts = measure(FILE, STACKS["vegas"], 10, 0, readings=("cca", "cca+Ld", "cca+state"))
+    assert counts == {"cca": 10, "cca+Ld": 10, "cca+state": 10}, counts

@@ -1,9 +1,9 @@
 """The Vegas stack file (ccas/rules/vegas.toml, ns-3's TcpVegas with classic recovery): its
 derived sender's runs on random fluid paths are admitted by its encoding, and so are recorded
-runs of ns-3's own TcpVegas (tests/data/ns3_vegas_*.json, read by
-ccac.testbed.ns3_conformance on seed 0's paths), with ns-3's window and ssthresh pinned, so that
-conformance is checked without ns-3; the slow test runs the harness itself on ten paths
-(window and ssthresh pinned too).
+runs of ns-3's own TcpVegas (tests/data/ns3_vegas_*.json, read by ccac.testbed.ns3_conformance
+on two of seed 0's paths and one whose link the window does not fill), with ns-3's window and
+ssthresh pinned, so that conformance is checked without ns-3; the slow test runs the harness
+itself on ten paths (window and ssthresh pinned too).
 """
 
 from __future__ import annotations

@@ -6,8 +6,11 @@ Without --horizons each query runs at its own ``horizons`` (a query whose meanin
 T states them), else at T = 10 and 15.
 
 Build (formula construction) and solve are timed separately; for a backend other than z3,
-solve time includes the conversion to that solver. A horizon a query cannot take (e.g. too
-small for its expressions) is reported in the table, not raised. The exit status is 1 when a
+solve time includes the conversion to that solver. The rounds column is an enclosed answer's
+refinement rounds (``repaired`` when pinned operands found its trace; ``ccac.solving.refine``),
+``exact`` under ``--nonlinear exact``, ``-`` without non-linear uses or without an answer in
+time. A horizon a query cannot take (e.g. too small for its expressions) is reported in the
+table, not raised. The exit status is 1 when a
 definite answer contradicts the query's ``expect`` or a trace fails validation.
 """
 

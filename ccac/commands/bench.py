@@ -10,8 +10,8 @@ solve time includes the conversion to that solver. The rounds column is an enclo
 refinement rounds (``repaired`` when pinned operands found its trace; ``ccac.solving.refine``),
 ``exact`` under ``--nonlinear exact``, ``-`` without non-linear uses or without an answer in
 time. A horizon a query cannot take (e.g. too small for its expressions) is reported in the
-table, not raised. The exit status is 1 when a
-definite answer contradicts the query's ``expect`` or a trace fails validation.
+table, not raised. The exit status is 1 when a definite answer contradicts the query's
+``expect`` or a trace fails validation.
 """
 
 from __future__ import annotations

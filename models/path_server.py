@@ -526,12 +526,17 @@ class PathServer(ABC):
         Retransmissions (``[network] retransmissions = true``) held in flight. A SACK sender's
         bytes in flight (RFC 6675's pipe; ns-3's ``BytesInFlight``) count a retransmitted
         segment until the cumulative ACK passes it, even once a SACK shows it delivered, so such
-        a sender may send less than the window beyond S_f[t-R] + Ld_f[t]: by at most the
-        retransmissions it has sent, which are at most its detections since the trace's first
-        step, Ld_f[t] - Ld_f[first] (one retransmission per detection, as in
-        :meth:`loss_detection`, under the same assumption: the trace starts with no
-        retransmission in flight). So only the lower bound moves, to A_f[t] > target - alpha -
-        (Ld_f[t] - Ld_f[first]) (fluid: A_f[t] >= target - ...); the upper bound, what the window
+        a sender may send less than the window beyond S_f[t-R] + Ld_f[t]. A SACKed retransmission
+        waits for the cumulative ACK only above a hole, and on a FIFO path the hole's own
+        retransmission went first (the lowest marked segment is resent first, RFC 6675's
+        NextSeg, and a lower segment has more SACKed above it, so it is marked no later): so it
+        was lost, a loss within the trace. So the held bytes are at most the retransmissions
+        sent, which are at most the detections since the trace's first step, Ld_f[t] -
+        Ld_f[first] (one per detection, as in :meth:`loss_detection`, under the same assumption:
+        the trace starts with no retransmission in flight), and none while the flow has lost
+        nothing since its first step (L_f[t] = L_f[first]; a trace's history could otherwise
+        invent lost bytes, detected later, to hold). Only the lower bound moves, to A_f[t] >
+        target - alpha - held (fluid: A_f[t] >= target - held); the upper bound, what the window
         allows, stays. It never binds more than the rule without it, and it is the same rule
         when nothing has been detected lost."""
         net = v.net
@@ -546,7 +551,8 @@ class PathServer(ABC):
                     continue
                 cwnd = maximum(v.cwnd[n][t], v.alpha) if net.path(n).packets else v.cwnd[n][t]
                 target = self._send_target(v, n, t, cwnd)
-                held = v.Ld_f[n][t] - v.Ld_f[n][v.first] if net.retransmissions else None
+                held = z3.If(v.L_f[n][t] > v.L_f[n][v.first], v.Ld_f[n][t] - v.Ld_f[n][v.first], 0) \
+                    if net.retransmissions else None
                 least = target if held is None else self._send_target(v, n, t, cwnd - held)
                 if net.path(n).packets:
                     enc.add("model.sender", v.A_f[n][t] <= target, v.A_f[n][t] > least - v.alpha)

@@ -449,10 +449,11 @@ MUTANTS: tuple[Mutant, ...] = (
            'frontier.at_most(Ld[t], f"L_{n}", [L[0], *L[:-1]] if net.path(n).packets else L,'),
     Mutant("sender_fills_window_despite_held", PATH_SERVER, "a SACK sender fills its window even while its pipe "
            "holds SACKed retransmissions",
-           "held = v.Ld_f[n][t] - v.Ld_f[n][v.first] if net.retransmissions else None", "held = None"),
+           "held = z3.If(v.L_f[n][t] > v.L_f[n][v.first], v.Ld_f[n][t] - v.Ld_f[n][v.first], 0) \\\n"
+           "                    if net.retransmissions else None", "held = None"),
     Mutant("validate_sender_fills_window_despite_held", VALIDATE, "the exact check requires a SACK sender to fill its "
            "window even while its pipe holds SACKed retransmissions",
-           "window - (Ld[t] - Ld[0]), rate, t, packet) if retransmissions", "window, rate, t, packet) if retransmissions"),
+           "held = Ld[t] - Ld[0] if retransmissions and L[t] > L[0] else 0", "held = 0"),
     Mutant("detect_relost_retransmissions", PATH_SERVER, "duplicate ACKs reveal every loss, lost retransmissions too",
            "L[s] - (Ld[max(s, v.first)] - Ld[v.first])", "L[s]"),
     Mutant("oracle_a_step_early", PATH_SERVER, "loss oracle: the sender knows a step's losses R - 1 steps after them",

@@ -320,9 +320,9 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
         window = cwnd[t] if packet is None else max(cwnd[t], packet)
         most = _send_target(A, acked + Ld[t], window, rate, t, packet)
         # with retransmissions the ones still held in flight (at most the detections since
-        # step 0) may hold the sender back (models/path_server.py, sender)
-        least = _send_target(A, acked + Ld[t], window - (Ld[t] - Ld[0]), rate, t, packet) if retransmissions \
-            else most
+        # step 0, none without a loss since it) may hold the sender back (models/path_server.py, sender)
+        held = Ld[t] - Ld[0] if retransmissions and L[t] > L[0] else 0
+        least = _send_target(A, acked + Ld[t], window - held, rate, t, packet)
         if not least <= A[t] <= most:
             allowed = f"exactly {most}" if least == most else f"from {least} to {most}"
             out.append(f"step {t}: sent {A[t]} but cwnd/pacing allow {allowed}")

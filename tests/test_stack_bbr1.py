@@ -3,6 +3,11 @@ derived sender on random fluid paths, and four recorded ns-3 runs (tests/data/bb
 seed 0's paths 0, 2, 9 and 25 of ``python -m ccac.testbed.ns3_conformance``: Startup, its pacing
 rate raised, a window below the 4-MSS floor, losses detected and recovery) pinned into it with
 their windows and pacing rates; (slow, ns-3) the harness on 10 paths.
+
+The pinned pacing rate pins the bandwidth filter within a percent in Drain and ProbeBW, and from
+below after Startup raises it (the file's ``paced``), so the window's target binds: path 25's run
+(index 3) raises its rate at seven steps and grows its window by exactly the bytes ACKed while
+below the target that rate shows, which a window that must grow by more does not admit.
 """
 
 from __future__ import annotations

@@ -34,9 +34,6 @@ def run_with(mutant: Mutant, select: str | None = None) -> subprocess.CompletedP
 #: each a freedom of the encoding no test run exercises. Marked strict xfail: a test that starts
 #: killing one turns the run red until it is taken off this list.
 SURVIVORS: dict[str, str] = {
-    "bbr1_growth_doubled": "bbr1's filter may stay low (its samples are only bounded above), so Startup's target "
-                           "bounds no growth from below: a window that must grow twice the bytes ACKed is met by "
-                           "a run that stays at its window, read as one at its target",
     "lang_max_c_any_window": "no run of the belief's test CCA has a window whose first step alone was unused "
                              "while that window's candidate would be the smallest",
     "copa2018_slow_start_two_per_ack": "the fast seeds' slow-start steps are few and short; the file's exit step "

@@ -332,3 +332,35 @@ def test_an_enclosed_answers_solves_share_one_time_limit(tmp_path: Path, monkeyp
     pipeline.build()
     pipeline.answer(1.0)
     assert answers[0].answer == "sat" and (answers[1].answer, answers[1].reason) == ("unknown", "timeout")
+
+
+GAINS = """name = "gains"
+summary = "a gain chosen by the phase times the window, and the window over a chosen divisor"
+[state.phase]
+initial = "phase == 0 or phase == 1"
+start = "0"
+rule = "1 - phase"
+[state.cwnd]
+initial = "cwnd >= alpha"
+start = "alpha"
+rule = "(5 / 4 if phase == 0 else 3 / 4) * cwnd + cwnd / (2 if phase == 0 else 4)"
+[state.other]
+initial = "other >= 0"
+start = "0"
+rule = "(cwnd if phase == 0 else 1) * cwnd"
+"""
+
+
+def test_a_number_chosen_by_conditions_times_a_quantity_is_linear(tmp_path: Path) -> None:
+    """``(5/4 if phase == 0 else 3/4) * cwnd`` and ``cwnd / (2 if ... else 4)`` are a choice among
+    linear terms, not products of solver quantities: no node for them (exact, nothing to
+    enclose); a choice with a non-number leaf stays a product."""
+    cca = tmp_path / "gains.toml"
+    cca.write_text(GAINS)
+    query = parse_query({"network": {"T": 5}, "cca": {"file": str(cca)},
+                         "query": {"assume": ["cwnd[0][0] == 1", "phase[0][0] == 0"],
+                                   "find": "cwnd[0][2] == (5/4 + 1/2) * (3/4 + 1/4)"}}, name="gains")
+    pipeline = solving.Pipeline(query)
+    problem = pipeline.build()
+    assert problem.nodes and all("(cwnd if phase == 0 else 1) * cwnd" in n.label() for n in problem.nodes)
+    assert pipeline.answer(60).answer == "sat"

@@ -345,11 +345,14 @@ class _Compiler:
             return self.known_number(node, a - b) if known else a - b
         if isinstance(op, ast.Mult):
             if is_symbolic(a) and is_symbolic(b):
-                return self.node(node, "mul", a, b)
+                cases = _by_cases(a, lambda k: num(k, b.ctx) * b)
+                cases = _by_cases(b, lambda k: a * num(k, a.ctx)) if cases is None else cases
+                return cases if cases is not None else self.node(node, "mul", a, b)
             return self.known_number(node, a * b) if known else a * b
         if isinstance(op, ast.Div):
             if is_symbolic(b):
-                return self.node(node, "div", b, a)
+                cases = _by_cases(b, lambda k: None if k == 0 else as_real(a, b.ctx) / num(k, b.ctx))
+                return cases if cases is not None else self.node(node, "div", b, a)
             if b == 0:
                 raise self.fail(node, "division by zero")
             return self.known_number(node, a / Fraction(b)) if not is_symbolic(a) else a / num(b)
@@ -737,6 +740,23 @@ def _sum(values: list[Value], check: Callable[[Fraction], Fraction] = lambda v: 
         return known
     total = z3.Sum(*symbolic) if len(symbolic) > 1 else symbolic[0]
     return total + num(known) if known else total
+
+
+def _by_cases(v: Any, apply: Callable[[Fraction], Any]) -> Any:
+    """``apply`` on each value of ``v`` when ``v`` is a choice among numbers by conditions
+    (``1.25 if phase == 0 else 1``: an if-then-else whose leaves are numerals), as the same
+    choice among the results: ``c ? k1 * x : k2 * x`` for ``(c ? k1 : k2) * x``, exact and
+    linear, so no non-linear node is needed. None if ``v`` is anything else, or ``apply`` gives
+    None at some leaf (a division by a leaf of 0)."""
+    if z3.is_app_of(v, z3.Z3_OP_TO_REAL):
+        v = v.arg(0)
+    if z3.is_rational_value(v) or z3.is_int_value(v):
+        value = Fraction(v.as_fraction()) if z3.is_rational_value(v) else Fraction(v.as_long())
+        return apply(value)
+    if not z3.is_app_of(v, z3.Z3_OP_ITE):
+        return None
+    yes, no = _by_cases(v.arg(1), apply), _by_cases(v.arg(2), apply)
+    return None if yes is None or no is None else z3.If(v.arg(0), yes, no)
 
 
 def _clip(text: str, limit: int = 300) -> str:

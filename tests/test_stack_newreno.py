@@ -69,13 +69,18 @@ def recorded() -> list[TcpRun]:
 #: (recorded run, reading): seed 0 path 0 (slow start into drops, none detected yet) with its
 #: window and ssthresh pinned too; seed 0 path 5 (a loss event at step 4, recovery, its end and
 #: congestion avoidance) with its detected losses, not its window: ns-3 sends part of step 4
-#: under the old window before the entering ACK cuts it, which a step's one window cannot say
-RECORDED_READINGS = ((0, "cca+state"), (0, "cca+Ld"), (1, "cca+Ld"))
+#: under the old window before the entering ACK cuts it, which a step's one window cannot say;
+#: congestion avoidance at 30 packets with 10 ACKs a step and ssthresh 10, window and ssthresh
+#: pinned: each step's growth is ns-3's whole-byte increase, and 10 ACKs are more than the
+#: dupthresh - 1 duplicate ACKs the file lets go ungrown could hide of a doubled increase; slow
+#: start into a burst of drops whose loss event cuts to the pipe's half (4.5 packets), below half
+#: the window (11), with its detected losses: the sends of the loss step show the cut
+RECORDED_READINGS = ((0, "cca+state"), (0, "cca+Ld"), (1, "cca+Ld"), (2, "cca+state"), (3, "cca+Ld"))
 
 
 @pytest.mark.parametrize(("index", "name"), RECORDED_READINGS)
 def test_the_encoding_admits_recorded_ns3_runs(index: int, name: str) -> None:
-    """ns-3's TcpNewReno on two of the harness's paths, pinned as the harness's reading ``name``."""
+    """ns-3's TcpNewReno on a recorded path, pinned as the harness's reading ``name``."""
     run = recorded()[index]
     answer = reading(run, name, FILE, STACKS["newreno"])
     assert answer.admitted is True, (answer.culprits, run.describe())

@@ -70,11 +70,11 @@ def recorded() -> list[TcpRun]:
 #: window and ssthresh pinned too; seed 0 path 5 (a loss event at step 4, recovery, its end and
 #: congestion avoidance) with its detected losses, not its window: ns-3 sends part of step 4
 #: under the old window before the entering ACK cuts it, which a step's one window cannot say;
-#: congestion avoidance at 30 packets with 10 ACKs a step and ssthresh 10, window and ssthresh
-#: pinned: each step's growth is ns-3's whole-byte increase, and 10 ACKs are more than the
-#: dupthresh - 1 duplicate ACKs the file lets go ungrown could hide of a doubled increase; slow
-#: start into a burst of drops whose loss event cuts to the pipe's half (4.5 packets), below half
-#: the window (11), with its detected losses: the sends of the loss step show the cut
+#: congestion avoidance at 30 packets, 10 ACKs a step at ssthresh 10, window and ssthresh pinned:
+#: each step grows by ten of ns-3's whole-byte increases, more than the dupthresh - 1 ACKs the
+#: file lets go ungrown can take off a doubled increase; slow start into five drops whose loss
+#: event cuts cwnd to half the pipe (4.5 packets), below half the window (11), with its detected
+#: losses: the loss step's sends show the cut
 RECORDED_READINGS = ((0, "cca+state"), (0, "cca+Ld"), (1, "cca+Ld"), (2, "cca+state"), (3, "cca+Ld"))
 
 

@@ -521,7 +521,24 @@ class PathServer(ABC):
         A_f[t] <= target < A_f[t] + alpha (:meth:`whole_packets` makes A_f a multiple of
         alpha). A window is never less than one packet: a TCP sender may always have one
         packet in flight (RFC 5681's loss window; Linux keeps snd_cwnd >= 1), so a CCA's
-        window below alpha acts as alpha."""
+        window below alpha acts as alpha.
+
+        Retransmissions (``[network] retransmissions = true``) held in flight. A SACK sender's
+        bytes in flight (RFC 6675's pipe; ns-3's ``BytesInFlight``) count a retransmitted
+        segment until the cumulative ACK passes it, even once a SACK shows it delivered, so such
+        a sender may send less than the window beyond S_f[t-R] + Ld_f[t]. A SACKed retransmission
+        waits for the cumulative ACK only above a hole, and on a FIFO path the hole's own
+        retransmission went first (the lowest marked segment is resent first, RFC 6675's
+        NextSeg, and a lower segment has more SACKed above it, so it is marked no later): so it
+        was lost, a loss within the trace. So the held bytes are at most the retransmissions
+        sent, which are at most the detections since the trace's first step, Ld_f[t] -
+        Ld_f[first] (one per detection, as in :meth:`loss_detection`, under the same assumption:
+        the trace starts with no retransmission in flight), and none while the flow has lost
+        nothing since its first step (L_f[t] = L_f[first]; a trace's history could otherwise
+        invent lost bytes, detected later, to hold). Only the lower bound moves, to A_f[t] >
+        target - alpha - held (fluid: A_f[t] >= target - held); the upper bound, what the window
+        allows, stays. It never binds more than the rule without it, and it is the same rule
+        when nothing has been detected lost."""
         net = v.net
         for n in range(net.flows):
             R = net.path(n).R
@@ -533,12 +550,24 @@ class PathServer(ABC):
                 if t < R:
                     continue
                 cwnd = maximum(v.cwnd[n][t], v.alpha) if net.path(n).packets else v.cwnd[n][t]
-                window = maximum(v.So_f[n][t - R] + v.Ld_f[n][t] + cwnd, v.A_f[n][t - 1])
-                target = window if rate is None else minimum(window, v.A_f[n][t - 1] + rate[t])
+                target = self._send_target(v, n, t, cwnd)
+                held = z3.If(v.L_f[n][t] > v.L_f[n][v.first], v.Ld_f[n][t] - v.Ld_f[n][v.first], 0) \
+                    if net.retransmissions else None
+                least = target if held is None else self._send_target(v, n, t, cwnd - held)
                 if net.path(n).packets:
-                    enc.add("model.sender", v.A_f[n][t] <= target, v.A_f[n][t] > target - v.alpha)
-                else:
+                    enc.add("model.sender", v.A_f[n][t] <= target, v.A_f[n][t] > least - v.alpha)
+                elif held is None:
                     enc.add("model.sender", v.A_f[n][t] == target)
+                else:
+                    enc.add("model.sender", v.A_f[n][t] <= target, v.A_f[n][t] >= least)
+
+    @staticmethod
+    def _send_target(v: PathVars, n: int, t: int, window: z3.ArithRef) -> z3.ArithRef:
+        """What flow n's sender may have sent by step t with ``window`` bytes beyond what is ACKed
+        or detected lost: never less than before, at most `rate` more when it paces."""
+        target = maximum(v.So_f[n][t - v.net.path(n).R] + v.Ld_f[n][t] + window, v.A_f[n][t - 1])
+        rate = v.rate[n]
+        return target if rate is None else minimum(target, v.A_f[n][t - 1] + rate[t])
 
     def fifo(self, enc: Encoding, v: PathVars) -> None:
         """Per-flow service under a shared FIFO queue (appendix A.1), checked at sample points.

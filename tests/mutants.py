@@ -66,7 +66,7 @@ CONFORMANCE = {
     ALLEGRO: ("tests/test_allegro.py",),
     LANGUAGE: ("tests/test_language.py", "tests/test_ccmatic.py"),
     PER_ACK: ("tests/test_language_per_ack.py",),
-    VALIDATE: ("tests/test_synthesis.py",),
+    VALIDATE: ("tests/test_synthesis.py", "tests/test_loss_detection.py"),
     CEGIS: ("tests/test_synthesis.py",),
     CUBES: ("tests/test_cubes.py",),
     SOLVE: ("tests/test_periodic.py", "tests/test_cubes.py"),
@@ -443,6 +443,13 @@ MUTANTS: tuple[Mutant, ...] = (
            "bytes are (a step's drops the tail of its arrivals)",
            'frontier.at_most(Ld[t], f"L_{n}", L,',
            'frontier.at_most(Ld[t], f"L_{n}", [L[0], *L[:-1]] if net.path(n).packets else L,'),
+    Mutant("sender_fills_window_despite_held", PATH_SERVER, "a SACK sender fills its window even while its pipe "
+           "holds SACKed retransmissions",
+           "held = z3.If(v.L_f[n][t] > v.L_f[n][v.first], v.Ld_f[n][t] - v.Ld_f[n][v.first], 0) \\\n"
+           "                    if net.retransmissions else None", "held = None"),
+    Mutant("validate_sender_fills_window_despite_held", VALIDATE, "the exact check requires a SACK sender to fill its "
+           "window even while its pipe holds SACKed retransmissions",
+           "held = Ld[t] - Ld[0] if retransmissions and L[t] > L[0] else 0", "held = 0"),
     Mutant("detect_relost_retransmissions", PATH_SERVER, "duplicate ACKs reveal every loss, lost retransmissions too",
            "L[s] - (Ld[max(s, v.first)] - Ld[v.first])", "L[s]"),
     Mutant("oracle_a_step_early", PATH_SERVER, "loss oracle: the sender knows a step's losses R - 1 steps after them",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from ccac.commands.bench import bench
-from ccac.problems.query import bundled_queries
+from ccac.problems.query import bundled_queries, load_query
+from ccac.solving.solve import solve
 
 QUERY = """
 [network]
@@ -97,3 +99,51 @@ def test_resolution_scales_every_duration_with_R() -> None:
 def test_scaling_takes_no_queries_or_horizons(cli) -> None:
     code, _, err = cli("bench", "--scaling", "--horizons", "10")
     assert code == 2 and "--scaling runs its own" in err
+
+
+SQUARING = """name = "squaring"
+summary = "the window squares itself each step: a product of solver quantities"
+[state.cwnd]
+initial = "cwnd >= alpha"
+start = "alpha"
+rule = "cwnd * cwnd"
+"""
+SQUARING_QUERY = """[network]
+T = 3
+buffer = 2
+[cca]
+file = "{cca}"
+[query]
+assume = ["cwnd[0][0] == 1/2"]
+find = "{find}"
+"""
+
+
+def rounds_column(output: str, label: str) -> list[str]:
+    """The rounds cells of ``label``'s rows, cut at the column's place in the heading."""
+    heading = output.splitlines()[0]
+    start, end = heading.index("rounds"), heading.index("note")
+    return [line[start:end].strip() for line in output.splitlines() if line.startswith(label + " ")]
+
+
+@pytest.mark.parametrize("find, needs", [
+    ("cwnd[0][2] > 1", "none"),              # unsat on the first enclosure
+    ("cwnd[0][2] > 1/16", "refinement"),     # unsat once the pieces near 1/4 are cut
+    ("cwnd[0][2] >= 0", "repair"),           # sat: the first trace squares inexactly, pinned exact
+])
+def test_bench_reports_an_enclosed_answer_s_refinement_rounds(tmp_path, find: str, needs: str) -> None:
+    cca = tmp_path / "squaring.toml"
+    cca.write_text(SQUARING)
+    path = tmp_path / "square.toml"
+    path.write_text(SQUARING_QUERY.format(cca=cca, find=find))
+    result = solve(load_query(str(path)), nonlinear="enclose", timeout=60)
+    assert (result.refinements > 0, result.repaired) == (needs == "refinement", needs == "repair")
+    shown = "0, repaired" if needs == "repair" else str(result.refinements)
+    output = CliRunner().invoke(bench, ["--horizons", "3", "--timeout", "60", str(path)]).output
+    assert rounds_column(output, "square") == [shown], output
+    output = CliRunner().invoke(bench, ["--horizons", "3", "--nonlinear", "exact", str(path)]).output
+    assert rounds_column(output, "square") == ["exact"], output
+
+
+def test_bench_shows_no_rounds_for_a_linear_formula(tmp_path) -> None:
+    assert rounds_column(run_bench(tmp_path, "sat", "6").output, "full_link") == ["-"]

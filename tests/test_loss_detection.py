@@ -9,6 +9,11 @@ the scoreboard marks drops that are not the tail of their step's arrivals (whole
 bounded by a step's own losses L[s], not by the losses before it); and one retransmission is
 lost at step 7, which no duplicate ACK reveals (Ld stays at 15 of 16 lost packets from step 10
 to step 12, while step 8 is detectable from step 12 on).
+
+A recorded TcpCubic run (``tests/data/ns3_cubic_held.json``) needs the sender's allowance for
+retransmissions held in flight (``PathServer.sender``): its pipe counts SACKed retransmissions
+until the cumulative ACK passes them, so it sends less than its window beyond what is ACKed and
+detected lost.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from ccac.testbed import ns3_conformance
-from ccac.testbed.ns3_conformance import DETECTED, TcpRun, admission
+from ccac.solving.validate import check_sender
+from ccac.testbed.ns3_conformance import DETECTED, DUPACKS, STACKS, TcpRun, admission, reading
 
 RECORDED = Path(__file__).parent / "data" / "ns3_newreno_relost.json"
 
@@ -43,3 +49,36 @@ def test_a_sender_that_never_retransmits_would_have_detected_more(monkeypatch: p
     monkeypatch.setattr(ns3_conformance, "network", lambda path: {**strict(path), "retransmissions": False})
     answer = admission(run, "any", curves=DETECTED)
     assert answer.admitted is False and any(c.startswith("Ld[") for c in answer.culprits), answer.culprits
+
+
+HELD = Path(__file__).parent / "data" / "ns3_cubic_held.json"
+CUBIC = Path(__file__).resolve().parent.parent / "ccas" / "rules" / "cubic.toml"
+
+
+def test_the_model_admits_retransmissions_held_in_flight() -> None:
+    """ns-3's TcpCubic (seed 0's path 11 of the harness: 2 packets per step, R = 1, a queue of 4)
+    loses 2 packets at step 5 and from step 8 on sends 2 packets less than its window of 6
+    allows beyond what is ACKed and detected lost: its pipe counts the two SACKed
+    retransmissions until the cumulative ACK passes them. With ``retransmissions = true`` the
+    CUBIC file's encoding admits it with its window and ssthresh pinned (``cca+state``), and
+    the exact check of a trace's sender (:func:`ccac.solving.validate.check_sender`) accepts
+    its sends with its window."""
+    run = TcpRun.from_record(json.loads(HELD.read_text(encoding="utf-8")))
+    assert reading(run, "cca+state", CUBIC, STACKS["cubic"]).admitted is True, run.describe()
+    assert exact_sender_check(run, retransmissions=True) == []
+
+
+def exact_sender_check(run: TcpRun, retransmissions: bool) -> list[str]:
+    """The exact check of the run's sender (its ACKs as the bottleneck served them), its unread
+    history detections at their first read."""
+    R = run.path.R
+    Ld = [run.Ld[R] if x is None else x for x in run.Ld]
+    return check_sender(run.A, run.S, run.L, Ld, run.cwnd, None, run.timeout, DUPACKS * run.path.alpha, R,
+                        run.path.T, run.path.alpha, retransmissions=retransmissions)
+
+
+def test_a_sender_without_held_retransmissions_fills_its_window() -> None:
+    """Without the allowance the sender must fill its window: the exact check rejects the run's
+    sends."""
+    run = TcpRun.from_record(json.loads(HELD.read_text(encoding="utf-8")))
+    assert any("cwnd/pacing allow exactly" in p for p in exact_sender_check(run, retransmissions=False))

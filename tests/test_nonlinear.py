@@ -5,6 +5,8 @@ limit ends as unknown, and bad exponents are refused naming the place."""
 
 from __future__ import annotations
 
+import time
+
 from fractions import Fraction
 from pathlib import Path
 
@@ -18,9 +20,13 @@ from ccac.core.limits import MAX_NUMBER_BITS, number_bits
 from ccac.encode import nonlinear
 from ccac.encode.nonlinear import (ROOT_TOLERANCE, exact_root, in_root_band, power_piece, product_piece,
                                    quotient_piece, root_band)
+from ccac.problems.query import load_query
 from ccac.solving import refine
+from ccac.solving import solve as solving
 from ccac.solving.solve import premise
 from ccac.solving.solvers import check_solver
+
+from test_bench import SQUARING, SQUARING_QUERY
 
 CHECKS = settings(derandomize=True, max_examples=300, deadline=None)
 numbers = st.fractions(min_value=-50, max_value=50, max_denominator=64)
@@ -300,3 +306,29 @@ def test_a_mode_is_one_of_the_modes(tmp_path: Path) -> None:
         solve(query(tmp_path, GROW, "True"), nonlinear="guess")
     assert "unknown non-linear mode 'guess'" in str(e.value)
     assert nonlinear.DEFAULT_MODE in nonlinear.MODES
+
+
+@pytest.mark.parametrize("solver", ["z3", "cvc5"])
+def test_an_enclosed_answers_solves_share_one_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          solver: str) -> None:
+    """Repair and refinement solve again and again: each solve gets what is left of the
+    answer's limit, not the whole limit anew; with nothing left the answer is unknown at once."""
+    cca = tmp_path / "squaring.toml"
+    cca.write_text(SQUARING)
+    path = tmp_path / "square.toml"
+    path.write_text(SQUARING_QUERY.format(cca=cca, find="cwnd[0][2] >= 0"))
+    answers = []
+
+    def twice(nodes: object, ask: refine.Ask, validated: object, rounds: int) -> object:
+        answers.append(ask([], []))
+        time.sleep(1.2)
+        started = time.perf_counter()
+        answers.append(ask([], []))
+        assert time.perf_counter() - started < 0.5
+        return answers[-1]
+
+    monkeypatch.setattr(solving, "refined", twice)
+    pipeline = solving.Pipeline(load_query(str(path)), solver, nonlinear="enclose")
+    pipeline.build()
+    pipeline.answer(1.0)
+    assert answers[0].answer == "sat" and (answers[1].answer, answers[1].reason) == ("unknown", "timeout")

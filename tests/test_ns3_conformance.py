@@ -7,6 +7,7 @@ The tests that run ns-3 are marked ``ns3`` and skipped without its Python bindin
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import replace
 from fractions import Fraction
@@ -160,3 +161,13 @@ def test_measure_the_bundled_readings() -> None:
         counts = measure(cca, tcp, 10, seed=0)
         assert counts["path"] == counts["sender"] == 10
         assert 0 <= counts["cca+cwnd"] <= counts["cca"] <= 10
+
+
+def test_a_recorded_run_reads_back_exactly() -> None:
+    """A run kept as JSON (:meth:`TcpRun.to_record`) reads back as the same run, exact fractions,
+    unread steps and a TCP without pacing included."""
+    data = Path(__file__).parent / "data" / "ns3_newreno_runs.json"
+    for record in json.loads(data.read_text(encoding="utf-8"))["runs"]:
+        run = TcpRun.from_record(record)
+        again = TcpRun.from_record(json.loads(json.dumps(run.to_record())))
+        assert again == run and again.rate is None and again.Ld[0] is None

@@ -6,9 +6,12 @@ Without --horizons each query runs at its own ``horizons`` (a query whose meanin
 T states them), else at T = 10 and 15.
 
 Build (formula construction) and solve are timed separately; for a backend other than z3,
-solve time includes the conversion to that solver. A horizon a query cannot take (e.g. too
-small for its expressions) is reported in the table, not raised. The exit status is 1 when a
-definite answer contradicts the query's ``expect`` or a trace fails validation.
+solve time includes the conversion to that solver. The rounds column is an enclosed answer's
+refinement rounds (``repaired`` when pinned operands found its trace; ``ccac.solving.refine``),
+``exact`` under ``--nonlinear exact``, ``-`` without non-linear uses or without an answer in
+time. A horizon a query cannot take (e.g. too small for its expressions) is reported in the
+table, not raised. The exit status is 1 when a definite answer contradicts the query's
+``expect`` or a trace fails validation.
 """
 
 from __future__ import annotations
@@ -24,23 +27,26 @@ from ccac.core.limits import check_seconds
 from ccac.problems.query import bundled_queries, load_query, locate
 from ccac.analysis.scaling import (BUILD_HORIZONS, CASES, Case, Measured, finer_horizon, measure, measure_build,
                           overrides, plot)
-from ccac.report.bench_lines import (EXPONENTS_HEADING, Row, Table, exponent_line, scaling_heading, scaling_row,
-                                     seconds_cell, totals_line)
+from ccac.encode.nonlinear import DEFAULT_MODE, MODES
+from ccac.report.bench_lines import (EXPONENTS_HEADING, Row, Table, exponent_line, rounds_cell, scaling_heading,
+                                     scaling_row, seconds_cell, totals_line)
 from ccac.report.presentation import plot_line, validated_text
 from ccac.solving.solve import solve
 
 __all__ = ["bench"]
 
 def run(name: str, T: int, solver: str, timeout: float | None, sets: tuple[str, ...] = (),
-        resolution: int | None = None, encoding: str = "pairs") -> Row:
+        resolution: int | None = None, encoding: str = "pairs", nonlinear: str | None = None) -> Row:
     label = Path(name).stem
     try:
         scaled = overrides(name, T, resolution) if resolution is not None else [f"network.T={T}"]
-        result = solve(load_query(name, overrides=[*sets, *scaled]), solver, timeout, encoding=encoding)
+        result = solve(load_query(name, overrides=[*sets, *scaled]), solver, timeout, encoding=encoding,
+                       nonlinear=nonlinear)
     except CcacError as e:
         return Row(label, str(T), "invalid", note=str(e))
     return Row(label, str(T), result.answer, result.query.expect or "-", validated_text(result.validated),
                seconds_cell(result.build_seconds), seconds_cell(result.solve_seconds),
+               rounds_cell(result.nonlinear, result.refinements, result.repaired),
                result.reason or "; ".join(result.violations or []),
                failed=(result.matches_expectation is False and result.answer != "unknown")
                or result.validated is False)
@@ -87,6 +93,9 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None
                    "of RTTs.")
 @click.option("--encoding", type=click.Choice(STYLES), default="pairs", show_default=True,
               help="How frontiers are encoded (see `ccac query --help`).")
+@click.option("--nonlinear", type=click.Choice(MODES), default=None,
+              help="What non-linear uses' values may be in every query (see `ccac query --help`) "
+                   f"[default: each query's own, else {DEFAULT_MODE}].")
 @click.option("--scaling", is_flag=True,
               help="Instead: the scaling yardstick, a fixed set of queries at growing T (R grown "
                    "with T where the question depends on it), with a fitted growth exponent each.")
@@ -97,13 +106,13 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None
               help="With --scaling: draw time against T (log-log) to this file (.png, .svg, .pdf).")
 @click.argument("queries", nargs=-1)
 def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: tuple[str, ...],
-          resolution: int | None, encoding: str, scaling: bool, build_only: bool,
+          resolution: int | None, encoding: str, nonlinear: str | None, scaling: bool, build_only: bool,
           plot_path: str | None, queries: tuple[str, ...]) -> None:
     """Time build and solve of QUERIES (bundled names or files; default: all bundled)."""
     check_seconds(timeout)
     backend(solver)  # an unknown solver is bad input, not one invalid row per query
     if scaling:
-        if queries or horizons or sets or resolution:
+        if queries or horizons or sets or resolution or nonlinear:
             raise click.UsageError("--scaling runs its own fixed set of queries and horizons")
         bench_scaling(timeout, solver, plot_path, encoding=encoding, build_only=build_only)
         return
@@ -126,7 +135,7 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: 
             click.echo(table.line(Row(Path(name).stem, "-", "invalid", note=str(e)).cells()))
             continue
         for T in plan[name]:
-            row = run(name, T, solver, timeout, sets, resolution, encoding)
+            row = run(name, T, solver, timeout, sets, resolution, encoding, nonlinear)
             failures += row.failed
             click.echo(table.line(row.cells()))
     runs = sum(len(Ts) for Ts in plan.values())

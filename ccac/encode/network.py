@@ -56,8 +56,9 @@ NETWORK_PARAMS: tuple[Param, ...] = (
           "timeout; oracle: CCmatic's loss oracle, every loss known exactly R steps after it happens and no "
           "timeouts (a restriction of the model)", kind="choice", choices=("acks", "oracle")),
     Param("retransmissions", False, "true: senders retransmit what they detect lost, and a lost retransmission is "
-          "revealed by a timeout only (duplicate ACKs mark a segment lost once, RFC 6675), on traces that start "
-          "outside loss recovery; false: every loss is revealed by duplicate ACKs", kind="bool"),
+          "revealed by a timeout only (duplicate ACKs mark a segment lost once, RFC 6675), and retransmissions "
+          "held in a SACK sender's pipe may keep it below its window, on traces that start outside loss recovery; "
+          "false: every loss is revealed by duplicate ACKs and the sender fills its window", kind="bool"),
 )
 LINKS = ("ccac", "cbrdelay", "ideal")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COLUMNS = ("query", "T", "answer", "expected", "validated", "build s", "solve s", "note")
+COLUMNS = ("query", "T", "answer", "expected", "validated", "build s", "solve s", "rounds", "note")
 
 
 @dataclass
@@ -19,16 +19,29 @@ class Row:
     validated: str = "-"
     build: str = "-"
     solve: str = "-"
+    rounds: str = "-"   # an enclosed answer's refinement rounds (:func:`rounds_cell`)
     note: str = ""
     failed: bool = False  # a definite answer against expectation, or a trace that fails validation
 
     def cells(self) -> tuple[str, ...]:
         return (self.query, self.T, self.answer, self.expected, self.validated, self.build,
-                self.solve, self.note)
+                self.solve, self.rounds, self.note)
 
 
 def seconds_cell(seconds: float) -> str:
     return f"{seconds:.3f}"
+
+
+def rounds_cell(nonlinear: str | None, refinements: int, repaired: bool) -> str:
+    """How an answer's non-linear uses were made exact (:mod:`ccac.solving.refine`): ``-`` when
+    the formula has none (or the time limit stopped it before an answer), ``exact`` in z3's
+    non-linear arithmetic, else the enclosure's refinement rounds, ``repaired`` when its trace
+    was found with operands pinned."""
+    if nonlinear is None:
+        return "-"
+    if nonlinear == "exact":
+        return "exact"
+    return f"{refinements}, repaired" if repaired else str(refinements)
 
 
 class Table:
@@ -39,6 +52,7 @@ class Table:
         widths[0] = max(widths[0], *(len(n) for n in names))
         widths[1] = max(widths[1], *(len(str(T)) for T in horizons))
         widths[2:7] = [max(w, 8) for w in widths[2:7]]
+        widths[7] = max(widths[7], len(rounds_cell("enclose", 99, True)))
         self.widths = widths
 
     def line(self, cells: tuple[str, ...]) -> str:

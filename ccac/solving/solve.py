@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Sequence, overload
+from typing import Any, Callable, Sequence, overload
 
 import z3
 
@@ -142,10 +142,15 @@ class Pipeline:
         problem = self.problem
         if problem.nonlinear != "enclose" or not problem.nodes:
             return self._ask(timeout, extra, [])
+        left = _time_left(timeout)
         if self.solver == "z3" and not problem.query.periodic:
-            return refined(problem.nodes, self._incremental(timeout, extra), self._validated, self.rounds)
-        return refined(problem.nodes, lambda added, pins: self._ask(timeout, extra, [*added, *pins]),
-                       self._validated, self.rounds)
+            return refined(problem.nodes, self._incremental(left, extra), self._validated, self.rounds)
+
+        def ask(added: list[Any], pins: list[Any]) -> Outcome:
+            seconds = left()
+            return _out_of_time(self.solver) if seconds is not None and seconds <= 0 else \
+                self._ask(seconds, extra, [*added, *pins])
+        return refined(problem.nodes, ask, self._validated, self.rounds)
 
     def _ask(self, timeout: float | None, extra: Sequence[Any], added: list[Any]) -> Outcome:
         """One answer from the chosen solver, on the formula, ``extra`` and ``added``."""
@@ -153,17 +158,21 @@ class Pipeline:
             return solve_periodic(self.problem, self.solver, timeout, [*extra, *added])
         return backend(self.solver)([*self.problem.formulas(), *extra, *added], timeout)
 
-    def _incremental(self, timeout: float | None, extra: Sequence[Any]) -> Ask:
+    def _incremental(self, left: Callable[[], float | None], extra: Sequence[Any]) -> Ask:
         """Answers from one z3 solver that keeps the formula: each call adds what ``added`` gained,
-        and ``pins`` in a scope of their own, dropped after the call."""
+        and ``pins`` in a scope of their own, dropped after the call; each within the seconds
+        ``left()`` of the whole answer's limit."""
         solver = z3.Solver(ctx=self.ctx)
-        if timeout is not None:
-            solver.set("timeout", max(1, int(timeout * 1000)))
         solver.add(*self.problem.formulas(), *extra)
         sent = 0
 
         def ask(added: list[Any], pins: list[Any]) -> Outcome:
             nonlocal sent
+            seconds = left()
+            if seconds is not None:
+                if seconds <= 0:
+                    return _out_of_time("z3")
+                solver.set("timeout", max(1, int(seconds * 1000)))
             solver.add(*added[sent:])
             sent = len(added)
             if not pins:
@@ -377,3 +386,17 @@ def smtlib_comments(problem: Problem) -> list[str]:
     lines.append(f"  periodic: {q.periodic}")
     lines += [f"constraints in group {g}: {c}" for g, c in problem.enc.groups().items()]
     return lines
+
+
+def _time_left(timeout: float | None) -> Callable[[], float | None]:
+    """The seconds left of ``timeout`` from now, at each call (None: no limit): an answer that
+    solves several times (repair, refinement) shares one limit."""
+    if timeout is None:
+        return lambda: None
+    ends = time.monotonic() + timeout
+    return lambda: ends - time.monotonic()
+
+
+def _out_of_time(solver: str) -> Outcome:
+    """The answer of a solve that has no time left: unknown, as the solver says on a timeout."""
+    return Outcome("unknown", "timeout", None, solver, solver_version(solver), 0.0)

@@ -295,8 +295,8 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
     mode) the sender sends whole packets and its window is at least one packet. With ``oracle``
     (CCmatic's loss oracle) the sender knows at each step from R on exactly the losses of R
     steps before, and never times out. With ``retransmissions`` the sender may have resent what
-    it detected lost since step 0, and duplicate ACKs need not reveal those resent bytes lost
-    again."""
+    it detected lost since step 0, duplicate ACKs need not reveal those resent bytes lost
+    again, and those held in flight may keep it below its window."""
     out: list[str] = []
     T = len(A)
     all_lost = []
@@ -317,13 +317,26 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
                 out.append(f"step {t}: a timeout under the loss oracle")
         else:
             out += _detected_by_acks(A, L, Ld, timeout, all_lost, acked, dupacks, t, R, rto, retransmissions)
-        window = max(acked + Ld[t] + (cwnd[t] if packet is None else max(cwnd[t], packet)), A[t - 1])
-        expected = window if rate is None else min(window, A[t - 1] + rate[t])
-        if packet is not None:
-            expected = packet * math.floor(expected / packet)
-        if A[t] != expected:
-            out.append(f"step {t}: sent {A[t]} but cwnd/pacing allow exactly {expected}")
+        window = cwnd[t] if packet is None else max(cwnd[t], packet)
+        most = _send_target(A, acked + Ld[t], window, rate, t, packet)
+        # with retransmissions the ones still held in flight (at most the detections since
+        # step 0, none without a loss since it) may hold the sender back (models/path_server.py, sender)
+        held = Ld[t] - Ld[0] if retransmissions and L[t] > L[0] else 0
+        least = _send_target(A, acked + Ld[t], window - held, rate, t, packet)
+        if not least <= A[t] <= most:
+            allowed = f"exactly {most}" if least == most else f"from {least} to {most}"
+            out.append(f"step {t}: sent {A[t]} but cwnd/pacing allow {allowed}")
     return out
+
+
+def _send_target(A: list[Fraction], released: Fraction, window: Fraction, rate: list[Fraction] | None, t: int,
+                 packet: Fraction | None) -> Fraction:
+    """What a sender with ``window`` bytes beyond the ``released`` ones (ACKed or detected lost)
+    has sent by step t: never less than before, at most ``rate`` more when it paces, whole
+    packets with ``packet``."""
+    target = max(released + window, A[t - 1])
+    target = target if rate is None else min(target, A[t - 1] + rate[t])
+    return target if packet is None else packet * math.floor(target / packet)
 
 
 def _detected_by_acks(A: list[Fraction], L: list[Fraction], Ld: list[Fraction], timeout: list[bool],

@@ -240,6 +240,15 @@ class TcpRun:
                       W=exact("W"), timeout=list(record["timeout"]), cwnd=exact("cwnd"), rate=exact("rate"),
                       ssthresh=exact("ssthresh"))
 
+    def to_record(self) -> dict[str, Any]:
+        """The run as JSON-ready data that :meth:`from_record` reads back exactly (fractions as
+        strings, None kept): how a test keeps one of ns-3's runs."""
+        def text(values: list[Any] | None) -> list[str | None] | None:
+            return None if values is None else [None if x is None else str(x) for x in values]
+        path = {**vars(self.path), "lag": [str(x) for x in self.path.lag]}
+        return {"path": path, "tcp": self.tcp, "timeout": list(self.timeout),
+                **{name: text(getattr(self, name)) for name in ("A", "S", "L", "Ld", "W", "cwnd", "rate", "ssthresh")}}
+
     def describe(self) -> str:
         """The run's curves in packets, one line."""
         packets = lambda xs: [x / self.path.alpha if x is not None else None for x in xs]  # noqa: E731
@@ -350,11 +359,15 @@ def pinned(v: Any, run: TcpRun, curves: tuple[str, ...],
     but the TCP's own state (its window, and ``ssthresh`` and ``rate``, the CCA's state
     variables of those names in ``states``; the rate the state :data:`PACING_STATE` when the
     CCA declares one, else the model's pacing rate) only from step R on (before it the state is the
-    run's history, not the CCA's decision; so is Ld, which the run does not read there)."""
+    run's history, not the CCA's decision; so is Ld, which the run does not read there). The
+    TCP's window is the CCA's state ``cwnd`` where it has one (a file whose ``[send] window``
+    lets the sender use more within a step than the window it ends the step with), else the
+    model's window."""
+    window = states["cwnd"] if states is not None and "cwnd" in states else v.cwnd[0]
     terms: dict[str, Callable[[int], Any]] = {
         "A": lambda t: v.A_f[0][t], "S": lambda t: v.S_f[0][t], "L": lambda t: v.L_f[0][t],
         "Ld": lambda t: v.Ld_f[0][t], "W": lambda t: v.W[t], "timeout": lambda t: v.timeout[0][t],
-        "cwnd": lambda t: v.cwnd[0][t]}
+        "cwnd": window.__getitem__}
     for name in set(curves) & set(TCP_STATE):
         own = PACING_STATE if name == "rate" and states is not None and PACING_STATE in states else name
         if name == "rate" and own == name and v.rate[0] is not None:

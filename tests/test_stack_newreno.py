@@ -73,9 +73,10 @@ def recorded() -> list[TcpRun]:
 #: congestion avoidance at 30 packets, 10 ACKs a step at ssthresh 10, window and ssthresh pinned:
 #: each step grows by ten of ns-3's whole-byte increases, more than the dupthresh - 1 ACKs the
 #: file lets go ungrown can take off a doubled increase; slow start into five drops whose loss
-#: event cuts cwnd to half the pipe (4.5 packets), below half the window (11), with its detected
-#: losses: the loss step's sends show the cut
-RECORDED_READINGS = ((0, "cca+state"), (0, "cca+Ld"), (1, "cca+Ld"), (2, "cca+state"), (3, "cca+Ld"))
+#: event cuts cwnd to half the pipe (4.5 packets), below half the window (11), with its window
+#: and ssthresh pinned (the loss step's sends alone do not show the cut: ns-3's pipe may hold
+#: retransmissions)
+RECORDED_READINGS = ((0, "cca+state"), (0, "cca+Ld"), (1, "cca+Ld"), (2, "cca+state"), (3, "cca+state"))
 
 
 @pytest.mark.parametrize(("index", "name"), RECORDED_READINGS)

@@ -42,10 +42,6 @@ SURVIVORS: dict[str, str] = {
                             "within the enclosure of half the move",
     "copa2018_no_velocity": "no fast seed's velocity grows past 2 where the enclosed move binds",
     "copa2018_decrease_whatever_srtt": "no fast seed has srtt above 6 steps while the forced decrease would bind",
-    "newreno_file_cut_from_window": "the recorded recovery run pins the sends, not the window (its window is cut "
-                                    "mid-step), and ns-3 sends until the pipe is within an MSS of cwnd",
-    "newreno_file_ca_doubled": "the recorded run in congestion avoidance pins the sends, not the window (its "
-                               "window is cut mid-step), and a few RTTs of sends do not reveal the doubled increase",
     "cubic_file_slow_start_doubled": "the recorded runs admit it (measured on the final file; why the slow-start "
                                      "run with 14 drops does not reject it is not yet found)",
 }

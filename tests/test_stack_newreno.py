@@ -69,13 +69,19 @@ def recorded() -> list[TcpRun]:
 #: (recorded run, reading): seed 0 path 0 (slow start into drops, none detected yet) with its
 #: window and ssthresh pinned too; seed 0 path 5 (a loss event at step 4, recovery, its end and
 #: congestion avoidance) with its detected losses, not its window: ns-3 sends part of step 4
-#: under the old window before the entering ACK cuts it, which a step's one window cannot say
-RECORDED_READINGS = ((0, "cca+state"), (0, "cca+Ld"), (1, "cca+Ld"))
+#: under the old window before the entering ACK cuts it, which a step's one window cannot say;
+#: congestion avoidance at 30 packets, 10 ACKs a step at ssthresh 10, window and ssthresh pinned:
+#: each step grows by ten of ns-3's whole-byte increases, more than the dupthresh - 1 ACKs the
+#: file lets go ungrown can take off a doubled increase; slow start into five drops whose loss
+#: event cuts cwnd to half the pipe (4.5 packets), below half the window (11), with its window
+#: and ssthresh pinned (the loss step's sends alone do not show the cut: ns-3's pipe may hold
+#: retransmissions)
+RECORDED_READINGS = ((0, "cca+state"), (0, "cca+Ld"), (1, "cca+Ld"), (2, "cca+state"), (3, "cca+state"))
 
 
 @pytest.mark.parametrize(("index", "name"), RECORDED_READINGS)
 def test_the_encoding_admits_recorded_ns3_runs(index: int, name: str) -> None:
-    """ns-3's TcpNewReno on two of the harness's paths, pinned as the harness's reading ``name``."""
+    """ns-3's TcpNewReno on a recorded path, pinned as the harness's reading ``name``."""
     run = recorded()[index]
     answer = reading(run, name, FILE, STACKS["newreno"])
     assert answer.admitted is True, (answer.culprits, run.describe())

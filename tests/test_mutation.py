@@ -49,8 +49,6 @@ SURVIVORS: dict[str, str] = {
                                     "mid-step), and ns-3 sends until the pipe is within an MSS of cwnd",
     "newreno_file_ca_doubled": "the recorded run in congestion avoidance pins the sends, not the window (its "
                                "window is cut mid-step), and a few RTTs of sends do not reveal the doubled increase",
-    "cubic_file_slow_start_doubled": "the recorded runs admit it (measured on the final file; why the slow-start "
-                                     "run with 14 drops does not reject it is not yet found)",
 }
 
 

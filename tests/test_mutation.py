@@ -42,8 +42,6 @@ SURVIVORS: dict[str, str] = {
                             "within the enclosure of half the move",
     "copa2018_no_velocity": "no fast seed's velocity grows past 2 where the enclosed move binds",
     "copa2018_decrease_whatever_srtt": "no fast seed has srtt above 6 steps while the forced decrease would bind",
-    "cubic_file_slow_start_doubled": "the recorded runs admit it (measured on the final file; why the slow-start "
-                                     "run with 14 drops does not reject it is not yet found)",
 }
 
 

@@ -183,8 +183,9 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
 
 def admits(cca: dict[str, Any], run: Run, fix_state: tuple[str, ...] = (), mode: str | None = None) -> None:
     """Fail unless the encoding of ``cca`` on ``run.cfg`` admits ``run`` with every model
-    variable pinned (the named state variables too, from the sender's reports at steps >= R;
-    the rest of its state is the solver's); ``mode``: what non-linear uses' values may be
+    variable pinned (the named state variables too, from the sender's reports at steps >= R,
+    where it reports a value: None, a filter before its first sample, stays free; the rest of its
+    state is the solver's); ``mode``: what non-linear uses' values may be
     (:func:`ccac.problems.problem.build`)."""
     cfg = run.cfg
     problem = build(make_query(cfg.network(), cca), mode=mode)
@@ -215,5 +216,6 @@ def admits(cca: dict[str, Any], run: Run, fix_state: tuple[str, ...] = (), mode:
             if v.rate[0] is not None:
                 pin(v.rate[0][t], run.rate[t])
             for name in fix_state:
-                pin(states[name][t], run.state[t][name])
+                if run.state[t][name] is not None:
+                    pin(states[name][t], run.state[t][name])
     assert_admits(problem.enc.formulas(), fixed, run.describe())

@@ -36,12 +36,6 @@ def run_with(mutant: Mutant, select: str | None = None) -> subprocess.CompletedP
 SURVIVORS: dict[str, str] = {
     "lang_max_c_any_window": "no run of the belief's test CCA has a window whose first step alone was unused "
                              "while that window's candidate would be the smallest",
-    "copa2018_slow_start_two_per_ack": "the fast seeds' slow-start steps are few and short; the file's exit step "
-                                       "and the enclosed moves after it cover a doubled growth",
-    "copa2018_move_halved": "admits encloses the move's quotient (--nonlinear enclose): the pinned runs fit "
-                            "within the enclosure of half the move",
-    "copa2018_no_velocity": "no fast seed's velocity grows past 2 where the enclosed move binds",
-    "copa2018_decrease_whatever_srtt": "no fast seed has srtt above 6 steps while the forced decrease would bind",
 }
 
 

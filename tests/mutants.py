@@ -438,7 +438,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("packets_window_below_a_packet", PATH_SERVER, "whole packets: a window below one packet sends nothing",
            "cwnd = maximum(v.cwnd[n][t], v.alpha) if net.path(n).packets else v.cwnd[n][t]", "cwnd = v.cwnd[n][t]"),
     Mutant("packets_fluid_send", PATH_SERVER, "whole packets: the sender sends exactly its window, fractions of a packet too",
-           "enc.add(\"model.sender\", v.A_f[n][t] <= target, v.A_f[n][t] > target - v.alpha)",
+           "enc.add(\"model.sender\", v.A_f[n][t] <= target, v.A_f[n][t] > least - v.alpha)",
            "enc.add(\"model.sender\", v.A_f[n][t] == target)"),
     Mutant("periodic_settled_unsat_decides", SOLVE, "a periodic query is unsat once its settled formula is (not its loose one)",
            'if loose is not None and loose.answer == "unsat":',

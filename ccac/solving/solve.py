@@ -142,14 +142,10 @@ class Pipeline:
         problem = self.problem
         if problem.nonlinear != "enclose" or not problem.nodes:
             return self._ask(timeout, extra, [])
-        left = _time_left(timeout)
         if self.solver == "z3" and not problem.query.periodic:
-            return refined(problem.nodes, self._incremental(left, extra), self._validated, self.rounds)
-
-        def ask(added: list[Any], pins: list[Any]) -> Outcome:
-            seconds = left()
-            return _out_of_time(self.solver) if seconds is not None and seconds <= 0 else \
-                self._ask(seconds, extra, [*added, *pins])
+            ask = _within(timeout, self.solver, self._incremental(extra))
+        else:
+            ask = _within(timeout, self.solver, lambda seconds, added, pins: self._ask(seconds, extra, [*added, *pins]))
         return refined(problem.nodes, ask, self._validated, self.rounds)
 
     def _ask(self, timeout: float | None, extra: Sequence[Any], added: list[Any]) -> Outcome:
@@ -158,20 +154,16 @@ class Pipeline:
             return solve_periodic(self.problem, self.solver, timeout, [*extra, *added])
         return backend(self.solver)([*self.problem.formulas(), *extra, *added], timeout)
 
-    def _incremental(self, left: Callable[[], float | None], extra: Sequence[Any]) -> Ask:
-        """Answers from one z3 solver that keeps the formula: each call adds what ``added`` gained,
-        and ``pins`` in a scope of their own, dropped after the call; each within the seconds
-        ``left()`` of the whole answer's limit."""
+    def _incremental(self, extra: Sequence[Any]) -> TimedAsk:
+        """Answers from one z3 solver that keeps the formula: each call, within its ``seconds``,
+        adds what ``added`` gained, and ``pins`` in a scope of their own, dropped after the call."""
         solver = z3.Solver(ctx=self.ctx)
         solver.add(*self.problem.formulas(), *extra)
         sent = 0
 
-        def ask(added: list[Any], pins: list[Any]) -> Outcome:
+        def ask(seconds: float | None, added: list[Any], pins: list[Any]) -> Outcome:
             nonlocal sent
-            seconds = left()
             if seconds is not None:
-                if seconds <= 0:
-                    return _out_of_time("z3")
                 solver.set("timeout", max(1, int(seconds * 1000)))
             solver.add(*added[sent:])
             sent = len(added)
@@ -388,13 +380,19 @@ def smtlib_comments(problem: Problem) -> list[str]:
     return lines
 
 
-def _time_left(timeout: float | None) -> Callable[[], float | None]:
-    """The seconds left of ``timeout`` from now, at each call (None: no limit): an answer that
-    solves several times (repair, refinement) shares one limit."""
-    if timeout is None:
-        return lambda: None
-    ends = time.monotonic() + timeout
-    return lambda: ends - time.monotonic()
+#: a solve given the seconds it may take (None: no limit), the formulas added and the pins
+TimedAsk = Callable[[float | None, list[Any], list[Any]], Outcome]
+
+
+def _within(timeout: float | None, solver: str, ask: TimedAsk) -> Ask:
+    """``ask`` with what is left of ``timeout`` at each call: an answer that solves several times
+    (repair, refinement) shares one limit; with nothing left the answer is unknown at once."""
+    ends = None if timeout is None else time.monotonic() + timeout
+
+    def timed(added: list[Any], pins: list[Any]) -> Outcome:
+        seconds = None if ends is None else ends - time.monotonic()
+        return _out_of_time(solver) if seconds is not None and seconds <= 0 else ask(seconds, added, pins)
+    return timed
 
 
 def _out_of_time(solver: str) -> Outcome:

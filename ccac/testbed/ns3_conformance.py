@@ -360,9 +360,8 @@ def pinned(v: Any, run: TcpRun, curves: tuple[str, ...],
     variables of those names in ``states``; the rate the state :data:`PACING_STATE` when the
     CCA declares one, else the model's pacing rate) only from step R on (before it the state is the
     run's history, not the CCA's decision; so is Ld, which the run does not read there). The
-    TCP's window is the CCA's state ``cwnd`` where it has one (a file whose ``[send] window``
-    lets the sender use more within a step than the window it ends the step with), else the
-    model's window."""
+    TCP's window is the CCA's state ``cwnd`` where it has one (a file's ``[send] window`` may be
+    another expression of its state), else the model's window."""
     window = states["cwnd"] if states is not None and "cwnd" in states else v.cwnd[0]
     terms: dict[str, Callable[[int], Any]] = {
         "A": lambda t: v.A_f[0][t], "S": lambda t: v.S_f[0][t], "L": lambda t: v.L_f[0][t],

@@ -77,6 +77,11 @@ class AIMD(CCA):
     def paced(self, params: dict[str, Any]) -> bool:
         return bool(params["pacing"])
 
+    def start_state(self, params: dict[str, Any], C: Fraction, R: int, alpha: Fraction) -> dict[str, Fraction]:
+        """A connection's start (the thesis' AIMD has no slow start): one MSS of window, no loss
+        event yet and the ACK count at zero, as its concrete sender starts."""
+        return {"cwnd": alpha, "loss_mark": Fraction(0), "ack_mark": Fraction(0)}
+
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
         loss_mark, ack_mark = (ctx.series(sv.name, axis=sv.axis) for sv in self.state)
         cwnd, S, L, Ld, R = ctx.cwnd, ctx.S, ctx.L, ctx.Ld, ctx.R

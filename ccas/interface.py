@@ -100,6 +100,12 @@ class FlowContext:
         return self.v.net.T
 
     @property
+    def opens(self) -> int | None:
+        """With a cold start, the step this flow's connection opens (its first decision); None
+        when the trace may start in any state."""
+        return self.v.net.path(self.n).opens
+
+    @property
     def R(self) -> int:
         return self.v.net.path(self.n).R
 
@@ -188,6 +194,7 @@ class FlowValues:
     delay_admitted: list[Fraction] = field(default_factory=list)
     tokens: list[Fraction] = field(default_factory=list)   # the token line C*t - W[t]
     flows: int = 1
+    opens: int | None = None                                # cold start: the connection's first decision
     lossy: bool = False                                     # some flow has non-congestive loss
     buffer: Fraction | None = None                          # the numeric buffer in bytes, if any
 
@@ -233,6 +240,19 @@ class CCA(ABC):
         free history, as the model's first R steps are. The default: the first step that reads
         ACKs, R."""
         return R
+
+    opens_late = False
+    """Whether a connection of this CCA may open after its first rule step (a flow that joins a
+    running path, ``[[flow]] start_time``): its rules then apply from the opening step
+    (:attr:`FlowContext.opens`), which only a CCA that reads that step supports."""
+
+    def start_state(self, params: dict[str, Any], C: Fraction, R: int, alpha: Fraction) -> dict[str, Fraction] | None:
+        """Its values at a connection's start, by name (``cwnd``, ``rate``, declared state), one step
+        before the connection's first decision: what a cold start (``[network] start = "cold"``)
+        fixes, with nothing sent, ACKed or lost before. A name left out is any value the CCA's
+        history allows. None: this CCA has no start state (its encoding describes a running
+        connection only), so a cold start is refused."""
+        return None
 
     def period_divisor(self, params: dict[str, Any], R: int) -> int:
         """A periodic trace's period (T - 1 steps) must be a multiple of this: the length of

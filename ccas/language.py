@@ -63,6 +63,14 @@ from ccac.senders.interface import ConcreteSender, SenderStart
 #: bundled CCA files
 LIBRARY = Path(__file__).resolve().parent / "rules"
 
+START_OBSERVATIONS: dict[str, Any] = {
+    **{name: Fraction(0) for name in ("acked", "newly_acked", "lost", "newly_lost", "sent", "inflight", "loss_point",
+                                      "min_c", "max_c", "min_c_lambda", "bq_belief", "qdel_steps", "delay_steps")},
+    "timeout": False, "delay_known": False,
+}
+"""What a connection observes before its first ACK: nothing sent, ACKed or lost, no timeout, no
+delay sample, and every belief at 0 (the concrete sender's start, ``senders/language.py``)."""
+
 
 class LanguageCCA(CCA):
     """A CCA from a CCA file."""
@@ -111,6 +119,21 @@ class LanguageCCA(CCA):
     def lookback(self, params: dict[str, Any], R: int) -> int:
         return max(R + 1, self.definition.first_rule_step(R, params))
 
+    opens_late = True
+
+    def start_state(self, params: dict[str, Any], C: Fraction, R: int, alpha: Fraction) -> dict[str, Fraction]:
+        """Each state variable's ``start`` expression (0 without one, as the concrete sender
+        starts it) on a connection's first observations: nothing sent, ACKed or lost, no timeout."""
+        d = self.definition
+        values: dict[str, Any] = {**constants(d.params, dict(params), C, R, alpha), **START_OBSERVATIONS}
+        out: dict[str, Fraction] = {}
+        for s in d.state:
+            if s.start is not None:
+                out[s.name] = Fraction(d.number(s.start, {**values, **out}, f"{d.source}: state.{s.name}.start"))
+            else:
+                out[s.name] = Fraction(0)
+        return out
+
     def first_rule_step(self, params: dict[str, Any], R: int) -> int:
         """Rules that read an observation first known later than step R (``newly_acked`` reads
         the ACKs of two steps, a belief its window) start there: the whole state before is free."""
@@ -153,7 +176,7 @@ class LanguageCCA(CCA):
         axes = {s.name: s.axis for s in d.state}
         acks = {r.name: ctx.series(r.name, axis=axes[r.state] if r.state else None) for r in per_ack.series(d)}
         self._directions(dict(p))
-        first = d.first_rule_step(ctx.R, p)
+        first = max(d.first_rule_step(ctx.R, p), ctx.opens or 0)   # a connection opening later starts there
         fixed = constants(d.params, dict(p), ctx.C, ctx.R, ctx.alpha)
         for t in range(ctx.T):
             if "loss_point" in recorded:
@@ -332,7 +355,7 @@ class LanguageCCA(CCA):
         # a state rate is the pacing rate, which encode() refuses unless paced: then the trace has f.rate
         series: dict[str, list[Any]] = {s.name: (f.cwnd if s.name == "cwnd" else cast(list[Any], f.rate)
                                                  if s.name == "rate" else f.state[s.name]) for s in d.state}
-        first = d.first_rule_step(f.R, f.params)
+        first = max(d.first_rule_step(f.R, f.params), f.opens or 0)
         fixed = constants(d.params, dict(f.params), f.C, f.R, f.alpha)
         for t in range(f.T):
             seen = self._observed(f.S, f.Ld, f.A, f.timeout, f.R, t, {o: f.state[o][t] for o in d.recorded()})

@@ -205,6 +205,7 @@ class PathServer(ABC):
         self.boxes(enc, v)
         self.loss_detection(enc, v)
         self.sender(enc, v)
+        self.cold_start(enc, v)
         if v.net.flows > 1:
             self.fifo(enc, v)
         if v.net.any_packets:
@@ -547,7 +548,7 @@ class PathServer(ABC):
                 rate = v.rate[n]
                 if rate is not None:
                     enc.add("model.sender", rate[t] > 0)
-                if t < R:
+                if t < max(R, net.path(n).opens or 0):
                     continue
                 cwnd = maximum(v.cwnd[n][t], v.alpha) if net.path(n).packets else v.cwnd[n][t]
                 target = self._send_target(v, n, t, cwnd)
@@ -560,6 +561,24 @@ class PathServer(ABC):
                     enc.add("model.sender", v.A_f[n][t] == target)
                 else:
                     enc.add("model.sender", v.A_f[n][t] <= target, v.A_f[n][t] >= least)
+
+    def cold_start(self, enc: Encoding, v: PathVars) -> None:
+        """A connection's start (``[network] start = "cold"``, or a ``[[flow]]``'s): the flow's
+        connection opens at step ``opens`` (its first decision); before it, it has sent nothing,
+        so nothing of it is queued, served, lost or detected lost, and its sender has no timer to
+        fire. The sender's rule (:meth:`sender`) applies from ``opens`` on. This is a restriction
+        of the model (the trace starts where a connection starts), not an approximation: every
+        constraint of the model still holds; the path's own state (the tokens its server holds,
+        up to D steps of them) is as free as for any trace. The CCA's start state at ``opens - 1``
+        is fixed with the CCA's rules (:func:`ccac.problems.problem.start_pins`)."""
+        for n in range(v.net.flows):
+            opens = v.net.path(n).opens
+            if opens is None:
+                continue
+            for t in range(opens):
+                enc.add("model.cold_start", v.A_f[n][t] == 0, v.S_f[n][t] == 0, v.L_f[n][t] == 0,
+                        v.Ld_f[n][t] == 0, v.So_f[n][t] == 0, *([v.Lnc_f[n][t] == 0] if v.Lnc_f else []),
+                        z3.Not(v.timeout[n][t]))
 
     @staticmethod
     def _send_target(v: PathVars, n: int, t: int, window: z3.ArithRef) -> z3.ArithRef:

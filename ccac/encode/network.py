@@ -19,6 +19,7 @@ from ccac.core.limits import check_horizon
 from ccac.core.params import Param, resolve, rounded_text
 
 ZERO = Fraction(0)
+START_MODES = ("any", "cold")
 
 NETWORK_PARAMS: tuple[Param, ...] = (
     Param("T", 10, "number of time steps in the trace (t = 0 .. T-1)", "steps", "int", minimum=Fraction(2)),
@@ -59,6 +60,10 @@ NETWORK_PARAMS: tuple[Param, ...] = (
           "revealed by a timeout only (duplicate ACKs mark a segment lost once, RFC 6675), and retransmissions "
           "held in a SACK sender's pipe may keep it below its window, on traces that start outside loss recovery; "
           "false: every loss is revealed by duplicate ACKs and the sender fills its window", kind="bool"),
+    Param("start", "any", "any: the trace starts in any state the model allows (its first steps are history "
+          "the CCA did not choose); cold: every flow's connection opens within the trace, as a real one does: "
+          "nothing sent before, nothing queued or lost, its CCA in its start state (whole packets by default)",
+          kind="choice", choices=START_MODES),
 )
 LINKS = ("ccac", "cbrdelay", "ideal")
 
@@ -72,6 +77,10 @@ FLOW_PATH_PARAMS: tuple[Param, ...] = (
     Param("R", None, "the flow's minimum RTT (default: [network] R)", "steps", "int", minimum=Fraction(1)),
     Param("packets", None, "the flow sends whole packets of alpha bytes (default: [network] packets); "
           "alpha is then a number, C*R / [network] bdp_packets unless given", kind="bool"),
+    Param("start", None, "any or cold, as [network] start, for this flow alone (default: [network] start)",
+          kind="choice", choices=START_MODES),
+    Param("start_time", None, "a cold flow's connection opens at this step (at the earliest, the first step its "
+          "CCA decides; default: that step)", "steps", "int", minimum=ZERO),
 )
 
 
@@ -83,13 +92,20 @@ class FlowPath:
     byte between 0 and D steps after the shared bottleneck served it, in order, while other
     flows' boxes delay theirs independently. ``eta`` bounds its non-congestive loss rate and
     ``R`` is its minimum RTT in steps. ``packets``: its bytes move in whole packets (sent,
-    served, acked, lost: the network's whole-packet mode for this flow alone).
+    served, acked, lost: the network's whole-packet mode for this flow alone). ``start``: "cold"
+    when its connection opens within the trace, and ``opens`` the step it opens at (its first
+    decision, with its CCA in its start state; nothing of it is sent, served or lost before),
+    which :func:`ccac.problems.query.with_openings` sets once the flow's CCA is known; "any" when
+    the trace may start in any state.
     """
 
     D: int
     eta: Fraction
     R: int
     packets: bool = False
+    start: str = "any"
+    start_time: int | None = None   # cold: the opening step asked for (None: its CCA's first decision)
+    opens: int | None = None        # cold: the step its connection opens, once its CCA is known
 
 
 @dataclass(frozen=True)
@@ -118,12 +134,18 @@ class Network:
     retransmissions: bool = False
     packets: bool = False
     bdp_packets: int = 10
+    start: str = "any"
     paths: tuple[FlowPath, ...] = field(default=())
     link_jitter: int = 0   # cbrdelay: the D given, which every flow's box carries (the bottleneck has none)
 
     def path(self, n: int) -> FlowPath:
         """Flow n's own part of the path (the network's defaults without ``[[flow]]``)."""
-        return self.paths[n] if self.paths else FlowPath(0, self.eta, self.R, self.packets)
+        return self.paths[n] if self.paths else FlowPath(0, self.eta, self.R, self.packets, self.start)
+
+    @property
+    def cold(self) -> bool:
+        """Whether some flow's connection opens within the trace (a cold start)."""
+        return any(self.path(n).start == "cold" for n in range(self.flows))
 
     @property
     def boxes(self) -> bool:
@@ -184,6 +206,8 @@ class Network:
 def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
     """Read the ``[network]`` table, apply defaults and reject invalid combinations."""
     values = resolve(NETWORK_PARAMS, given, where)
+    if values["start"] == "cold" and "packets" not in given:
+        values["packets"] = True   # a connection's start is about whole packets (an initial window of segments)
     if values["link"] == "ideal":
         if "D" in given and values["D"] != 0:
             raise CcacError("the ideal link has no jitter: leave D out or set D = 0", f"{where}.D")
@@ -202,7 +226,8 @@ def parse_network(given: Mapping[str, Any], where: str = "network") -> Network:
         if not net.compose:
             raise CcacError("the cbrdelay link is a constant-rate bottleneck: compose must be true", where)
         net = replace(net, D=0, link_jitter=values["D"],
-                      paths=tuple(FlowPath(values["D"], net.eta, net.R, net.packets) for _ in range(net.flows)))
+                      paths=tuple(FlowPath(values["D"], net.eta, net.R, net.packets, net.start)
+                                  for _ in range(net.flows)))
     if net.T < net.R + net.jitter + 1:
         raise CcacError(
             f"T = {net.T} is too small: the first R + D = {net.R + net.jitter} steps are history the CCA "
@@ -225,7 +250,11 @@ def parse_flow_path(net: Network, given: Mapping[str, Any], where: str) -> FlowP
     values = resolve(FLOW_PATH_PARAMS, given, where)
     path = FlowPath(D=values["D"] + net.link_jitter, eta=net.eta if values["eta"] is None else values["eta"],
                     R=net.R if values["R"] is None else values["R"],
-                    packets=net.packets if values["packets"] is None else values["packets"])
+                    packets=net.packets if values["packets"] is None else values["packets"],
+                    start=net.start if values["start"] is None else values["start"], start_time=values["start_time"])
+    if path.start_time is not None and path.start != "cold":
+        raise CcacError("start_time is when a cold flow's connection opens: give start = \"cold\" too "
+                        "(or [network] start = \"cold\")", f"{where}.start_time")
     first_free = path.R + net.D + path.D + 1
     if net.T < first_free:
         raise CcacError(

@@ -8,6 +8,7 @@ numbers to check a trace. Queries and traces therefore share one vocabulary by c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable
 
 import z3
@@ -160,6 +161,35 @@ def query_conditions(query: Query, symbols: Symbols) -> list[tuple[str, Any]]:
     return out
 
 
+def start_values(query: Query, n: int) -> tuple[int, dict[str, Fraction]] | None:
+    """Flow n's cold start: the step before its connection's first decision and its CCA's values
+    there (:meth:`ccac.ccas.interface.CCA.start_state`); None for a flow that may start in any
+    state. The encoding fixes these values (:func:`start_pins`) and the validator checks them
+    (:func:`ccac.solving.validate.check_start`), both from here."""
+    net, flow = query.network, query.flows[n]
+    path = net.path(n)
+    if path.opens is None:
+        return None
+    assert net.alpha is not None, "a cold start has a numeric MSS (ccac.problems.query.with_openings)"
+    values = flow.cca.start_state(flow.params, net.C, path.R, net.alpha)
+    assert values is not None, "a cold flow's CCA has a start state (ccac.problems.query.with_openings)"
+    return path.opens - 1, values
+
+
+def start_pins(query: Query, v: PathVars, states: list[dict[str, list[Any]]]) -> list[Any]:
+    """Each cold flow's CCA in its start state one step before its connection opens."""
+    pins = []
+    for n in range(query.network.flows):
+        start = start_values(query, n)
+        if start is None:
+            continue
+        step, values = start
+        rate = v.rate[n]
+        series: dict[str, list[Any]] = {**states[n], "cwnd": v.cwnd[n], **({"rate": rate} if rate is not None else {})}
+        pins += [series[name][step] == value for name, value in values.items() if name in series]
+    return pins
+
+
 def _declare(query: Query, style: str, ctx: z3.Context) -> tuple[PathServer, Encoding, PathVars]:
     """The model of ``query``, an encoding of its timeline in ``style`` (variables in ``ctx``)
     and the model's variables declared there (no constraint yet)."""
@@ -207,6 +237,7 @@ def _build(query: Query, style: str, ctx: z3.Context) -> Problem:
     for n, flow in enumerate(query.flows):
         view = FlowContext(enc, flow_view(v, n), n, flow.params, flow.cca.name)
         states.append(flow.cca.encode(view))
+    enc.add("cca.start", *start_pins(query, v, states))
     periodic: list[tuple[str, Any, Any]] = []
     if query.periodic:
         periodic = model.periodic(v) + steady.conditions(enc, v)

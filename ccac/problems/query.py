@@ -42,7 +42,7 @@ from ccac.ccas.language import LanguageCCA, load_file
 from ccac.core.errors import CcacError
 from ccac.encode import nonlinear
 from ccac.core.limits import check_durations, check_horizon
-from ccac.encode.network import FLOW_PATH_PARAMS, Network, parse_flow_path, parse_network
+from ccac.encode.network import FLOW_PATH_PARAMS, FlowPath, Network, parse_flow_path, parse_network
 from ccac.core.params import resolve, to_fraction
 
 SECTIONS = ("network", "cca", "flow", "params", "definitions", "query")
@@ -82,7 +82,7 @@ class Query:
             "name": self.name,
             "network": {k: _plain(v) for k, v in self.network.as_dict().items()},
             "cca": [{**_cca_key(f.cca), **{k: _plain(v) for k, v in f.params.items()}} for f in self.flows],
-            **({"paths": [{k: _plain(v) for k, v in {**vars(p), "D": p.D - self.network.link_jitter}.items()}
+            **({"paths": [{k: _plain(v) for k, v in {**path_keys(p), "D": p.D - self.network.link_jitter}.items()}
                           for p in self.network.paths]}
                if self.network.paths else {}),
             "params": {k: _plain(v) for k, v in self.params.items()},
@@ -90,6 +90,11 @@ class Query:
             "query": {"assume": list(self.assume), "find": self.find, "periodic": self.periodic,
                       "expect": self.expect, **({"nonlinear": self.nonlinear} if self.nonlinear else {})},
         }
+
+
+def path_keys(path: FlowPath) -> dict[str, Any]:
+    """A flow's own path as a ``[[flow]]`` table writes it (its opening step is derived)."""
+    return {p.name: getattr(path, p.name) for p in FLOW_PATH_PARAMS if getattr(path, p.name) is not None}
 
 
 def parse_resolved(data: dict[str, Any], source: str) -> Query:
@@ -225,6 +230,7 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
         network, flows = parse_flows(data["flow"], data.get("cca"), data.get("network", {}), network, library)
     else:
         flows = [parse_cca(data.get("cca"), "cca", library)] * network.flows
+    network = with_openings(network, flows)
     params = {k: to_fraction(v, f"params.{k}") for k, v in data.get("params", {}).items()}
     definitions = parse_definitions(data.get("definitions", {}))
     q = data.get("query", {})
@@ -242,6 +248,9 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
     periodic = q.get("periodic", False)
     if not isinstance(periodic, bool):
         raise CcacError("periodic must be true or false", "query.periodic")
+    if periodic and network.cold:
+        raise CcacError("a periodic trace repeats forever and a connection opens once: leave out periodic or "
+                        "start = \"cold\"", "query.periodic")
     expect = q.get("expect")
     if expect is not None and expect not in ANSWERS:
         raise CcacError(f"expect must be \"sat\" or \"unsat\", got {expect!r}", "query.expect")
@@ -263,6 +272,38 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
     return Query(name=name, description=description.strip(), network=network, flows=flows,
                  params=params, assume=assume, find=find, periodic=periodic, expect=expect,
                  source=source, horizons=horizons, slow=slow, nonlinear=mode, definitions=definitions, raw=data)
+
+
+def with_openings(network: Network, flows: list[FlowCCA]) -> Network:
+    """``network`` with each cold flow's opening step set (:attr:`FlowPath.opens`): its CCA's first
+    decision (the first step its rules apply), or its ``start_time`` if later. A cold start needs
+    the CCA's start state and a numeric MSS, and at least one step of the connection in the trace."""
+    if not network.cold:
+        return network
+    if network.alpha is None:
+        raise CcacError("a cold start fixes the CCA's start state in bytes: give alpha, or packets = true",
+                        "network.start")
+    paths = []
+    for n, flow in enumerate(flows):
+        path, where = network.path(n), f"flow[{n}]" if network.paths else "network.start"
+        if path.start != "cold":
+            paths.append(path)
+            continue
+        cca, first = flow.cca, flow.cca.first_rule_step(flow.params, path.R)
+        if cca.start_state(flow.params, network.C, path.R, network.alpha) is None:
+            raise CcacError(f"{cca.name} has no start state (its encoding describes a running connection): "
+                            f"a cold start needs a CCA that starts, e.g. one written in the CCA language", where)
+        opens = max(first, path.start_time or 0)
+        if opens > first and not cca.opens_late:
+            raise CcacError(f"{cca.name}'s rules start at step {first}: a connection that opens later "
+                            f"(start_time = {path.start_time}) needs a CCA written in the CCA language",
+                            f"{where}.start_time")
+        if opens >= network.T:
+            raise CcacError(f"the connection opens at step {opens} (its CCA's first decision"
+                            f"{' or its start_time' if path.start_time else ''}): T = {network.T} leaves it no "
+                            f"step; T must be at least {opens + 1}", where)
+        paths.append(replace(path, opens=opens))
+    return replace(network, paths=tuple(paths))
 
 
 def parse_definitions(table: dict[str, Any]) -> dict[str, str]:

@@ -67,6 +67,8 @@ def describe_query(q: Any) -> str:
         params = ", ".join(f"{k}={_show(v)}" for k, v in f.params.items())
         path = net.paths[n] if net.paths else None
         own = f"; its path: own jitter box D={path.D}, eta={_show(path.eta)}, R={path.R}" if path else ""
+        if path and path.opens is not None:
+            own += f", connection opens at step {path.opens}"
         lines.append(f"cca[{n}]: {f.cca.name}" + (f" ({params})" if params else "") + own)
     return "\n".join(lines)
 
@@ -77,6 +79,8 @@ def statement(q: Any, answer: str) -> str:
     if q.periodic:
         scope = (f"periodic runs of the {net.model_name} model (steps 0..{net.T - 1} repeated forever, "
                  f"period {net.T - 1}; every rule holds at every step, reading the earlier periods)")
+    elif net.cold:
+        scope = f"traces of the {net.model_name} model over steps 0..{net.T - 1} ({_openings(q)})"
     else:
         history = max(net.path(n).R for n in range(net.flows))
         rules = max(f.cca.first_rule_step(f.params, net.path(n).R) for n, f in enumerate(q.flows))
@@ -91,6 +95,18 @@ def statement(q: Any, answer: str) -> str:
     if answer == "unsat":
         return f"checked: NO one of the {scope} has: {body}"
     return f"checked: undecided whether any of the {scope} has: {body}"
+
+
+def _openings(q: Any) -> str:
+    """Where each flow starts, for a cold start: when its connection opens, or any state."""
+    net = q.network
+    opened = {net.path(n).opens for n in range(net.flows)}
+    if len(opened) == 1 and None not in opened:
+        return (f"from a connection's start: nothing sent before step {opened.pop()}, where every flow's "
+                f"connection opens with its CCA in its start state")
+    return "; ".join(f"flow {n}: " + (f"opens at step {net.path(n).opens} from its CCA's start state"
+                                      if net.path(n).opens is not None else "any initial state")
+                     for n in range(net.flows))
 
 
 def _show(v: Any) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ccac.ccas.interface import FlowValues
 from ccac.encode.expr import Series, Symbols, compile_condition
-from ccac.problems.problem import FLOW_SERIES
+from ccac.problems.problem import FLOW_SERIES, start_values
 from ccac.problems.query import Query
 from ccac.encode.trace import Trace, repeat_period
 
@@ -67,7 +67,29 @@ CUMULATIVE = frozenset({"A", "S", "L", "W", "A_f", "S_f", "L_f", "Ld_f", "Lnc_f"
 
 def check_trace(query: Query, trace: Trace) -> list[str]:
     """Every model rule and every flow's CCA rules (not the query's own conditions)."""
-    return check_path(trace) + check_ccas(query, trace)
+    return check_path(trace) + check_start(query, trace) + check_ccas(query, trace)
+
+
+def check_start(query: Query, trace: Trace) -> list[str]:
+    """A cold start on ``trace``: each cold flow sent nothing before its connection opened (so
+    nothing of it was served, lost or detected lost, and no timer fired), and its CCA was in its
+    start state one step before (:func:`ccac.problems.problem.start_values`)."""
+    out: list[str] = []
+    for n in range(query.network.flows):
+        start = start_values(query, n)
+        if start is None:
+            continue
+        step, values = start
+        for t in range(step + 1):
+            silent = [name for name in ("A_f", "S_f", "L_f", "Ld_f") if trace.flow(name, n)[t] != 0]
+            if silent or trace.flow("timeout", n)[t]:
+                out.append(f"flow {n}: step {t}: before its connection opens at step {step + 1}, "
+                           f"{', '.join(silent) or 'timeout'} is not nothing")
+        for name, value in values.items():
+            row = trace.flow(name, n)
+            if row is not None and row[step] != value:
+                out.append(f"flow {n}: step {step}: {name} = {row[step]}, not its start value {value}")
+    return out
 
 
 def check_ccas(query: Query, trace: Trace) -> list[str]:
@@ -121,8 +143,8 @@ def flow_values(trace: Trace, n: int, params: dict[str, Any]) -> FlowValues:
         state={name: values for name in state_names if (values := trace.flow(name, n)) is not None},
         total_S=S, total_admitted=admitted,
         delay_S=observed if path.D > 0 else S, delay_admitted=own_admitted if path.D > 0 else admitted,
-        tokens=[net.C * t - w for t, w in enumerate(trace.total("W"))], flows=net.flows, lossy=net.lossy,
-        buffer=net.buffer_bytes(),
+        tokens=[net.C * t - w for t, w in enumerate(trace.total("W"))], flows=net.flows, opens=path.opens,
+        lossy=net.lossy, buffer=net.buffer_bytes(),
     )
 
 
@@ -228,7 +250,8 @@ def check_path(tr: Trace) -> list[str]:
         out += [f"flow {n}: {p}" for p in check_sender(A[n], So[n], L[n], Ld[n], cwnd[n], rate[n],
                                                          timeout[n], dupacks, net.path(n).R, net.rto,
                                                          alpha if net.path(n).packets else None,
-                                                         net.loss_detection == "oracle", net.retransmissions)]
+                                                         net.loss_detection == "oracle", net.retransmissions,
+                                                         net.path(n).opens)]
     if N > 1:
         for t in range(T):
             for s in range(t):
@@ -290,13 +313,14 @@ def check_whole_packets(tr: Trace, alpha: Fraction) -> list[str]:
 def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: list[Fraction],
                  cwnd: list[Fraction], rate: list[Fraction] | None, timeout: list[bool],
                  dupacks: Fraction, R: int, rto: int, packet: Fraction | None = None,
-                 oracle: bool = False, retransmissions: bool = False) -> list[str]:
+                 oracle: bool = False, retransmissions: bool = False, opens: int | None = None) -> list[str]:
     """Loss detection, timeouts and ACK clocking of one sender. With ``packet`` (whole-packet
     mode) the sender sends whole packets and its window is at least one packet. With ``oracle``
     (CCmatic's loss oracle) the sender knows at each step from R on exactly the losses of R
     steps before, and never times out. With ``retransmissions`` the sender may have resent what
     it detected lost since step 0, duplicate ACKs need not reveal those resent bytes lost
-    again, and those held in flight may keep it below its window."""
+    again, and those held in flight may keep it below its window. With ``opens`` (a cold start)
+    the sender decides from that step on (before it, it sent nothing: :func:`check_start`)."""
     out: list[str] = []
     T = len(A)
     all_lost = []
@@ -317,6 +341,8 @@ def check_sender(A: list[Fraction], S: list[Fraction], L: list[Fraction], Ld: li
                 out.append(f"step {t}: a timeout under the loss oracle")
         else:
             out += _detected_by_acks(A, L, Ld, timeout, all_lost, acked, dupacks, t, R, rto, retransmissions)
+        if opens is not None and t < opens:
+            continue
         window = cwnd[t] if packet is None else max(cwnd[t], packet)
         most = _send_target(A, acked + Ld[t], window, rate, t, packet)
         # with retransmissions the ones still held in flight (at most the detections since

@@ -2,7 +2,7 @@
 
 The public API: :func:`load_query` / :func:`parse_query` to get a :class:`Query`,
 :func:`solve` to answer it (a :class:`Result` with ``.answer``, ``.trace``, ``.validated``
-and ``.plot()``).
+and ``.plot()``), :func:`search_windows` to find a long trace window by window.
 
 The package is a house of rooms, each a subpackage whose docstring says what it holds; a room
 imports only rooms below it (``tests/test_layers.py`` enforces it), from the bottom:
@@ -26,6 +26,7 @@ from ccac.core import VERSION  # noqa: E402
 from ccac.core.errors import CcacError  # noqa: E402
 from ccac.problems.query import Query, load_query, parse_query  # noqa: E402
 from ccac.solving.solve import Result, solve  # noqa: E402
+from ccac.analysis.window_search import search_windows  # noqa: E402
 
-__all__ = ["CcacError", "Query", "Result", "load_query", "parse_query", "solve"]
+__all__ = ["CcacError", "Query", "Result", "load_query", "parse_query", "search_windows", "solve"]
 __version__ = VERSION

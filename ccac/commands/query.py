@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -63,11 +63,15 @@ if TYPE_CHECKING:
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="With --cubes: solve the cases on this Dask scheduler (e.g. tcp://host:8786); its "
                    "workers need ccac installed.")
+@click.option("--window", type=click.IntRange(min=1), default=None, metavar="W",
+              help="Find the trace window by window, W new steps each, the steps before fixed (for long "
+                   "traces: cost grows with T); sat with a trace validated over the whole run, or unknown, "
+                   "never unsat. Default: the query's [query] window, else one solve of the whole trace.")
 def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, expect: str | None,
           json_path: str | None, csv_path: str | None, plot_path: str | None, solver: str,
           smtlib_path: str | None, encoding: str, do_replay: bool, replay_plot: str | None,
           nonlinear: str | None, quiet: bool, cubes: int | None, workers: int | None,
-          scheduler: str | None) -> None:
+          scheduler: str | None, window: int | None) -> None:
     """Answer a query FILE_OR_NAME (a .toml file, or the name of a bundled query)."""
     from ccac.problems.query import load_query
     from ccac.solving.solve import solve
@@ -84,7 +88,13 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
             from ccac.report.plot import check_format
 
             check_format(figure, where)
-    if cubes is None:
+    window = window if window is not None else q.window
+    if window is not None:
+        if cubes is not None or smtlib_path is not None:
+            raise CcacError("--window searches window by window: it goes without --cubes and --smtlib")
+        result = _by_windows(q, window, solver, timeout, quiet)
+        split = None
+    elif cubes is None:
         if workers is not None or scheduler is not None:
             raise CcacError("--workers and --scheduler go with --cubes")
         result = solve(q, solver=solver, timeout=timeout, smtlib=smtlib_path, encoding=encoding, nonlinear=nonlinear)
@@ -154,3 +164,12 @@ def solve_cases(q: Query, cubes: int, workers: int | None, scheduler: str | None
 
     with executor(workers, scheduler) as where:
         return solve_in_cubes(q, cubes, where.run, timeout, encoding)
+
+
+def _by_windows(q: Any, window: int, solver: str, timeout: float | None, quiet: bool) -> Any:
+    """The query answered window by window, each window's outcome on stderr as it comes."""
+    from ccac.analysis.window_search import search_windows, window_bounds, window_line
+
+    windows = len(window_bounds(q.network.T, window))
+    return search_windows(q, window, solver, timeout,
+                          None if quiet else lambda report: click.echo(window_line(report, windows), err=True))

@@ -17,7 +17,7 @@ from ccac.encode import nonlinear
 from ccac.encode.encoding import Encoding, terms_in
 from ccac.encode import periodic as steady
 from ccac.core.errors import CcacError
-from ccac.encode.expr import Series, Symbols, compile_condition
+from ccac.encode.expr import Series, Symbols, compile_condition, compile_number
 from ccac.encode.frontier import STYLES
 from ccac.models import MODELS, FlowSetup, PathServer, PathVars
 from ccac.ccas.interface import FlowContext, flow_view
@@ -138,18 +138,31 @@ def declared_symbols(query: Query) -> tuple[Symbols, Encoding]:
     (:func:`check_expressions`)."""
     ctx = z3.Context()
     with terms_in(ctx):
-        _, enc, v = _declare(query, "pairs", ctx)
+        v, states, enc = declared(query, ctx)
+        return symbols_for(query, v, states, lambda x: x), enc
+
+
+def declared(query: Query, ctx: z3.Context | None = None) -> tuple[PathVars, list[dict[str, list[Any]]], Encoding]:
+    """The model's variables and each flow's declared CCA state series for ``query``, declared in
+    ``ctx`` (a new context if None) with no constraint built: what reading names, or a run's
+    values given by variable name, needs."""
+    context = ctx or z3.Context()
+    with terms_in(context):
+        _, enc, v = _declare(query, "pairs", context)
         states = []
         for n, flow in enumerate(query.flows):
             view = FlowContext(enc, flow_view(v, n), n, flow.params, flow.cca.name)
             states.append({sv.name: view.series(sv.name, sv.kind, sv.axis) for sv in flow.cca.state})
-        return symbols_for(query, v, states, lambda x: x), enc
+        return v, states, enc
 
 
 def check_expressions(query: Query) -> None:
     """Raise the :class:`CcacError` :func:`build` would raise for ``query``'s names, assumptions
     and find, without building its constraints."""
-    query_conditions(query, declared_symbols(query)[0])
+    symbols = declared_symbols(query)[0]
+    query_conditions(query, symbols)
+    if query.guide is not None:
+        compile_number(query.guide, symbols, "query.guide")
 
 
 def query_conditions(query: Query, symbols: Symbols) -> list[tuple[str, Any]]:

@@ -23,6 +23,9 @@ A query is a TOML file::
     horizons = [11, 15] # optional: the values of T `ccac bench` uses for this query, for
                         # queries whose meaning constrains T (e.g. a periodic cycle)
     slow = false        # optional: a long reproduction (minutes); the default test run skips it
+    window = 40         # optional: find the trace window by window, 40 new steps each (never unsat;
+                        # ccac.analysis.window_search); the CLI's --window overrides it
+    guide = "..."       # optional, with a window search: a number each window but the last pushes up
 
 A bare name (no ``/`` and no ``.toml``) refers to the bundled library in ``ccac.queries``.
 """
@@ -46,7 +49,8 @@ from ccac.encode.network import FLOW_PATH_PARAMS, FlowPath, Network, parse_flow_
 from ccac.core.params import resolve, to_fraction
 
 SECTIONS = ("network", "cca", "flow", "params", "definitions", "query")
-QUERY_KEYS = ("description", "assume", "find", "periodic", "expect", "horizons", "slow", "nonlinear")
+QUERY_KEYS = ("description", "assume", "find", "periodic", "expect", "horizons", "slow", "nonlinear", "guide",
+              "window")
 ANSWERS = ("sat", "unsat")
 
 
@@ -73,6 +77,8 @@ class Query:
     horizons: list[int] | None = None
     slow: bool = False
     nonlinear: str | None = None   # non-linear mode (ccac.encode.nonlinear.MODES); None: the default
+    guide: str | None = None       # a window search pushes this number up on each window but the last
+    window: int | None = None      # search the trace window by window, this many steps each (None: whole)
     definitions: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -88,7 +94,9 @@ class Query:
             "params": {k: _plain(v) for k, v in self.params.items()},
             "definitions": dict(self.definitions),
             "query": {"assume": list(self.assume), "find": self.find, "periodic": self.periodic,
-                      "expect": self.expect, **({"nonlinear": self.nonlinear} if self.nonlinear else {})},
+                      "expect": self.expect, **({"nonlinear": self.nonlinear} if self.nonlinear else {}),
+                      **({"guide": self.guide} if self.guide else {}),
+                      **({"window": self.window} if self.window else {})},
         }
 
 
@@ -266,12 +274,21 @@ def parse_query(data: dict[str, Any], name: str = "query", source: str = "<memor
     mode = q.get("nonlinear")
     if mode is not None and mode not in nonlinear.MODES:
         raise CcacError(f"nonlinear must be one of {', '.join(nonlinear.MODES)}, got {mode!r}", "query.nonlinear")
+    guide = q.get("guide")
+    if guide is not None and (not isinstance(guide, str) or not guide.strip()):
+        raise CcacError("guide must be an expression string (a number over a window's steps)", "query.guide")
+    window = q.get("window")
+    if window is not None and (not isinstance(window, int) or isinstance(window, bool) or not 1 <= window <= network.T):
+        raise CcacError(f"window must be a whole number of steps from 1 to T = {network.T}", "query.window")
+    if periodic and window is not None:
+        raise CcacError("a periodic trace is one period solved whole: leave out window", "query.window")
     description = q.get("description", "")
     if not isinstance(description, str):
         raise CcacError("description must be a string", "query.description")
     return Query(name=name, description=description.strip(), network=network, flows=flows,
                  params=params, assume=assume, find=find, periodic=periodic, expect=expect,
-                 source=source, horizons=horizons, slow=slow, nonlinear=mode, definitions=definitions, raw=data)
+                 source=source, horizons=horizons, slow=slow, nonlinear=mode, guide=guide, window=window,
+                 definitions=definitions, raw=data)
 
 
 def with_openings(network: Network, flows: list[FlowCCA]) -> Network:

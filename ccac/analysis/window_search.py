@@ -1,0 +1,338 @@
+"""Long traces, window by window: a search whose cost grows with the horizon, not as a power of it.
+
+Every rule of the model and of a CCA at step t reads a bounded past: the ACKs of R steps before,
+the tokens of D steps before, the CCA's own state one step before and its declared look-back
+(:meth:`ccac.ccas.interface.CCA.lookback`). So a long trace can be found a window at a time:
+solve the steps ``a .. a+W-1`` as a short query over ``s .. a+W-1``, where the first ``a - s``
+steps (the *overlap*, at least the look-back) are fixed to the values already found, re-based as
+a window of a longer run is (the byte curves less their values at step s; the convention of
+:func:`ccac.analysis.window.rebase`); then fix them and go on. When a window has no continuation
+of the steps before it, the window before is solved again away from its previous answer (a
+bounded number of times) before the search gives up.
+
+The query's ``assume`` and ``find`` are asked on the last window, whose short query spans the
+whole run with every step before the window fixed (so they mean exactly what they say), and an
+optional ``[query] guide`` (a number over a window's steps) is pushed as high as a few
+rounds of "guide >= better" allow on every other window, so the search heads toward the find
+(for example one flow's share of the link falling).
+
+Sound for sat, and never unsat: the trace found is read back whole and validated end to end
+against the whole query (every model, CCA and query rule over all T steps, in exact rational
+arithmetic), exactly as every trace is; a window's short query can be looser than the whole run
+(its history is free) or stricter (rules that count from a trace's first step count from the
+window's), so a window solution the whole trace does not admit is caught there and reported as
+unknown, never as an answer. Nothing here proves the absence of a trace: a window without a
+continuation, a failed validation or a timeout is ``unknown``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any, Callable
+
+import z3
+
+from ccac.core.errors import CcacError
+from ccac.encode.encoding import Slot
+from ccac.encode.expr import compile_number
+from ccac.encode.trace import Trace
+from ccac.problems.problem import Problem, declared, symbols_for
+from ccac.problems.query import Query
+from ccac.solving.solve import Pipeline, Result
+from ccac.solving.solvers import Outcome, evaluate
+from ccac.solving.backends import solver_version
+from ccac.solving.validate import validate
+
+GUIDE_ROUNDS = 4
+"""Rounds a window spends pushing the guide up (each asks for a larger value than the last)."""
+RETRIES = 2
+"""Times a window is solved again, away from its previous answer, when the next has no continuation."""
+
+Values = dict[str, Any]   # a run's exact values by variable name (its slots' names at absolute steps)
+
+
+@dataclass
+class WindowReport:
+    """One window's outcome, for progress lines and the result's reason."""
+
+    index: int
+    first: int           # the window's first new step (absolute)
+    last: int            # its last step (absolute)
+    answer: str
+    seconds: float
+    guide: Fraction | None = None
+
+
+@dataclass
+class Search:
+    """A window search of ``query`` (see the module docstring); :meth:`run` answers it."""
+
+    query: Query
+    window: int
+    solver: str = "z3"
+    timeout: float | None = None
+    on_window: Callable[[WindowReport], None] = lambda report: None
+    reports: list[WindowReport] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        q = self.query
+        if q.periodic:
+            raise CcacError("a periodic query is one period solved whole: --window searches ordinary traces",
+                            "--window")
+        self.overlap = look_back(q)
+        if self.window < 1:
+            raise CcacError("a window needs at least one step", "--window")
+        first_end = self.window
+        opened = [q.network.path(n).opens or 0 for n in range(q.network.flows)]
+        if first_end < max(self.overlap, max(opened) + 1):
+            raise CcacError(f"the first window must reach past the look-back ({self.overlap} steps) and every "
+                            f"connection's opening: --window at least {max(self.overlap, max(opened) + 1)}",
+                            "--window")
+
+    # ------------------------------------------------------------------ the search
+    def run(self) -> Result:
+        started = time.monotonic()
+        ends = None if self.timeout is None else started + self.timeout
+        T = self.query.network.T
+        bounds = window_bounds(T, self.window)
+        found: list[Values] = []     # the absolute values after each window (cumulative)
+        avoid: list[list[Any]] = [[] for _ in bounds]   # per window: earlier answers to stay away from
+        retries = [0] * len(bounds)
+        k = 0
+        while k < len(bounds):
+            left = None if ends is None else ends - time.monotonic()
+            if left is not None and left <= 0:
+                return self._unknown(f"timeout: the time limit ran out in window {k + 1} of {len(bounds)}", started)
+            values = found[k - 1] if k else {}
+            outcome, solved = self._window(k, bounds, values, avoid[k], left)
+            if outcome.answer == "sat":
+                assert solved is not None
+                found[k:] = [solved]
+                k += 1
+                continue
+            if k == 0 or retries[k - 1] >= RETRIES:
+                what = "has no continuation of the steps before it" if outcome.answer == "unsat" else \
+                    f"was not solved ({outcome.reason})"
+                return self._unknown(f"window {k + 1} of {len(bounds)} (steps {bounds[k][0]}..{bounds[k][1] - 1}) "
+                                     f"{what}; no trace was found, which proves nothing", started)
+            retries[k - 1] += 1
+            avoid[k - 1].append(self._departure(found[k - 1], bounds, k - 1))
+            found = found[:k - 1]
+            k -= 1
+        return self._answer(found[-1], started)
+
+    def _window(self, k: int, bounds: list[tuple[int, int]], values: Values, avoid: list[Any],
+                timeout: float | None) -> tuple[Outcome, Values | None]:
+        """Window k solved with the steps before it fixed: its outcome and, when sat, the run's
+        values through its last step."""
+        first, end = bounds[k]
+        last = k == len(bounds) - 1
+        # the last window sees the whole run (the steps before it fixed), so that the query's
+        # assumptions and find mean over it exactly what they say
+        start = 0 if last else max(0, first - self.overlap)
+        short = window_query(self.query, start, end, last)
+        pipeline = Pipeline(short, self.solver)
+        began = time.monotonic()
+        problem = pipeline.build()
+        fixed = pins(problem, values, start, first - start)
+        guard = [z3.Or(*[z3.Not(c) for c in earlier]) for earlier in self._moved(avoid, problem, start)]
+        outcome = pipeline.answer(timeout, [*fixed, *guard])
+        guide_value: Fraction | None = None
+        if outcome.answer == "sat" and not last and self.query.guide is not None:
+            outcome, guide_value = self._push_guide(pipeline, problem, [*fixed, *guard], outcome, timeout, began)
+        report = WindowReport(k + 1, first, end - 1, outcome.answer, time.monotonic() - began, guide_value)
+        self.reports.append(report)
+        self.on_window(report)
+        if outcome.answer != "sat":
+            return outcome, None
+        return outcome, absolute(problem, outcome.assignment or {}, values, start)
+
+    def _push_guide(self, pipeline: Pipeline, problem: Problem, facts: list[Any], outcome: Outcome,
+                    timeout: float | None, began: float) -> tuple[Outcome, Fraction]:
+        """The window's answer with the guide pushed up: up to :data:`GUIDE_ROUNDS` asks for a value
+        above the best so far (by a step that doubles on success), each within what is left of a
+        share of the window's time."""
+        assert self.query.guide is not None
+        guide = compile_number(self.query.guide, problem.symbols, "query.guide")
+        best = Fraction(evaluate(guide, outcome.assignment or {}))
+        step = max(abs(best) / 4, Fraction(1, 100))
+        for _ in range(GUIDE_ROUNDS):
+            share = None if timeout is None else max(timeout / 4 - (time.monotonic() - began), 0.0)
+            if share is not None and share <= 0:
+                break
+            better = pipeline.answer(share, [*facts, guide >= best + step])
+            if better.answer != "sat":
+                step /= 4
+                continue
+            outcome, best = better, Fraction(evaluate(guide, better.assignment or {}))
+            step *= 2
+        return outcome, best
+
+    def _departure(self, values: Values, bounds: list[tuple[int, int]], k: int) -> list[tuple[str, Any]]:
+        """Window k's answer at its new steps, as (absolute variable, value) facts to stay away from."""
+        first, end = bounds[k]
+        return [(name, value) for name, value in values.items() if first <= _step_of(name) < end]
+
+    @staticmethod
+    def _moved(avoid: list[Any], problem: Problem, start: int) -> list[list[Any]]:
+        """Earlier answers (absolute facts) as conditions on this window's variables; only the
+        windows' per-step values of the CCA's windows and sends, which decide what follows."""
+        out = []
+        for facts in avoid:
+            conditions = []
+            for name, value in facts:
+                series, flow, step = _parts(name)
+                if series not in ("cwnd", "A"):
+                    continue
+                local = f"{series}_{flow}_{step - start}" if flow is not None else f"{series}_{step - start}"
+                slot = problem.enc.slots.get(local)
+                if slot is not None and slot.axis is None:
+                    conditions.append(slot.at(slot.step, problem.ctx) == value)
+            if conditions:
+                out.append(conditions)
+        return out
+
+    # ------------------------------------------------------------------ answers
+    def _answer(self, values: Values, started: float) -> Result:
+        trace = whole_trace(self.query, values)
+        violations = validate(self.query, trace)
+        seconds = time.monotonic() - started
+        return Result(self.query, "sat", None, trace, violations, self.solver, solver_version(self.solver),
+                      0.0, seconds)
+
+    def _unknown(self, reason: str, started: float) -> Result:
+        return Result(self.query, "unknown", reason, None, None, self.solver, solver_version(self.solver),
+                      0.0, time.monotonic() - started)
+
+
+def search_windows(query: Query, window: int | None = None, solver: str = "z3", timeout: float | None = None,
+                   on_window: Callable[[WindowReport], None] | None = None) -> Result:
+    """``query`` answered window by window (``window`` new steps each; None: the query's own
+    ``window``): sat with a trace validated over the whole run, or unknown; never unsat.
+    ``on_window`` hears of each window as it is decided."""
+    size = window if window is not None else query.window
+    if size is None:
+        raise CcacError("a window search needs a window size: --window W, or [query] window", "--window")
+    search = Search(query, size, solver, timeout, on_window or (lambda report: None))
+    return search.run()
+
+
+def window_line(report: WindowReport, windows: int) -> str:
+    """One window's progress, as ``ccac query --window`` prints it."""
+    guide = f", guide {float(report.guide):.4g}" if report.guide is not None else ""
+    return (f"window {report.index}/{windows} (steps {report.first}..{report.last}): {report.answer} "
+            f"in {report.seconds:.1f} s{guide}")
+
+
+def look_back(query: Query) -> int:
+    """How many steps before a window's first new step its short query must see fixed: the
+    longest reach of any rule, the model's (R + D + the flow's own box, and the timeout's rto)
+    and each CCA's declared look-back, plus one."""
+    net = query.network
+    reach = 0
+    for n, flow in enumerate(query.flows):
+        path = net.path(n)
+        reach = max(reach, path.R + net.D + path.D + net.rto, flow.cca.lookback(flow.params, path.R))
+    return reach + 1
+
+
+def window_bounds(T: int, window: int) -> list[tuple[int, int]]:
+    """The windows' new steps, [first, end) each, covering 0 .. T-1 (the last may be shorter)."""
+    return [(a, min(a + window, T)) for a in range(0, T, window)]
+
+
+def window_query(query: Query, start: int, end: int, last: bool) -> Query:
+    """The short query over steps ``start .. end-1`` of ``query``'s run: T = end - start; a flow
+    whose connection opened by ``start`` may start in any state (its opening is in the fixed
+    steps); the assumptions and the find on the last window only."""
+    net = query.network
+    paths = []
+    for n in range(net.flows):
+        path = net.path(n)
+        opens = path.opens
+        moved = None if opens is None or opens <= start else opens - start
+        paths.append(replace(path, opens=moved, start="cold" if moved is not None else "any"))
+    network = replace(net, T=end - start, paths=tuple(paths),
+                      start="cold" if any(p.opens is not None for p in paths) else "any")
+    return replace(query, network=network, assume=list(query.assume) if last else [],
+                   find=query.find if last else None, expect=None)
+
+
+def pins(problem: Problem, values: Values, start: int, fixed: int) -> list[Any]:
+    """The window's first ``fixed`` steps equal to the run's values at ``start ..``, re-based."""
+    anchors = _anchors(problem.query, values, start)
+    out: list[Any] = []
+    for name, slot in problem.enc.slots.items():
+        if slot.step >= fixed:
+            continue
+        value = values.get(_name(slot, start + slot.step))
+        if value is None:
+            continue
+        if slot.axis is not None:
+            value = value - anchors[slot.axis, slot.flow]
+        out.append(slot.at(slot.step, problem.ctx) == value)
+    for name in ("alpha", "dupacks", "buffer"):
+        term = getattr(problem.vars, name)
+        if isinstance(term, z3.ExprRef) and name in values:
+            out.append(term == values[name])
+    return out
+
+
+def absolute(problem: Problem, assignment: dict[str, Any], before: Values, start: int) -> Values:
+    """The run's values through the window's end: those before, and the window's own new steps
+    moved back from the window's axes to the run's (re-based at ``start``)."""
+    out = dict(before)
+    anchors = _anchors(problem.query, before, start)
+    memo: dict[int, Any] = {}
+    for slot in problem.enc.slots.values():
+        name = _name(slot, start + slot.step)
+        if name in before:
+            continue
+        value = evaluate(slot.at(slot.step, problem.ctx), assignment, memo)
+        out[name] = value + anchors[slot.axis, slot.flow] if slot.axis is not None else value
+    for name in ("alpha", "dupacks", "buffer"):
+        term = getattr(problem.vars, name)
+        if isinstance(term, z3.ExprRef) and name not in out:
+            out[name] = evaluate(term, assignment, memo)
+    return out
+
+
+def _anchors(query: Query, values: Values, start: int) -> dict[tuple[str, int | None], Any]:
+    """Each byte axis's value at step ``start`` of the run (what re-basing subtracts)."""
+    net = query.network
+    anchors: dict[tuple[str, int | None], Any] = {}
+    served = Fraction(0)
+    for n in range(net.flows):
+        S, L = values.get(f"S_{n}_{start}", 0), values.get(f"L_{n}_{start}", 0)
+        anchors["S", n], anchors["L", n], anchors["A", n] = S, L, S + L
+        served += S
+    anchors["W", None] = net.C * start - served
+    return anchors
+
+
+def whole_trace(query: Query, values: Values) -> Trace:
+    """The run's values as a trace of the whole query (its variables declared, not constrained)."""
+    v, states, _ = declared(query)
+    memo: dict[int, Any] = {}
+    symbols = symbols_for(query, v, states, lambda term: evaluate(term, values, memo))
+    return Trace(query.network, [f.cca.name for f in query.flows], symbols)
+
+
+def _name(slot: Slot, step: int) -> str:
+    return f"{slot.series}_{step}" if slot.flow is None else f"{slot.series}_{slot.flow}_{step}"
+
+
+def _parts(name: str) -> tuple[str, int | None, int]:
+    """(series, flow, step) of a per-step variable's name (the inverse of :func:`_name`)."""
+    head, _, step = name.rpartition("_")
+    series, _, flow = head.rpartition("_")
+    if series and flow.isdigit():
+        return series, int(flow), int(step)
+    return head, None, int(step)
+
+
+def _step_of(name: str) -> int:
+    tail = name.rpartition("_")[2]
+    return int(tail) if tail.isdigit() else -1

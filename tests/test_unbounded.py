@@ -66,6 +66,7 @@ def test_query_met_from_any_start_is_refuted() -> None:
 def test_bad_input_is_one_clear_error() -> None:
     with pytest.raises(CcacError, match="at least 2 steps"):
         from_proof(const_proof("queue[t] <= cwnd[0][t]", k=2), window=1)
+    assert from_proof(const_proof("queue[t] <= cwnd[0][t]", k=4)).window == 4   # start R-1+k-1 = 3
     result = CliRunner().invoke(cli, ["prove", "const_queue_bounded", "--window", "3"])
     assert isinstance(result.exception, CcacError) and "--window goes with --unbounded" in str(result.exception)
 

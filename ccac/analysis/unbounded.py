@@ -113,7 +113,8 @@ class Unbounded:
 def from_proof(proof: Proof, window: int | None = None) -> Question:
     """The closure question of a proof's steady state: once the region has held at k
     consecutive steps, does it hold at every later step? Its window is the model's look-back,
-    at least k steps (or ``window``)."""
+    at least the closure check's ``start + 1`` steps (or ``window``): the k steps of the region
+    come after the model's free-history steps, as in :func:`ccac.analysis.steady_state.check_closure`."""
     s = proof.steady
     if s is None:
         raise CcacError("--unbounded needs a [steady_state] region (the property to prove)", "steady_state")
@@ -125,7 +126,7 @@ def from_proof(proof: Proof, window: int | None = None) -> Question:
     defs[SAFE] = " and ".join(f"({p})" for p in s.region)
     defs[HELD] = " and ".join(f"{SAFE}[t - {j}]" for j in range(s.k))
     look = lookback(parse_query({**data, "query": {}}))
-    n = _window(window, max(look, s.k), f"the region's k = {s.k}", s.k)
+    n = _window(window, max(look, s.start + 1), f"the region's k = {s.k} after its start's history", s.start + 1)
     statement = (f"once the region [{' and '.join(s.region)}] has held at {s.k} consecutive step"
                  f"{'s' if s.k > 1 else ''}{', assuming ' + ' and '.join(s.assume) if s.assume else ''}, "
                  f"is it ever left?")
@@ -167,7 +168,10 @@ def prove_unbounded(question: Question, timeout: float | None = None, solver: st
     fp, inv, sizes = _horn(short, long, state, question, timeout)
     start = time.perf_counter()
     bad = _conditions(short, [question.bad], "bad")
-    said = fp.query(z3.And(inv(*state), *bad))
+    try:
+        said = fp.query(z3.And(inv(*state), *bad))
+    except z3.Z3Exception as e:   # Spacer stopped by its time limit raises "canceled"
+        return Unbounded(question, "unknown", "unknown", time.perf_counter() - start, f"Spacer: {e}", sizes=sizes)
     seconds = time.perf_counter() - start
     if said == z3.unsat:
         invariant = _text(_definition(fp.get_answer(), inv, state), names, n)

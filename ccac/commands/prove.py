@@ -3,11 +3,15 @@
     ccac prove FILE_OR_NAME [--set K=V] [--timeout S] [--solver NAME]
     ccac prove FILE_OR_NAME --candidate EXPR ... [--propose] [--write OUT.toml]
     ccac prove FILE_OR_NAME --tighten NAME --lo X --hi Y [--tol E] [--maximize] [--write OUT.toml]
+    ccac prove FILE_OR_NAME --unbounded [--window N] [--timeout S]
 
 Every run ends with the full check of one proof (``ccac.analysis.proof.check_proof``) printed check by
 check, with the validated counterexample of each check that fails. Strengthening
 (``ccac.analysis.strengthen``) and tightening (``ccac.analysis.tighten``) only choose which proof that is; the
 file ``--write`` saves is that proof, and ``ccac prove OUT.toml`` checks it again on its own.
+``--unbounded`` (``ccac.analysis.unbounded``) asks z3's Spacer whether the steady state's region,
+once held at its k steps, is ever left, and checks the invariant it finds with the same
+obligations.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from ccac.report import proof_lines as lines
 
 if TYPE_CHECKING:
     from ccac.analysis.obligation import Check
+    from ccac.analysis.proof_file import Proof
 
 
 @click.command("prove")
@@ -53,11 +58,17 @@ if TYPE_CHECKING:
 @click.option("--maximize", is_flag=True, help="With --tighten: the largest value that holds, not the smallest.")
 @click.option("--write", "write_path", type=click.Path(dir_okay=False), default=None,
               help="Write the strengthened or tightened proof as a proof file.")
+@click.option("--unbounded", is_flag=True,
+              help="Infinite-horizon closure by z3's Spacer (constrained Horn clauses): once the region has "
+                   "held at its k steps, is it ever left? An invariant it finds is checked by ccac's own "
+                   "obligations; --timeout bounds Spacer and each check.")
+@click.option("--window", type=int, default=None, metavar="N",
+              help="With --unbounded: the steps of the state [default: the model's look-back, at least k].")
 @click.option("--verbose", "-v", is_flag=True, help="Also print what each check states.")
 def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, solver: str | None,
           save_dir: str | None, candidates: tuple[str, ...], propose: bool, tighten_name: str | None,
           lo: str | None, hi: str | None, tol: str | None, maximize: bool, write_path: str | None,
-          verbose: bool) -> None:
+          unbounded: bool, window: int | None, verbose: bool) -> None:
     """Check a proof FILE_OR_NAME: its lemmas and, if it has one, its steady-state theorem.
 
     With --candidate/--propose, first strengthen its region; with --tighten, first find the
@@ -79,6 +90,11 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         raise CcacError("--lo, --hi, --tol and --maximize go with --tighten NAME")
     if tighten_name is not None and (lo is None or hi is None):
         raise CcacError("--tighten needs --lo and --hi")
+    if unbounded and (strengthening or tighten_name or write_path):
+        raise CcacError("--unbounded checks the proof's region as it is: not with --candidate, --propose, "
+                        "--tighten or --write")
+    if window is not None and not unbounded:
+        raise CcacError("--window goes with --unbounded")
     if write_path and not (strengthening or tighten_name):
         raise CcacError("--write saves a strengthened or tightened proof: add --candidate/--propose or --tighten")
     progress.show_progress(True)
@@ -91,6 +107,9 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         echo_check(check, out, verbose)
 
     echo_lines(lines.header_lines(proof.name, proof.source, proof.description))
+    if unbounded:
+        prove_unbounded(proof, window, solver, timeout, out, verbose)
+        return
     if strengthening:
         from ccac.analysis.strengthen import propose as proposals, strengthen
 
@@ -130,6 +149,29 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         click.echo(lines.expected_line(proof.expect, verdict))
     if lines.CODES[verdict]:
         sys.exit(lines.CODES[verdict])
+
+
+def prove_unbounded(proof: Proof, window: int | None, solver: str, timeout: float | None, out: Path,
+                    verbose: bool) -> None:
+    """``--unbounded``: Spacer's answer, the invariant and ccac's checks of it, or the validated
+    counterexample; exits with the answer's code."""
+    from ccac.analysis.unbounded import from_proof, prove_unbounded as ask
+
+    question = from_proof(proof, window)
+    click.echo(lines.unbounded_intro(question.window, question.statement))
+    answer = ask(question, timeout, solver, timeout)
+    echo_lines(lines.unbounded_lines(answer.spacer, answer.spacer_seconds, answer.sizes, answer.invariant,
+                                     answer.reason))
+    for check in answer.checks:
+        echo_check(check, out, verbose)
+    if answer.counterexample is not None:
+        from ccac.analysis.obligation import Check
+
+        echo_check(Check("unbounded", "closure", answer.answer, answer.counterexample.solve_seconds,
+                         answer.reason, result=answer.counterexample), out, verbose)
+    click.echo(lines.unbounded_verdict(answer.answer))
+    if lines.CODES[answer.answer]:
+        sys.exit(lines.CODES[answer.answer])
 
 
 def echo_lines(shown: list[str]) -> None:

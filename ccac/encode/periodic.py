@@ -72,20 +72,29 @@ def timeline(query: Any) -> Timeline:
         return Timeline()
     net = query.network
     period = net.T - 1
-    reach = 0
     for n, flow in enumerate(query.flows):
-        path = net.path(n)
-        divisor = flow.cca.period_divisor(flow.params, path.R)
+        divisor = flow.cca.period_divisor(flow.params, net.path(n).R)
         if period % divisor:
             raise CcacError(
                 f"a periodic trace repeats every T - 1 = {period} steps, but flow {n}'s "
                 f"{flow.cca.name} runs on a clock of {divisor} steps that would not repeat: "
                 f"T - 1 must be a multiple of {divisor}", "query.periodic")
-        model_reach = path.R + net.D + path.D + net.rto
-        reach = max(reach, model_reach, flow.cca.lookback(flow.params, path.R))
+    reach = lookback(query)
     check_horizon(net.T + reach + period, net.flows, "query.periodic",
                   "T plus a periodic query's history (the longest look-back plus one period)")
     return Timeline(history=reach + period, period=period)
+
+
+def lookback(query: Any) -> int:
+    """How many steps before step t any rule at t reads, at most, besides the two unbounded
+    readings (module docstring): the model's minimum RTT, jitter boxes and timeout clock, and
+    each CCA's declared :meth:`~ccac.ccas.interface.CCA.lookback`."""
+    net = query.network
+    reach = 0
+    for n, flow in enumerate(query.flows):
+        path = net.path(n)
+        reach = max(reach, path.R + net.D + path.D + net.rto, flow.cca.lookback(flow.params, path.R))
+    return reach
 
 
 def extended(net: Network, tl: Timeline) -> Network:

@@ -205,3 +205,31 @@ def tightened_lines(proof: str, t: TighteningView, value: Fraction) -> tuple[str
 def untightened_code(t: TighteningView) -> int:
     """The exit code when no value holds: unknown if some probe was, else a mismatch."""
     return failure_code(decided=all(p.answer != "unknown" for p in t.search.probes))
+
+
+def unbounded_intro(window: int, statement: str) -> str:
+    return f"unbounded (Spacer, states are windows of {window} steps): {statement}"
+
+
+def unbounded_lines(spacer: str, seconds: float, sizes: dict[str, int], invariant: str | None,
+                    reason: str) -> list[str]:
+    """What Spacer said, on how big a problem, and the invariant it found."""
+    said = {"unsat": "never (an inductive invariant)", "sat": "reached (a counterexample over windows)",
+            "unknown": "unknown"}[spacer]
+    out = [f"  Spacer: {said} in {seconds:.2f} s ({', '.join(f'{k} {v}' for k, v in sizes.items())})"]
+    if invariant is not None:
+        out.append(f"  invariant (a region over steps t-{sizes['window'] - 1}..t, checked by ccac below):")
+        out.append(f"    {invariant}")
+    if reason:
+        out.append(f"  {reason}")
+    return out
+
+
+def unbounded_verdict(verdict: str) -> str:
+    meaning = {"proved": "the region, once held at its k steps, is never left (infinite horizon); "
+                         "entering it is not part of this claim",
+               "refuted": "the region can be left (validated counterexample)",
+               "invalid": "a counterexample failed independent validation",
+               "vacuous": "a check of the invariant is vacuous",
+               "unknown": "no answer"}[verdict]
+    return f"{MARKS[verdict]} (unbounded): {meaning}"

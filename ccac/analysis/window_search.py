@@ -37,6 +37,7 @@ import z3
 from ccac.core.errors import CcacError
 from ccac.encode.encoding import Slot
 from ccac.encode.expr import compile_number
+from ccac.encode.periodic import lookback
 from ccac.encode.trace import Trace
 from ccac.problems.problem import Problem, declared, symbols_for
 from ccac.problems.query import Query
@@ -228,14 +229,8 @@ def window_line(report: WindowReport, windows: int) -> str:
 
 def look_back(query: Query) -> int:
     """How many steps before a window's first new step its short query must see fixed: the
-    longest reach of any rule, the model's (R + D + the flow's own box, and the timeout's rto)
-    and each CCA's declared look-back, plus one."""
-    net = query.network
-    reach = 0
-    for n, flow in enumerate(query.flows):
-        path = net.path(n)
-        reach = max(reach, path.R + net.D + path.D + net.rto, flow.cca.lookback(flow.params, path.R))
-    return reach + 1
+    longest reach of any rule (:func:`ccac.encode.periodic.lookback`), plus one."""
+    return lookback(query) + 1
 
 
 def window_bounds(T: int, window: int) -> list[tuple[int, int]]:

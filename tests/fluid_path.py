@@ -49,12 +49,13 @@ class PathConfig:
     rto: int = 1
     packets: bool = False               # whole-packet mode (the run must then move whole packets)
     oracle: bool = False                # CCmatic's loss oracle: losses known exactly R steps later, no timeouts
+    cold: bool = False                  # a connection's start: nothing sent before step R, the sender's own start
 
     def network(self) -> dict[str, Any]:
         return {"T": self.T, "R": self.R, "D": self.D, "C": self.C, "alpha": self.alpha,
                 "dupacks": self.dupacks, "eta": self.eta, "rto": self.rto, "packets": self.packets,
                 "buffer": "inf" if self.buffer is None else self.buffer / (self.C * self.R),
-                "loss_detection": "oracle" if self.oracle else "acks"}
+                "loss_detection": "oracle" if self.oracle else "acks", "start": "cold" if self.cold else "any"}
 
 
 @dataclass
@@ -116,8 +117,10 @@ def simulate(cfg: PathConfig, start: Callable[[SenderStart], ConcreteSender], pa
         if t < R:
             given = history_rate.get(t) if isinstance(history_rate, dict) else history_rate
             step = given if given is not None else C * F(rng.randint(1 if paced else 0, 8), 4)
+            if cfg.cold:   # a connection's start: nothing sent before its first decision
+                step = F(0)
             cwnd, rate, bursts = F(1), step if paced else F(1), ()
-            queued = F(rng.randint(0, 8), 4)  # the queue the run starts with
+            queued = F(rng.randint(0, 8), 4) if not cfg.cold else F(0)  # the queue the run starts with
             if cfg.buffer is not None:
                 queued = min(queued, cfg.buffer)
             sent = (run.A[t - 1] + step) if t else queued

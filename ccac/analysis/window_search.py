@@ -3,10 +3,12 @@
 Every rule of the model and of a CCA at step t reads a bounded past: the ACKs of R steps before,
 the tokens of D steps before, the CCA's own state one step before and its declared look-back
 (:meth:`ccac.ccas.interface.CCA.lookback`). So a long trace can be found a window at a time:
-solve the steps ``a .. a+W-1`` as a short query over ``s .. a+W-1``, where the first ``a - s``
-steps (the *overlap*, at least the look-back) are fixed to the values already found, re-based as
+solve the steps ``a .. a+W-1`` as a short query over ``s .. a+W-1+O``, where the first ``a - s``
+steps (the *overlap* O, the look-back plus one) are fixed to the values already found, re-based as
 a window of a longer run is (the byte curves less their values at step s; the convention of
-:func:`ccac.analysis.window.rebase`); then fix them and go on. When a window has no continuation
+:func:`ccac.analysis.window.rebase`), and the last O steps are solved but not kept (so that what
+is kept has a continuation: the tokens a server holds and the losses a sender will detect bind
+the steps after it); then fix the window's steps and go on. When a window has no continuation
 of the steps before it, the window before is solved again away from its previous answer (a
 bounded number of times) before the search gives up.
 
@@ -107,7 +109,7 @@ class Search:
             if left is not None and left <= 0:
                 return self._unknown(f"timeout: the time limit ran out in window {k + 1} of {len(bounds)}", started)
             values = found[k - 1] if k else {}
-            outcome, solved = self._window(k, bounds, values, avoid[k], left)
+            outcome, solved = self._window(k, bounds, values, avoid[k], share(left, len(bounds) - k))
             if outcome.answer == "sat":
                 assert solved is not None
                 found[k:] = [solved]
@@ -133,7 +135,10 @@ class Search:
         # the last window sees the whole run (the steps before it fixed), so that the query's
         # assumptions and find mean over it exactly what they say
         start = 0 if last else max(0, first - self.overlap)
-        short = window_query(self.query, start, end, last)
+        # solved a look-back further than it keeps, so that what it keeps has a continuation
+        # (its last steps' promises, tokens held and losses pending, are read past its end)
+        reach = end if last else min(end + self.overlap, self.query.network.T)
+        short = window_query(self.query, start, reach, last)
         pipeline = Pipeline(short, self.solver)
         began = time.monotonic()
         problem = pipeline.build()
@@ -148,7 +153,7 @@ class Search:
         self.on_window(report)
         if outcome.answer != "sat":
             return outcome, None
-        return outcome, absolute(problem, outcome.assignment or {}, values, start)
+        return outcome, absolute(problem, outcome.assignment or {}, values, start, end)
 
     def _push_guide(self, pipeline: Pipeline, problem: Problem, facts: list[Any], outcome: Outcome,
                     timeout: float | None, began: float) -> tuple[Outcome, Fraction]:
@@ -227,6 +232,12 @@ def window_line(report: WindowReport, windows: int) -> str:
             f"in {report.seconds:.1f} s{guide}")
 
 
+def share(left: float | None, windows: int) -> float | None:
+    """A window's time: twice its even share of what is left (a hard window may take more than
+    an easy one), so that one window cannot spend the whole limit while others wait."""
+    return None if left is None else (left if windows <= 1 else 2 * left / windows)
+
+
 def look_back(query: Query) -> int:
     """How many steps before a window's first new step its short query must see fixed: the
     longest reach of any rule (:func:`ccac.encode.periodic.lookback`), plus one."""
@@ -275,15 +286,15 @@ def pins(problem: Problem, values: Values, start: int, fixed: int) -> list[Any]:
     return out
 
 
-def absolute(problem: Problem, assignment: dict[str, Any], before: Values, start: int) -> Values:
-    """The run's values through the window's end: those before, and the window's own new steps
+def absolute(problem: Problem, assignment: dict[str, Any], before: Values, start: int, end: int) -> Values:
+    """The run's values through step ``end - 1``: those before, and the window's own new steps
     moved back from the window's axes to the run's (re-based at ``start``)."""
     out = dict(before)
     anchors = _anchors(problem.query, before, start)
     memo: dict[int, Any] = {}
     for slot in problem.enc.slots.values():
         name = _name(slot, start + slot.step)
-        if name in before:
+        if name in before or start + slot.step >= end:
             continue
         value = evaluate(slot.at(slot.step, problem.ctx), assignment, memo)
         out[name] = value + anchors[slot.axis, slot.flow] if slot.axis is not None else value

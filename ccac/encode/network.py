@@ -250,7 +250,8 @@ def parse_flow_path(net: Network, given: Mapping[str, Any], where: str) -> FlowP
     values = resolve(FLOW_PATH_PARAMS, given, where)
     path = FlowPath(D=values["D"] + net.link_jitter, eta=net.eta if values["eta"] is None else values["eta"],
                     R=net.R if values["R"] is None else values["R"],
-                    packets=net.packets if values["packets"] is None else values["packets"],
+                    packets=values["packets"] if values["packets"] is not None
+                    else net.packets or values["start"] == "cold",   # a connection starts in whole packets
                     start=net.start if values["start"] is None else values["start"], start_time=values["start_time"])
     if path.start_time is not None and path.start != "cold":
         raise CcacError("start_time is when a cold flow's connection opens: give start = \"cold\" too "

@@ -66,11 +66,12 @@ CONFORMANCE = {
     ALLEGRO: ("tests/test_allegro.py",),
     LANGUAGE: ("tests/test_language.py", "tests/test_ccmatic.py"),
     PER_ACK: ("tests/test_language_per_ack.py",),
-    VALIDATE: ("tests/test_synthesis.py", "tests/test_loss_detection.py"),
+    VALIDATE: ("tests/test_synthesis.py", "tests/test_loss_detection.py", "tests/test_cold_start.py"),
     CEGIS: ("tests/test_synthesis.py",),
     CUBES: ("tests/test_cubes.py",),
     SOLVE: ("tests/test_periodic.py", "tests/test_cubes.py"),
-    PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py", "tests/test_loss_detection.py"),
+    PATH_SERVER: ("tests/test_packets.py", "tests/test_oracle.py", "tests/test_loss_detection.py",
+                  "tests/test_cold_start.py"),
     NONLINEAR: ("tests/test_nonlinear.py",),
     RENO_FILE: ("tests/test_language_per_ack.py",),
     COPA2018: ("tests/test_stack_copa2018.py",),
@@ -457,6 +458,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("validate_sender_fills_window_despite_held", VALIDATE, "the exact check requires a SACK sender to fill its "
            "window even while its pipe holds SACKed retransmissions",
            "held = Ld[t] - Ld[0] if retransmissions and L[t] > L[0] else 0", "held = 0"),
+    Mutant("cold_sender_decides_before_opening", PATH_SERVER, "a cold flow's sender rule applies from step R, "
+           "before its connection opens", "if t < max(R, net.path(n).opens or 0):", "if t < R:"),
+    Mutant("validate_cold_silent_through_opening", VALIDATE, "the exact check wants a cold flow silent at the step "
+           "its connection opens too", "for t in range(step + 1):", "for t in range(step + 2):"),
     Mutant("detect_relost_retransmissions", PATH_SERVER, "duplicate ACKs reveal every loss, lost retransmissions too",
            "L[s] - (Ld[max(s, v.first)] - Ld[v.first])", "L[s]"),
     Mutant("oracle_a_step_early", PATH_SERVER, "loss oracle: the sender knows a step's losses R - 1 steps after them",

@@ -5,8 +5,11 @@ The packet replay (:mod:`ccac.testbed.replay`) runs ccac's own concrete senders;
 asks a second, independent implementation: ns-3's TCP, on the trace's path built in ns-3
 (:mod:`ccac.testbed.ns3_sim`, which imports ns-3 only when it runs, so no other command pays
 its start-up of several seconds). Each flow whose CCA is ``aimd`` runs ``TcpNewReno``, each
-``bbr`` flow ``TcpBbr``, with ns-3's own parameters (not the query's); ns-3 has no Copa,
-Vivace, Allegro, Proteus, ETC or the other CCAs, and a trace with one of them is refused.
+``bbr`` flow ``TcpBbr``, with ns-3's own parameters (not the query's); a flow of a CCA file
+that models a real stack (``newreno``, ``cubic``, ``vegas``, ``bbr1``) runs that stack as the
+conformance harness does (:data:`ccac.testbed.ns3_stacks.STACKS`: classic recovery, CUBIC
+without HyStart, ...). ns-3 has no Copa, Vivace, Allegro, Proteus, ETC or the other CCAs, and
+a trace with one of them is refused.
 
 **Units.** One step of the trace lasts ``step_ms`` (default: 40 ms / R, a minimum RTT of 40
 ms), and one segment of :data:`MSS` = 1448 payload bytes is ``packet`` trace bytes (default:
@@ -27,11 +30,32 @@ the trace's own (the report prints the schedule's offer). Either way each segmen
 delivered exactly when its server lets it go: the link's DataRate is set per segment, as it
 starts its transmission, so that it ends then (:mod:`ccac.testbed.ns3_sim`; a DataRate per
 step would need a rate of 0 in steps that serve nothing, and ns-3's ``TbfQueueDisc`` would
-serve at C without the trace's lag). What the run does NOT reproduce: the trace's history
-before step 0 (ns-3's TCP opens its connection and sends its whole initial window, the
-trace's cwnd at step 0, at step 0), each flow's jitter box (ACKs are not held),
-non-congestive losses, and the CCA's state variables (ns-3 does not report them: conditions
-on them cannot be read).
+serve at C without the trace's lag).
+
+**A connection's start.** A flow the trace starts cold (``start = "cold"``: its connection opens
+at step ``opens``, nothing of it sent before) runs from a fresh ns-3 connection: its handshake is
+done before step 0 (as every flow's, so that no queue delays it) and its first segment leaves a
+hundredth of a step after step opens - 1 ends, so that it reaches the bottleneck in step opens;
+its TCP starts in ns-3's own initial state (its own initial window and slow-start threshold,
+neither the trace's window nor the CCA file's start values): nothing of the trace is forced on
+it. Any other flow starts as the trace's history cannot be replayed: its connection opens before
+step 0 and sends its whole initial window, the trace's cwnd at step 0 (nearest segment), at once.
+
+**Each flow's jitter box** holds the flow's ACKs as the trace's box did: a segment the bottleneck
+serves in step s passes the box ``box_lags[s]`` steps later (the first d with So_f[s+d] >=
+S_f[s], :func:`ccac.testbed.packet_path.box_lags`), and its ACK reaches the sender R steps after
+that. ns-3 holds the segment on the flow's egress link (the receiver ACKs every segment at once,
+so the sender sees its ACK exactly as late as if the ACK were held), in order: a segment never
+passes one served before it. Exact at the step's grain for the trace's own service; two
+approximations: every byte served in step s is held as long as the last byte the trace's box
+let through from that step (the trace may release part of a step's bytes a step earlier), and
+the hold is the trace's for that step whatever ns-3's sender sent (a sender that sends more or
+less than the trace's has its service held as the trace's was). The run's So_f is what passed
+the box.
+
+What the run does NOT reproduce: the trace's history before step 0 for a flow that is not
+cold, non-congestive losses, and the CCA's state variables (ns-3 does not report them:
+conditions on them cannot be read).
 
 **The buffer** is a drop-tail queue of floor((buffer + the largest backlog of tokens the
 trace's server held)/packet) packets (as for Mahimahi; at least 3). **Delays**: each flow's

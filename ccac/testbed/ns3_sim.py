@@ -16,8 +16,11 @@ script ``ccac export --format ns3`` writes. A scenario is a plain dict:
 * ``queue_packets``: the drop-tail buffer at the bottleneck in packets (None: unbounded);
   ``socket_buffer``: each socket's send and receive buffer (bytes).
 * ``flows``: per flow ``tcp`` (an ns-3 TypeId name such as ``ns3::TcpNewReno``), ``rtt_ns``
-  (its minimum RTT), ``initial_cwnd`` (segments) and, optionally, ``initial_ssthresh`` (the
-  initial slow-start threshold in segments; ``initial_cwnd`` if not given: no slow start),
+  (its minimum RTT), and either ``initial_cwnd`` (segments) with, optionally,
+  ``initial_ssthresh`` (the initial slow-start threshold in segments; ``initial_cwnd`` if not
+  given: no slow start), or ``open_step`` (k >= 1: the connection opens at step k, with ns-3's
+  own initial window and threshold, whatever an earlier run set); optionally ``hold`` (by
+  service step, how many steps the flow's jitter box holds what the bottleneck served then),
   ``recovery`` (the loss recovery's TypeId name, ``TcpL4Protocol::RecoveryType``; ns-3's default
   ``ns3::TcpPrrRecovery`` if not given) and ``attributes`` (attributes of the flow's congestion
   control object, name to value as text, e.g. ``{"HyStart": "false"}`` for ``ns3::TcpCubic``; set
@@ -25,7 +28,7 @@ script ``ccac export --format ns3`` writes. A scenario is a plain dict:
   socket or run is affected).
 
 The network: sender n --[access: 100 Gbit/s, no delay]-- left router --[bottleneck]-- right
-router --[egress n: 100 Gbit/s, (rtt_ns - step_ns/100)/2 each way]-- receiver n. A segment
+router --[egress n: 100 Gbit/s but for the box, (rtt_ns - step_ns/100)/2 each way]-- receiver n. A segment
 reaches the bottleneck when it is sent, and its ACK is back a hundredth of a step less than
 rtt_ns after the bottleneck delivered it: the server's timing repeats every step, and the
 segments an ACK releases must reach the bottleneck before the service R steps after the
@@ -55,10 +58,16 @@ segment on the wire waiting for its turn. Every receiver ACKs every segment (``D
 everything else is ns-3's default TCP (SACK, timestamps, a minimum RTO of 1 s).
 
 Each flow's connection opens before the trace starts; step 0 is a hundredth of a step after
-the last handshake completes (each flow has sent its initial window). At each step boundary
+the last handshake completes. A flow without ``open_step`` sends its initial window as its
+handshake completes; a flow with one sends nothing until a hundredth of a step after step
+k - 1 ends (its socket fed as ns-3's BulkSendApplication feeds the others). Flow n's box is on
+its egress device (the router's side): a data segment served at instant x of step s leaves it
+(its transmission ends) at x + hold[s] steps, or when the segment before it left if later, so
+its ACK comes back that much later; a flow without ``hold`` has none. At each step boundary
 (plus 1 microsecond, so a segment delivered at the boundary counts) :func:`simulate` samples per
 flow: payload bytes that reached the bottleneck (``sent``, retransmissions included), that
-its queue dropped (``lost``), that it delivered (``served``), that the sender retransmitted
+its queue dropped (``lost``), that it delivered (``served``), that passed the flow's box
+(``released``: ``served`` without a box), that the sender retransmitted
 (``resent``), retransmission timeouts so far (``timeouts``: entries into CA_LOSS), the
 congestion window (bytes), the pacing rate (bit/s, 0 when the TCP does not pace) and the
 bytes in flight as the sender's scoreboard counts them (``inflight``: RFC 6675's pipe) and the

@@ -25,7 +25,8 @@ import pytest
 
 from ccac.testbed import ns3_conformance
 from ccac.solving.validate import check_sender
-from ccac.testbed.ns3_conformance import DETECTED, DUPACKS, STACKS, TcpRun, admission, reading
+from ccac.testbed.ns3_conformance import DETECTED, DUPACKS, TcpRun, admission, reading
+from ccac.testbed.ns3_stacks import STACKS
 
 RECORDED = Path(__file__).parent / "data" / "ns3_newreno_relost.json"
 

@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 
 from ccac import load_query, solve
+from ccac.problems.query import parse_query
 from ccac.encode.expr import Series, Symbols
 from ccac.encode.trace import Trace
-from ccac.testbed.ns3_replay import MSS, replay_ns3
+from ccac.testbed import ns3_sim
+from ccac.testbed.ns3_replay import MSS, replay_ns3, scenario
 
 from conftest import make_query
 
@@ -127,6 +129,60 @@ def test_a_bundled_finding_replays_in_ns3(tmp_path: Path, cli: Any) -> None:
     assert data["engine"] == "ns3" and isinstance(data["find"]["holds"], bool)
     assert data["find"]["holds"] == (code == 0) == ("finding reproduced by ns-3's TCP" in out)
     assert all(F(value) >= 0 for value in data["readings"]["replay"].values())  # exact numbers
+
+
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_a_cold_trace_replays_from_a_fresh_connection() -> None:
+    """A cold NewReno trace (the file's iw = 4 segments, its connection opening at step 3): the
+    ns-3 run sends nothing before step 3, then ns-3's own initial window of 10 segments at once
+    (not the trace's window, nor the query's iw), even after a run that set another initial
+    window; the report says when the connection opened."""
+    warm_query, warm = steady_trace(F(1), F(2), "S[T-1] >= 0")
+    assert replay_ns3(warm_query, warm).concrete.flow("cwnd", 0)[0] == 2  # an initial window of 20 segments
+    query = make_query({"T": 8, "R": 2, "D": 1, "buffer": 2, "start": "cold", "retransmissions": True},
+                       {"name": "newreno", "iw": 4})
+    result = solve(query, timeout=60)
+    assert result.answer == "sat" and result.validated, result.violations
+    trace, segment = result.trace, F(1, 5)  # alpha = C R / 10
+    opens = trace.network.path(0).opens
+    assert opens == 3 and trace.flow("cwnd", 0)[opens - 1] == 4 * segment and trace.flow("A_f", 0)[0] == 0
+    run = replay_ns3(query, trace)
+    sent, cwnd = run.concrete.flow("A_f", 0), run.concrete.flow("cwnd", 0)
+    assert all(a == 0 for a in sent[:opens]) and sent[opens] == 10 * segment
+    assert cwnd[opens - 1] == cwnd[opens] == 10 * segment
+    assert run.senders == ["ns-3 TcpNewReno: connection opened at step 3 (the trace's opening), its first segment "
+                           "sent at step 3, initial window 10 segments"]
+    assert "connection opens at step 3 with ns-3's own initial window" in run.mapping[2]
+    assert "not the query's iw=4" in run.mapping[2] and "TcpClassicRecovery" in run.mapping[2]
+
+
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_a_jitter_box_holds_its_flows_acks() -> None:
+    """Two aimd flows, a jitter box (D = 1) on flow 1 that the trace uses: ns-3 lets flow 1's
+    segments served at step s through (and so its ACKs back) at step s + hold[s], the trace's
+    box's, and flow 1's ACK clock sends later than in the same run without the box; flow 0 and
+    the run without the box let everything through at once."""
+    query = parse_query({"network": {"T": 8, "R": 2, "D": 0, "buffer": 2, "alpha": "0.1", "flows": 2},
+                         "flow": [{"name": "aimd"}, {"name": "aimd", "D": 1}],
+                         "query": {"find": "sum(S_f[1][t] - So_f[1][t] for t in range(T)) >= 1"}})
+    result = solve(query, timeout=60)
+    assert result.answer == "sat" and result.validated, result.violations
+    data = scenario(query, result.trace).data
+    hold = data["flows"][1]["hold"]
+    assert "hold" not in data["flows"][0] and max(hold) == 1
+    run = replay_ns3(query, result.trace)
+    held, _ = ns3_sim.simulate(data)
+    data["flows"][1].pop("hold")
+    free, _ = ns3_sim.simulate(data)
+    served = held[1]["served"]
+    through = [max((served[s] for s in range(t + 1) if s + hold[s] <= t), default=0) for t in range(8)]
+    assert held[1]["released"] == through != served and held[0]["released"] == held[0]["served"]
+    assert all(flow["released"] == flow["served"] for flow in free)
+    assert run.concrete.flow("So_f", 1) == [F(b, MSS) / 10 for b in through]
+    assert any(a < b for a, b in zip(held[1]["sent"], free[1]["sent"]))
+    assert "ACKs held by its jitter box as the trace's were (up to 1 step)" in run.mapping[3]
 
 
 def test_a_cca_without_ns3_implementation_is_refused(tmp_path: Path, cli: Any) -> None:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from ccac.core.errors import CcacError
-from ccac.testbed.ns3_conformance import (MODEL_CURVES, NO_SSTHRESH, READINGS, STACKS, ModelPath, TcpRun, admission,
-                                          default_readings, measure, network, path_admitted, random_path, run_tcp,
-                                          stack)
+from ccac.testbed.ns3_conformance import (MODEL_CURVES, NO_SSTHRESH, READINGS, ModelPath, TcpRun, admission,
+                                          default_readings, measure, network, path_admitted, random_path, run_tcp)
+from ccac.testbed.ns3_stacks import STACKS, stack
 
 from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that imports ns-3 once)
 
@@ -59,11 +59,11 @@ def test_each_stack_states_its_configuration() -> None:
     path = replace(random_path(random.Random(3), T=10), stream=17)
     assert set(STACKS) == {"newreno", "cubic", "vegas", "bbr1"}
     for name in ("newreno", "cubic", "vegas"):
-        assert stack(name).flow(path)["recovery"] == "ns3::TcpClassicRecovery"
+        assert stack(name).flow(path.stream)["recovery"] == "ns3::TcpClassicRecovery"
         assert stack(name).state == ("cwnd", "ssthresh")
-    assert stack("cubic").flow(path)["attributes"]["HyStart"] == "false"
-    assert stack("bbr1").flow(path)["attributes"]["Stream"] == "17" and stack("bbr1").state == ("cwnd", "rate")
-    assert stack("ns3::TcpNewReno").flow(path) == {"tcp": "ns3::TcpNewReno", "recovery": "ns3::TcpPrrRecovery",
+    assert stack("cubic").flow(path.stream)["attributes"]["HyStart"] == "false"
+    assert stack("bbr1").flow(path.stream)["attributes"]["Stream"] == "17" and stack("bbr1").state == ("cwnd", "rate")
+    assert stack("ns3::TcpNewReno").flow(path.stream) == {"tcp": "ns3::TcpNewReno", "recovery": "ns3::TcpPrrRecovery",
                                                     "attributes": {}}
     assert "HyStart = false" in stack("cubic").describe()
     with pytest.raises(CcacError, match="unknown TCP stack 'reno'"):

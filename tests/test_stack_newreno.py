@@ -17,7 +17,8 @@ from conftest import cca_params
 from fluid_path import PathConfig, Run, admits, simulate
 
 from ccac.ccas.language import load_file
-from ccac.testbed.ns3_conformance import STACKS, TcpRun, measure, reading
+from ccac.testbed.ns3_conformance import TcpRun, measure, reading
+from ccac.testbed.ns3_stacks import STACKS
 
 from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that imports ns-3 once)
 

@@ -22,8 +22,8 @@ from test_ns3 import needs_ns3, ns3  # noqa: F401  (ns3: the fixture that import
 
 from ccac.ccas import CCAS
 from ccac.ccas.language import LanguageCCA
-from ccac.testbed.ns3_conformance import (DETECTED, LOSS_BASED, MODEL_CURVES, STACKS, TcpRun, admission,
-                                          measure)
+from ccac.testbed.ns3_conformance import DETECTED, MODEL_CURVES, TcpRun, admission, measure
+from ccac.testbed.ns3_stacks import LOSS_BASED, STACKS
 
 FILE = Path(__file__).resolve().parent.parent / "ccas" / "rules" / "vegas.toml"
 DATA = Path(__file__).parent / "data"

@@ -40,7 +40,9 @@ from ccac.encode.trace import Trace
 @click.argument("result_file", type=click.Path(dir_okay=False))
 @click.option("--engine", type=click.Choice(["packet", "ns3"]), default="packet", show_default=True,
               help="packet: ccac's concrete senders on its packet path; ns3: ns-3's own TCP (TcpNewReno for "
-                   "aimd, TcpBbr for bbr) on the same path built in ns-3 (needs pip install '.[ns3]').")
+                   "aimd and newreno, TcpCubic for cubic, TcpVegas for vegas, TcpBbr for bbr and bbr1) on "
+                   "the same path built in ns-3, a cold flow from a fresh connection (needs pip install "
+                   "'.[ns3]').")
 @click.option("--packet", default=None, metavar="BYTES",
               help="Packet size in the trace's byte units (default: the trace's MSS alpha; with --engine ns3: "
                    "the trace bytes one 1448-byte segment stands for).")

@@ -5,8 +5,11 @@ The packet replay (:mod:`ccac.testbed.replay`) runs ccac's own concrete senders;
 asks a second, independent implementation: ns-3's TCP, on the trace's path built in ns-3
 (:mod:`ccac.testbed.ns3_sim`, which imports ns-3 only when it runs, so no other command pays
 its start-up of several seconds). Each flow whose CCA is ``aimd`` runs ``TcpNewReno``, each
-``bbr`` flow ``TcpBbr``, with ns-3's own parameters (not the query's); ns-3 has no Copa,
-Vivace, Allegro, Proteus, ETC or the other CCAs, and a trace with one of them is refused.
+``bbr`` flow ``TcpBbr``, with ns-3's own parameters (not the query's); a flow of a CCA file
+that models a real stack (``newreno``, ``cubic``, ``vegas``, ``bbr1``) runs that stack as the
+conformance harness does (:data:`ccac.testbed.ns3_stacks.STACKS`: classic recovery, CUBIC
+without HyStart, ...). ns-3 has no Copa, Vivace, Allegro, Proteus, ETC or the other CCAs, and
+a trace with one of them is refused.
 
 **Units.** One step of the trace lasts ``step_ms`` (default: 40 ms / R, a minimum RTT of 40
 ms), and one segment of :data:`MSS` = 1448 payload bytes is ``packet`` trace bytes (default:
@@ -27,11 +30,32 @@ the trace's own (the report prints the schedule's offer). Either way each segmen
 delivered exactly when its server lets it go: the link's DataRate is set per segment, as it
 starts its transmission, so that it ends then (:mod:`ccac.testbed.ns3_sim`; a DataRate per
 step would need a rate of 0 in steps that serve nothing, and ns-3's ``TbfQueueDisc`` would
-serve at C without the trace's lag). What the run does NOT reproduce: the trace's history
-before step 0 (ns-3's TCP opens its connection and sends its whole initial window, the
-trace's cwnd at step 0, at step 0), each flow's jitter box (ACKs are not held),
-non-congestive losses, and the CCA's state variables (ns-3 does not report them: conditions
-on them cannot be read).
+serve at C without the trace's lag).
+
+**A connection's start.** A flow the trace starts cold (``start = "cold"``: its connection opens
+at step ``opens``, nothing of it sent before) runs from a fresh ns-3 connection: its handshake is
+done before step 0 (as every flow's, so that no queue delays it) and its first segment leaves a
+hundredth of a step after step opens - 1 ends, so that it reaches the bottleneck in step opens;
+its TCP starts in ns-3's own initial state (its own initial window and slow-start threshold,
+neither the trace's window nor the CCA file's start values): nothing of the trace is forced on
+it. Any other flow starts as the trace's history cannot be replayed: its connection opens before
+step 0 and sends its whole initial window, the trace's cwnd at step 0 (nearest segment), at once.
+
+**Each flow's jitter box** holds the flow's ACKs as the trace's box did: a segment the bottleneck
+serves in step s passes the box ``box_lags[s]`` steps later (the first d with So_f[s+d] >=
+S_f[s], :func:`ccac.testbed.packet_path.box_lags`), and its ACK reaches the sender R steps after
+that. ns-3 holds the segment on the flow's egress link (the receiver ACKs every segment at once,
+so the sender sees its ACK exactly as late as if the ACK were held), in order: a segment never
+passes one served before it. Exact at the step's grain for the trace's own service; two
+approximations: every byte served in step s is held as long as the last byte the trace's box
+let through from that step (the trace may release part of a step's bytes a step earlier), and
+the hold is the trace's for that step whatever ns-3's sender sent (a sender that sends more or
+less than the trace's has its service held as the trace's was). The run's So_f is what passed
+the box.
+
+What the run does NOT reproduce: the trace's history before step 0 for a flow that is not
+cold, non-congestive losses, and the CCA's state variables (ns-3 does not report them:
+conditions on them cannot be read).
 
 **The buffer** is a drop-tail queue of floor((buffer + the largest backlog of tokens the
 trace's server held)/packet) packets (as for Mahimahi; at least 3). **Delays**: each flow's
@@ -58,12 +82,15 @@ from ccac.problems.query import Query
 from ccac.solving.validate import unrolled
 from ccac.testbed import ns3_sim
 from ccac.testbed.export import queue_bytes
-from ccac.testbed.packet_path import FlowRun, check_packet, delivery_schedule, token_bucket
+from ccac.testbed.ns3_stacks import STACKS, Stack, stack
+from ccac.testbed.packet_path import FlowRun, box_lags, check_packet, delivery_schedule, token_bucket
 from ccac.testbed.replay import MAX_PERIODS, Reading, departures, read_conditions, run_as_trace
 
 MSS = 1448                 # real payload bytes of one segment
 MIN_RTT_MS = 40            # the default real length of the trace's minimum RTT (R steps)
-TCPS = {"aimd": "ns3::TcpNewReno", "bbr": "ns3::TcpBbr"}
+#: Each CCA ns-3 implements, and the stack that runs it: the thesis' cores (aimd, bbr) with ns-3's
+#: own defaults, the CCA files that model real stacks configured as the conformance harness runs them
+TCPS: dict[str, Stack] = {"aimd": stack("ns3::TcpNewReno"), "bbr": stack("ns3::TcpBbr"), **STACKS}
 PACED = {"ns3::TcpBbr"}    # the TCPs whose pacing rate is the flow's rate
 MIN_QUEUE = 3              # packets ns-3's bottleneck holds at least: queue disc, device queue, wire
 SOCKET_BDPS = 4            # socket buffers: this many times the most a flow can have in flight
@@ -92,12 +119,12 @@ class Scenario:
     data: dict[str, Any]
 
 
-def tcp_variants(query: Query) -> list[str]:
-    """Each flow's ns-3 TCP; a CCA ns-3 does not implement is bad input."""
+def tcp_variants(query: Query) -> list[Stack]:
+    """Each flow's ns-3 TCP stack; a CCA ns-3 does not implement is bad input."""
     for n, flow in enumerate(query.flows):
         if flow.cca.name not in TCPS:
             raise CcacError(f"ns-3 has no implementation of {flow.cca.name} (flow {n}); the ns-3 engine replays "
-                            f"{', '.join(f'{c} ({t[5:]})' for c, t in TCPS.items())} only: use the packet "
+                            f"{', '.join(f'{c} ({t.tcp[5:]})' for c, t in TCPS.items())} only: use the packet "
                             f"replay (the default engine)", "--engine")
     return [TCPS[flow.cca.name] for flow in query.flows]
 
@@ -127,14 +154,29 @@ def scenario(query: Query, trace: Trace, step_ms: float | None = None, packet: F
     queue = None if limit is None else max(floor(limit / p), MIN_QUEUE)
     most = max([net.C * max(net.path(n).R for n in range(net.flows)) + (limit or 0)]
                + [c for n in range(net.flows) for c in trace.flow("cwnd", n)])
-    flows = [{"tcp": tcp, "rtt_ns": net.path(n).R * step_ns,
-              "initial_cwnd": max(floor(trace.flow("cwnd", n)[0] / p + Fraction(1, 2)), 1)}  # nearest, at least 1
+    flows = [tcp.flow() | {"rtt_ns": net.path(n).R * step_ns} | _start(trace, n, p) | _box(trace, n)
              for n, tcp in enumerate(tcps)]
     data = {"step_ns": step_ns, "steps": trace.T, "segment": MSS,
             "server": {"opportunities": delivery_schedule(trace, p)} if fixed else _bucket(trace, p),
             "queue_packets": queue, "socket_buffer": socket_buffer(ceil(most / p)),
             "flows": flows}
     return Scenario(trace, p, step_ns, data)
+
+
+def _start(trace: Trace, n: int, packet: Fraction) -> dict[str, int]:
+    """How flow n's connection starts: a cold flow's opens at its trace step (``open_step``) with
+    ns-3's own initial window; any other's before step 0, with the trace's window at step 0 (to
+    the nearest segment, at least one) as its initial window, all of it sent at once."""
+    opens = trace.network.path(n).opens
+    if opens is not None:
+        return {"open_step": opens}
+    return {"initial_cwnd": max(floor(trace.flow("cwnd", n)[0] / packet + Fraction(1, 2)), 1)}
+
+
+def _box(trace: Trace, n: int) -> dict[str, list[int]]:
+    """Flow n's jitter box, if it has one: by service step, how many steps it holds the ACKs of
+    what the bottleneck served then (:func:`ccac.testbed.packet_path.box_lags`)."""
+    return {"hold": box_lags(trace, n)} if trace.network.path(n).D > 0 else {}
 
 
 def socket_buffer(in_flight: int) -> int:
@@ -173,10 +215,16 @@ def describe(query: Query, sc: Scenario) -> list[str]:
              + (f"{queue} packets" if queue is not None else "unbounded size")]
     for n, (flow, spec) in enumerate(zip(query.flows, data["flows"])):
         changed = {p.name: flow.params[p.name] for p in flow.cca.params if flow.params.get(p.name) != p.default}
-        lines.append(f"flow {n}: {spec['tcp']} (ns-3's defaults"
+        settings = [f"recovery {spec['recovery'][5:]}"] + [f"{k} = {v}" for k, v in spec["attributes"].items()]
+        start = (f"connection opens at step {spec['open_step']} with ns-3's own initial window"
+                 if "open_step" in spec else f"initial window {spec['initial_cwnd']} segments")
+        held = max(spec.get("hold", [0]))
+        lines.append(f"flow {n}: {spec['tcp']} ({', '.join(settings)}; ns-3's defaults otherwise"
                      + (f", not the query's {', '.join(f'{k}={rounded_text(v)}' for k, v in changed.items())}"
                         if changed else "")
-                     + f"), minimum RTT {spec['rtt_ns'] / 1e6:g} ms, initial window {spec['initial_cwnd']} segments")
+                     + f"), minimum RTT {spec['rtt_ns'] / 1e6:g} ms, {start}"
+                     + (f", ACKs held by its jitter box as the trace's were (up to {held} step{'s' * (held != 1)})"
+                        if "hold" in spec else ""))
     return lines
 
 
@@ -195,15 +243,29 @@ def replay_ns3(query: Query, trace: Trace, step_ms: float | None = None, packet:
     first, last = window
     steps = last - first
     notes = departures(sc.trace, concrete, sc.packet, WHO) + _not_reproduced(sc)
-    return Ns3Replay(query, sc.trace, concrete, [f"ns-3 {spec['tcp'][5:]}" for spec in sc.data["flows"]], find,
-                     assume, window, notes, describe(query, sc),
+    senders = [f"ns-3 {spec['tcp'][5:]}" + _opening(sample, spec) for sample, spec in zip(samples, sc.data["flows"])]
+    return Ns3Replay(query, sc.trace, concrete, senders, find, assume, window, notes, describe(query, sc),
                      (tokens[last] - tokens[first]) / (trace.network.C * max(steps, 1)) if fixed else None)
+
+
+def _opening(sample: dict[str, list[int]], spec: dict[str, Any]) -> str:
+    """When a cold flow's connection opened in the ns-3 run: the trace's opening step, the step
+    its first segment reached the bottleneck, and ns-3's initial window (its window the step
+    before, the handshake done and nothing sent); empty for a flow that starts before step 0."""
+    if "open_step" not in spec:
+        return ""
+    opens = spec["open_step"]
+    first = next((t for t, sent in enumerate(sample["sent"]) if sent > 0), None)
+    return (f": connection opened at step {opens} (the trace's opening), "
+            + (f"its first segment sent at step {first}" if first is not None else "nothing sent in the run")
+            + f", initial window {sample['cwnd'][opens - 1] / MSS:g} segments")
 
 
 def flow_run(sample: dict[str, list[int]], packet: Fraction, step_ns: int, paced: bool) -> FlowRun:
     """One flow's ns-3 samples (:func:`ccac.testbed.ns3_sim.simulate`) as the model's curves, in
     bytes of which one segment is ``packet``: bytes that reached the bottleneck (A), that it
-    served (S) and dropped (L), retransmitted bytes as the losses the sender detected (Ld, at
+    served (S) and dropped (L), that its flow's jitter box let through (So: the bytes whose ACKs
+    the sender sees R steps later; S without a box), retransmitted bytes as the losses the sender detected (Ld, at
     most those lost), its window, its pacing rate (bytes per step of ``step_ns``; None for a
     TCP that does not pace) and the steps at which a retransmission timeout fired."""
     def units(name: str) -> list[Fraction]:
@@ -214,7 +276,7 @@ def flow_run(sample: dict[str, list[int]], packet: Fraction, step_ns: int, paced
     per_step = Fraction(step_ns, 8 * 10**9 * MSS) * packet  # bytes per step of 1 bit/s
     rate: list[Fraction | None] = [bps * per_step if paced else None for bps in sample["pacing"]]
     timeouts = sample["timeouts"]
-    return FlowRun(A=sent, S=served, So=served, L=lost, Lnc=[Fraction(0)] * T,
+    return FlowRun(A=sent, S=served, So=units("released"), L=lost, Lnc=[Fraction(0)] * T,
                    Ld=[min(r, dropped) for r, dropped in zip(resent, lost)], cwnd=units("cwnd"), rate=rate,
                    timeout=[t > 0 and timeouts[t] > timeouts[t - 1] for t in range(T)], state=[{}] * T)
 
@@ -222,9 +284,6 @@ def flow_run(sample: dict[str, list[int]], packet: Fraction, step_ns: int, paced
 def _not_reproduced(sc: Scenario) -> list[str]:
     """What of this trace's path the ns-3 run does not have."""
     net, notes = sc.trace.network, []
-    for n in range(net.flows):
-        if net.path(n).D > 0:
-            notes.append(f"flow {n}: its jitter box (D = {net.path(n).D}) is not in ns-3: its ACKs are not held")
     if net.lossy:
         notes.append("the trace's non-congestive losses are not in ns-3")
     limit = queue_bytes(sc.trace)

@@ -16,8 +16,11 @@ script ``ccac export --format ns3`` writes. A scenario is a plain dict:
 * ``queue_packets``: the drop-tail buffer at the bottleneck in packets (None: unbounded);
   ``socket_buffer``: each socket's send and receive buffer (bytes).
 * ``flows``: per flow ``tcp`` (an ns-3 TypeId name such as ``ns3::TcpNewReno``), ``rtt_ns``
-  (its minimum RTT), ``initial_cwnd`` (segments) and, optionally, ``initial_ssthresh`` (the
-  initial slow-start threshold in segments; ``initial_cwnd`` if not given: no slow start),
+  (its minimum RTT), and either ``initial_cwnd`` (segments) with, optionally,
+  ``initial_ssthresh`` (the initial slow-start threshold in segments; ``initial_cwnd`` if not
+  given: no slow start), or ``open_step`` (k >= 1: the connection opens at step k, with ns-3's
+  own initial window and threshold, whatever an earlier run set); optionally ``hold`` (by
+  service step, how many steps the flow's jitter box holds what the bottleneck served then),
   ``recovery`` (the loss recovery's TypeId name, ``TcpL4Protocol::RecoveryType``; ns-3's default
   ``ns3::TcpPrrRecovery`` if not given) and ``attributes`` (attributes of the flow's congestion
   control object, name to value as text, e.g. ``{"HyStart": "false"}`` for ``ns3::TcpCubic``; set
@@ -25,7 +28,7 @@ script ``ccac export --format ns3`` writes. A scenario is a plain dict:
   socket or run is affected).
 
 The network: sender n --[access: 100 Gbit/s, no delay]-- left router --[bottleneck]-- right
-router --[egress n: 100 Gbit/s, (rtt_ns - step_ns/100)/2 each way]-- receiver n. A segment
+router --[egress n: 100 Gbit/s but for the box, (rtt_ns - step_ns/100)/2 each way]-- receiver n. A segment
 reaches the bottleneck when it is sent, and its ACK is back a hundredth of a step less than
 rtt_ns after the bottleneck delivered it: the server's timing repeats every step, and the
 segments an ACK releases must reach the bottleneck before the service R steps after the
@@ -55,10 +58,16 @@ segment on the wire waiting for its turn. Every receiver ACKs every segment (``D
 everything else is ns-3's default TCP (SACK, timestamps, a minimum RTO of 1 s).
 
 Each flow's connection opens before the trace starts; step 0 is a hundredth of a step after
-the last handshake completes (each flow has sent its initial window). At each step boundary
+the last handshake completes. A flow without ``open_step`` sends its initial window as its
+handshake completes; a flow with one sends nothing until a hundredth of a step after step
+k - 1 ends (its socket fed as ns-3's BulkSendApplication feeds the others). Flow n's box is on
+its egress device (the router's side): a data segment served at instant x of step s leaves it
+(its transmission ends) at x + hold[s] steps, or when the segment before it left if later, so
+its ACK comes back that much later; a flow without ``hold`` has none. At each step boundary
 (plus 1 microsecond, so a segment delivered at the boundary counts) :func:`simulate` samples per
 flow: payload bytes that reached the bottleneck (``sent``, retransmissions included), that
-its queue dropped (``lost``), that it delivered (``served``), that the sender retransmitted
+its queue dropped (``lost``), that it delivered (``served``), that passed the flow's box
+(``released``: ``served`` without a box), that the sender retransmitted
 (``resent``), retransmission timeouts so far (``timeouts``: entries into CA_LOSS), the
 congestion window (bytes), the pacing rate (bit/s, 0 when the TCP does not pace) and the
 bytes in flight as the sender's scoreboard counts them (``inflight``: RFC 6675's pipe) and the
@@ -85,9 +94,16 @@ namespace tracepath {
 using namespace ns3;
 
 struct Flow {
-  uint64_t sent = 0, lost = 0, served = 0, resent = 0, timeouts = 0, pacing = 0, inflight = 0, marked = 0;
+  uint64_t sent = 0, lost = 0, served = 0, released = 0, resent = 0, timeouts = 0, pacing = 0, inflight = 0;
+  uint64_t marked = 0;
   uint32_t cwnd = 0, ssthresh = 0;
   std::set<uint32_t> markedSegments;  // segments (by index) the sender has ever marked lost
+  // The flow's box, after the bottleneck on its own path: its egress device, by service step
+  // how many steps it holds a segment, and when each segment it has not yet let through left
+  // the bottleneck (segments reach it in the order served).
+  Ptr<PointToPointNetDevice> box;
+  std::vector<int64_t> hold;
+  std::deque<int64_t> servedAt;
 };
 std::vector<Flow> flows;
 std::vector<Ptr<TcpSocketBase>> senders;  // by flow
@@ -100,12 +116,15 @@ double segment = 1;                     // payload bytes of one segment
 std::vector<int64_t> opportunities;
 size_t nextOpportunity = 0;
 
-// The trace's token bucket, in segments and in steps since step 0 (at `start` ns, `step` ns
-// each): tokens arrive at `rate` per step; the bottleneck may have delivered by instant x what
-// its token line held lag(x) steps earlier; a step closes with its tokens wasted beyond the
-// segments queued so far plus the trace's margin. `line`: the token line at each closed step.
-bool bucket = false;
+// The run's clock: step 0 is at `start` ns, each step lasts `step` ns.
 int64_t start = 0, step = 1;
+void Clock(int64_t startNs, int64_t stepNs) { start = startNs; step = stepNs; }
+
+// The trace's token bucket, in segments and in steps since step 0: tokens arrive at `rate`
+// per step; the bottleneck may have delivered by instant x what its token line held lag(x) steps
+// earlier; a step closes with its tokens wasted beyond the segments queued so far plus the
+// trace's margin. `line`: the token line at each closed step.
+bool bucket = false;
 double rate = 0, queued = 0, begun = 0;  // segments admitted to the queue; segments put on the wire
 std::vector<double> lag, margin, line;   // by step
 
@@ -119,9 +138,8 @@ void Reset() {
 double Close(double before, size_t t) { return std::min(before + rate, std::max(before, queued + margin[t])); }
 void CloseStep(size_t t) { line.push_back(Close(line.back(), t)); }
 
-void UseBucket(int64_t startNs, int64_t stepNs, double tokensPerStep, double tokens0, std::vector<double> lags,
-               std::vector<double> margins) {
-  bucket = true; start = startNs; step = stepNs; rate = tokensPerStep; lag = lags; margin = margins;
+void UseBucket(double tokensPerStep, double tokens0, std::vector<double> lags, std::vector<double> margins) {
+  bucket = true; rate = tokensPerStep; lag = lags; margin = margins;
   line = {tokens0};
   for (size_t t = 1; t < lag.size(); ++t)
     Simulator::Schedule(NanoSeconds(start + int64_t(t) * step) - Simulator::Now(), &CloseStep, t);
@@ -193,7 +211,62 @@ void OnTxBegin(Ptr<const Packet> packet) {
 void OnTxEnd(Ptr<const Packet> packet) {
   Ptr<Packet> p = packet->Copy(); PppHeader ppp; p->RemoveHeader(ppp); Ipv4Header ip; p->RemoveHeader(ip);
   int n = Classify(ip);
-  if (n >= 0) flows[n].served += Payload(p);
+  uint32_t payload = Payload(p);
+  if (n < 0 || payload == 0) return;
+  flows[n].served += payload;
+  flows[n].servedAt.push_back(Simulator::Now().GetNanoSeconds());
+}
+
+// Flow n's box: a data segment leaves it `hold` steps (of the step it was served in) after the
+// bottleneck served it, and never before a segment served earlier (its transmission on the
+// flow's egress device ends then); everything else crosses at once.
+void OnBoxBegin(size_t n, Ptr<const Packet> packet) {
+  Flow& f = flows[n];
+  Ptr<Packet> p = packet->Copy(); PppHeader ppp; p->RemoveHeader(ppp); Ipv4Header ip; p->RemoveHeader(ip);
+  int64_t now = Simulator::Now().GetNanoSeconds(), until = now;
+  if (Payload(p) > 0 && !f.servedAt.empty()) {
+    int64_t at = f.servedAt.front();
+    f.servedAt.pop_front();
+    size_t s = at <= start ? 0 : size_t((at - start + step - 1) / step);
+    if (s < f.hold.size()) until = at + f.hold[s] * step;
+  }
+  if (until <= now) { f.box->SetDataRate(fast); return; }
+  f.box->SetDataRate(DataRate(uint64_t(std::ceil(packet->GetSize() * 8e9 / double(until - now)))));
+}
+void OnBoxEnd(size_t n, Ptr<const Packet> packet) {
+  Ptr<Packet> p = packet->Copy(); PppHeader ppp; p->RemoveHeader(ppp); Ipv4Header ip; p->RemoveHeader(ip);
+  flows[n].released += Payload(p);
+}
+void WatchBox(size_t n, Ptr<NetDevice> device, std::vector<int64_t> hold) {
+  flows[n].box = DynamicCast<PointToPointNetDevice>(device);
+  flows[n].hold = hold;
+  device->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&OnBoxBegin, n));
+  device->TraceConnectWithoutContext("PhyTxEnd", MakeBoundCallback(&OnBoxEnd, n));
+}
+
+// A flow whose connection opens within the run: its socket connects at once (the handshake
+// done before the run, as the others'), and sends `size`-byte writes from instant `at` (ns) on,
+// as much as its send buffer takes, topped up as ACKs free it.
+uint32_t writeSize = 1;
+void Fill(Ptr<Socket> s, uint32_t) {
+  while (s->GetTxAvailable() >= writeSize && s->Send(Create<Packet>(writeSize)) > 0) {}
+}
+void Open(Ptr<Socket> s) { s->SetSendCallback(MakeCallback(&Fill)); Fill(s, 0); }
+Ptr<Socket> Connect(Ptr<Node> node, Address to, uint32_t size, int64_t at) {
+  Ptr<Socket> s = Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+  s->Bind();
+  s->Connect(to);
+  writeSize = size;
+  Simulator::Schedule(NanoSeconds(at) - Simulator::Now(), &Open, s);
+  return s;
+}
+
+// Give sockets created from now on ns-3's own default of attribute `name` of TypeId `tid`
+// (the value ns-3 ships with, whatever Config::SetDefault set before).
+void OwnDefault(std::string tid, std::string name) {
+  TypeId::AttributeInformation info;
+  TypeId::LookupByName(tid).LookupAttributeByName(name, &info);
+  Config::SetDefault(tid + "::" + name, *info.originalInitialValue);
 }
 
 void Count(Ptr<const QueueDiscItem> item, bool dropped) {
@@ -371,52 +444,26 @@ def _run(ns: Any, scenario: dict[str, Any]) -> tuple[Samples, list[float]]:
     addresses.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
     addresses.Assign(bottleneck)
 
-    apps = []
+    ends = []  # per flow: the receiver's address
     for n, flow in enumerate(flows):
-        access = link.Install(senders.Get(n), routers.Get(0))
-        addresses.SetBase(ns.Ipv4Address(f"10.1.{n}.0"), ns.Ipv4Mask("255.255.255.0"))
-        sender_ip = addresses.Assign(access).GetAddress(0)
-        egress = ns.PointToPointHelper()
-        egress.SetDeviceAttribute("DataRate", ns.StringValue(FAST))
-        egress.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds((flow["rtt_ns"] - step // 100) // 2)))
-        path = egress.Install(routers.Get(1), receivers.Get(n))
-        addresses.SetBase(ns.Ipv4Address(f"10.2.{n}.0"), ns.Ipv4Mask("255.255.255.0"))
-        receiver_ip = addresses.Assign(path).GetAddress(1)
-        tp.flowOf[sender_ip.Get()] = n
-        tp.flows.push_back(tp.Flow())
-        tcp = senders.Get(n).GetObject[ns.TcpL4Protocol]()
-        tcp.SetAttribute("SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(flow["tcp"])))
-        tcp.SetAttribute("RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(flow.get("recovery",
-                                                                                        "ns3::TcpPrrRecovery"))))
-        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
-                                   ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo())
-        sink.Install(receivers.Get(n))
-        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(receiver_ip, 5000).ConvertTo())
-        bulk.SetAttribute("SendSize", ns.UintegerValue(segment))
-        app = bulk.Install(senders.Get(n))
-        app.Start(ns.MicroSeconds(n + 1))  # one after another: each socket takes its flow's defaults
-        apps.append(app)
+        ends.append(_flow_path(ns, tp, n, flow, step, link, addresses, senders.Get(n), routers, receivers.Get(n)))
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     start = max(f["rtt_ns"] for f in flows) + step // 100  # step 0: every initial window sent
+    tp.Clock(start, step)
     server = scenario["server"]
     if "opportunities" in server:
         tp.opportunities = ns.cppyy.gbl.std.vector["int64_t"](opportunity_times(server["opportunities"], step, start))
     else:
         floats = ns.cppyy.gbl.std.vector["double"]
-        tp.UseBucket(start, step, server["rate"], server["tokens"], floats(server["lag"]), floats(server["margin"]))
+        tp.UseBucket(server["rate"], server["tokens"], floats(server["lag"]), floats(server["margin"]))
     tp.WatchBottleneck(bottleneck.Get(0), discs.Get(0), segment)
     for n, flow in enumerate(flows):
-        ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(flow["initial_cwnd"]))
-        ns.Config.SetDefault("ns3::TcpSocket::InitialSlowStartThreshold",
-                             ns.UintegerValue(flow.get("initial_ssthresh", flow["initial_cwnd"]) * segment))
-        _run_until(ns, (n + 1) * 1000 + 1)
-        socket = ns.cppyy.gbl.ns3.DynamicCast[ns.BulkSendApplication](apps[n].Get(0)).GetSocket()
-        for name, value in flow.get("attributes", {}).items():
-            tp.Configure(socket, name, value)
-        tp.WatchSender(n, socket)
+        _start_flow(ns, tp, n, flow, senders.Get(n), ends[n], segment, start + (flow.get("open_step", 0) - 1) * step
+                    + step // 100)
 
-    names = ("sent", "lost", "served", "resent", "timeouts", "cwnd", "ssthresh", "pacing", "inflight", "marked")
+    names = ("sent", "lost", "served", "released", "resent", "timeouts", "cwnd", "ssthresh", "pacing", "inflight",
+             "marked")
     samples: list[dict[str, list[int]]] = [{name: [] for name in names} for _ in flows]
     for t in range(scenario["steps"]):
         _run_until(ns, start + t * step + SAMPLE_AFTER_NS)
@@ -427,6 +474,63 @@ def _run(ns: Any, scenario: dict[str, Any]) -> tuple[Samples, list[float]]:
     line = list(tp.line) if "rate" in server else offered(server["opportunities"])
     ns.Simulator.Destroy()
     return samples, line
+
+
+def _flow_path(ns: Any, tp: Any, n: int, flow: dict[str, Any], step: int, link: Any, addresses: Any, sender: Any,
+               routers: Any, receiver: Any) -> Any:
+    """Flow n's own links (access from its sender, egress to its receiver with its box on the
+    egress device), its TCP and its receiver's sink; the receiver's address."""
+    access = link.Install(sender, routers.Get(0))
+    addresses.SetBase(ns.Ipv4Address(f"10.1.{n}.0"), ns.Ipv4Mask("255.255.255.0"))
+    sender_ip = addresses.Assign(access).GetAddress(0)
+    egress = ns.PointToPointHelper()
+    egress.SetDeviceAttribute("DataRate", ns.StringValue(FAST))
+    egress.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds((flow["rtt_ns"] - step // 100) // 2)))
+    path = egress.Install(routers.Get(1), receiver)
+    box = ns.TrafficControlHelper()  # the segments the box holds wait here (no AQM drops them)
+    box.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.StringValue(f"{10**7}p"))
+    box.Install(path.Get(0))
+    addresses.SetBase(ns.Ipv4Address(f"10.2.{n}.0"), ns.Ipv4Mask("255.255.255.0"))
+    receiver_ip = addresses.Assign(path).GetAddress(1)
+    tp.flowOf[sender_ip.Get()] = n
+    tp.flows.push_back(tp.Flow())
+    tp.WatchBox(n, path.Get(0), ns.cppyy.gbl.std.vector["int64_t"](flow.get("hold", [])))
+    tcp = sender.GetObject[ns.TcpL4Protocol]()
+    tcp.SetAttribute("SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(flow["tcp"])))
+    tcp.SetAttribute("RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(flow.get("recovery",
+                                                                                    "ns3::TcpPrrRecovery"))))
+    sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo())
+    sink.Install(receiver)
+    return ns.InetSocketAddress(receiver_ip, 5000).ConvertTo()
+
+
+def _start_flow(ns: Any, tp: Any, n: int, flow: dict[str, Any], sender: Any, receiver: Any, segment: int,
+                opening_ns: int) -> None:
+    """Open flow n's connection (n + 1 microseconds in: one after another, so that each socket
+    takes its flow's defaults) with its initial window and slow-start threshold (ns-3's own
+    without ``initial_cwnd``), set its congestion control's attributes and watch it. A flow with
+    ``open_step`` sends from ``opening_ns`` on; the others from their handshake on."""
+    window = flow.get("initial_cwnd")
+    for name, value in (("InitialCwnd", window),  # segments
+                        ("InitialSlowStartThreshold", None if window is None else
+                         flow.get("initial_ssthresh", window) * segment)):  # bytes
+        if value is None:
+            tp.OwnDefault("ns3::TcpSocket", name)
+        else:
+            ns.Config.SetDefault(f"ns3::TcpSocket::{name}", ns.UintegerValue(value))
+    if "open_step" in flow:
+        _run_until(ns, (n + 1) * 1000)
+        socket = tp.Connect(sender, receiver, segment, opening_ns)
+    else:
+        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", receiver)
+        bulk.SetAttribute("SendSize", ns.UintegerValue(segment))
+        app = bulk.Install(sender)
+        app.Start(ns.NanoSeconds((n + 1) * 1000 - ns.Simulator.Now().GetNanoSeconds()))
+        _run_until(ns, (n + 1) * 1000 + 1)
+        socket = ns.cppyy.gbl.ns3.DynamicCast[ns.BulkSendApplication](app.Get(0)).GetSocket()
+    for name, value in flow.get("attributes", {}).items():
+        tp.Configure(socket, name, value)
+    tp.WatchSender(n, socket)
 
 
 def _run_until(ns: Any, time_ns: int) -> None:

@@ -105,14 +105,9 @@ class PacketPath:
         net, T = trace.network, trace.T
         flows = []
         for n in range(net.flows):
-            S_f = trace.flow("S_f", n)
-            So_f = observed_service(trace, n)
-            D_n = net.path(n).D
-            lag = [next((d for d in range(D_n + 1) if s + d < T and So_f[s + d] >= S_f[s]), D_n)
-                   for s in range(T)]
             Lnc = trace.flow("Lnc_f", n)
             nc = [floor(x / p) for x in Lnc] if Lnc is not None else [0] * T
-            flows.append(FlowPathInfo(net.path(n).R, D_n > 0, lag, nc))
+            flows.append(FlowPathInfo(net.path(n).R, net.path(n).D > 0, box_lags(trace, n), nc))
         bucket = token_bucket(trace)
         return cls(T, net.C, p, bucket.line[0], bucket.lag, bucket.margin, trace.constant("buffer"), _loss_cap(trace),
                    Fraction(trace.constant("dupacks")), net.rto, flows,
@@ -165,6 +160,16 @@ def _lag(tokens: list[Fraction], C: Fraction, served: Fraction, t: int) -> Fract
         k += 1
     low, high = token_line_at(tokens, C, Fraction(t - k)), token_line_at(tokens, C, Fraction(t - k + 1))
     return k - (served - low) / (high - low)
+
+
+def box_lags(trace: Trace, n: int) -> list[int]:
+    """By service step s: how many steps flow n's own jitter box held the ACKs of what the
+    bottleneck served by s (the first d with So_f[n][s+d] >= S_f[n][s]; its bound D_n when the
+    trace ends first). The box may let part of a step's bytes through earlier: this is when the
+    last of them passed, so every byte served at s is held as long as the trace's latest one."""
+    S_f, So_f, D_n = trace.flow("S_f", n), observed_service(trace, n), trace.network.path(n).D
+    return [next((d for d in range(D_n + 1) if s + d < trace.T and So_f[s + d] >= S_f[s]), D_n)
+            for s in range(trace.T)]
 
 
 def check_packet(trace: Trace, packet: Fraction | None) -> Fraction:

@@ -139,7 +139,7 @@ def departures(trace: Trace, concrete: Trace, packet: Fraction, who: str = "the 
     """Why a packet run can differ from its trace: windows below one packet (a packet sender
     sends at least one packet when nothing is in flight), steps that send or lose a fraction
     of a packet (packets come whole), and the first step each flow's concrete sender (``who``)
-    decides differently from the trace's."""
+    decides differently from the trace's (for a cold flow, from its start state on)."""
     notes = []
     for n in range(trace.flows):
         cwnd = trace.flow("cwnd", n)
@@ -155,7 +155,8 @@ def departures(trace: Trace, concrete: Trace, packet: Fraction, who: str = "the 
                 notes.append(f"flow {n}: the trace {what} a fraction of a packet at {len(partial)} step(s) "
                              f"from step {partial[0]}")
         mine, theirs = concrete.flow("cwnd", n), cwnd
-        differ = next((t for t in range(trace.T) if mine[t] != theirs[t]), None)
+        decided = max((trace.network.path(n).opens or 1) - 1, 0)  # a cold flow's window is free before its start
+        differ = next((t for t in range(decided, trace.T) if mine[t] != theirs[t]), None)
         if differ is not None:
             notes.append(f"flow {n}: {who}'s window first differs from the trace's at step "
                          f"{differ} ({rounded_text(mine[differ])} vs {rounded_text(theirs[differ])} bytes)")

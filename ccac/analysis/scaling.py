@@ -19,7 +19,8 @@ from pathlib import Path
 from ccac.core import deadline
 from ccac.core.errors import CcacError
 from ccac.problems.query import load_query
-from ccac.solving.solve import Pipeline, solve
+from ccac.solving.solve import Pipeline
+from ccac.analysis.window_search import answer
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def measure(case: Case, timeout: float | None, solver: str = "z3",
     for T, R in points or case.points:
         try:
             query = load_query(case.name, overrides(case.name, T, R))
-            result = solve(query, solver, timeout, encoding=encoding)
+            result = answer(query, solver, timeout, encoding=encoding)
         except CcacError as e:
             out.points.append(Point(T, R, "invalid", 0.0, 0.0, str(e)))
             continue

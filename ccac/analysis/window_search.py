@@ -43,7 +43,7 @@ from ccac.encode.periodic import lookback
 from ccac.encode.trace import Trace
 from ccac.problems.problem import Problem, declared, symbols_for
 from ccac.problems.query import Query
-from ccac.solving.solve import Pipeline, Result
+from ccac.solving.solve import Pipeline, Result, solve
 from ccac.solving.solvers import Outcome, evaluate
 from ccac.solving.backends import solver_version
 from ccac.solving.validate import validate
@@ -223,6 +223,15 @@ def search_windows(query: Query, window: int | None = None, solver: str = "z3", 
         raise CcacError("a window search needs a window size: --window W, or [query] window", "--window")
     search = Search(query, size, solver, timeout, on_window or (lambda report: None))
     return search.run()
+
+
+def answer(query: Query, solver: str = "z3", timeout: float | None = None, encoding: str = "pairs",
+           nonlinear: str | None = None) -> Result:
+    """``query`` answered as its file asks: window by window when it names a ``window``
+    (:func:`search_windows`), else one solve of the whole trace (:func:`ccac.solving.solve.solve`)."""
+    if query.window is not None:
+        return search_windows(query, None, solver, timeout)
+    return solve(query, solver, timeout, encoding=encoding, nonlinear=nonlinear)
 
 
 def window_line(report: WindowReport, windows: int) -> str:

@@ -31,7 +31,7 @@ from ccac.encode.nonlinear import DEFAULT_MODE, MODES
 from ccac.report.bench_lines import (EXPONENTS_HEADING, Row, Table, exponent_line, rounds_cell, scaling_heading,
                                      scaling_row, seconds_cell, totals_line)
 from ccac.report.presentation import plot_line, validated_text
-from ccac.solving.solve import solve
+from ccac.analysis.window_search import answer
 
 __all__ = ["bench"]
 
@@ -40,8 +40,8 @@ def run(name: str, T: int, solver: str, timeout: float | None, sets: tuple[str, 
     label = Path(name).stem
     try:
         scaled = overrides(name, T, resolution) if resolution is not None else [f"network.T={T}"]
-        result = solve(load_query(name, overrides=[*sets, *scaled]), solver, timeout, encoding=encoding,
-                       nonlinear=nonlinear)
+        result = answer(load_query(name, overrides=[*sets, *scaled]), solver, timeout, encoding=encoding,
+                        nonlinear=nonlinear)
     except CcacError as e:
         return Row(label, str(T), "invalid", note=str(e))
     return Row(label, str(T), result.answer, result.query.expect or "-", validated_text(result.validated),

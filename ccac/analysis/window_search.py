@@ -12,11 +12,11 @@ the steps after it); then fix the window's steps and go on. When a window has no
 of the steps before it, the window before is solved again away from its previous answer (a
 bounded number of times) before the search gives up.
 
-The query's ``assume`` and ``find`` are asked on the last window, whose short query spans the
-whole run with every step before the window fixed (so they mean exactly what they say), and an
-optional ``[query] guide`` (a number over a window's steps) is pushed as high as a few
-rounds of "guide >= better" allow on every other window, so the search heads toward the find
-(for example one flow's share of the link falling).
+The query's ``assume`` and ``find`` are asked on the last window, stated over the whole run
+(the fixed steps as their values, the window's as its variables: :func:`whole_run_conditions`,
+so they mean exactly what they say), and an optional ``[query] guide`` (a number over a window's
+steps) is pushed as high as a few rounds of "guide >= better" allow on every other window, so the
+search heads toward the find (for example one flow's share of the link falling).
 
 Sound for sat, and never unsat: the trace found is read back whole and validated end to end
 against the whole query (every model, CCA and query rule over all T steps, in exact rational
@@ -37,11 +37,11 @@ from typing import Any, Callable
 import z3
 
 from ccac.core.errors import CcacError
-from ccac.encode.encoding import Slot
+from ccac.encode.encoding import Slot, num, terms_in, truth
 from ccac.encode.expr import compile_number
 from ccac.encode.periodic import lookback
 from ccac.encode.trace import Trace
-from ccac.problems.problem import Problem, declared, symbols_for
+from ccac.problems.problem import Problem, declared, query_conditions, symbols_for
 from ccac.problems.query import Query
 from ccac.solving.solve import Pipeline, Result, solve
 from ccac.solving.solvers import Outcome, evaluate
@@ -132,17 +132,16 @@ class Search:
         values through its last step."""
         first, end = bounds[k]
         last = k == len(bounds) - 1
-        # the last window sees the whole run (the steps before it fixed), so that the query's
-        # assumptions and find mean over it exactly what they say
-        start = 0 if last else max(0, first - self.overlap)
+        start = max(0, first - self.overlap)
         # solved a look-back further than it keeps, so that what it keeps has a continuation
         # (its last steps' promises, tokens held and losses pending, are read past its end)
-        reach = end if last else min(end + self.overlap, self.query.network.T)
-        short = window_query(self.query, start, reach, last)
-        pipeline = Pipeline(short, self.solver)
+        reach = min(end + self.overlap, self.query.network.T)
+        pipeline = Pipeline(window_query(self.query, start, reach), self.solver)
         began = time.monotonic()
         problem = pipeline.build()
         fixed = pins(problem, values, start, first - start)
+        if last:
+            fixed += whole_run_conditions(self.query, problem, values, start)
         guard = [z3.Or(*[z3.Not(c) for c in earlier]) for earlier in self._moved(avoid, problem, start)]
         outcome = pipeline.answer(timeout, [*fixed, *guard])
         guide_value: Fraction | None = None
@@ -258,10 +257,11 @@ def window_bounds(T: int, window: int) -> list[tuple[int, int]]:
     return [(a, min(a + window, T)) for a in range(0, T, window)]
 
 
-def window_query(query: Query, start: int, end: int, last: bool) -> Query:
+def window_query(query: Query, start: int, end: int) -> Query:
     """The short query over steps ``start .. end-1`` of ``query``'s run: T = end - start; a flow
     whose connection opened by ``start`` may start in any state (its opening is in the fixed
-    steps); the assumptions and the find on the last window only."""
+    steps); no assumption and no find (the last window states the whole run's,
+    :func:`whole_run_conditions`)."""
     net = query.network
     paths = []
     for n in range(net.flows):
@@ -271,8 +271,36 @@ def window_query(query: Query, start: int, end: int, last: bool) -> Query:
         paths.append(replace(path, opens=moved, start="cold" if moved is not None else "any"))
     network = replace(net, T=end - start, paths=tuple(paths),
                       start="cold" if any(p.opens is not None for p in paths) else "any")
-    return replace(query, network=network, assume=list(query.assume) if last else [],
-                   find=query.find if last else None, expect=None)
+    return replace(query, network=network, assume=[], find=None, expect=None)
+
+
+def whole_run_conditions(query: Query, problem: Problem, values: Values, start: int) -> list[Any]:
+    """The query's assumptions and find over the whole run, stated on the last window's variables:
+    compiled over the whole run's names (T the run's), each step before ``start`` its fixed value
+    and each later one the window's variable moved back to the run's axes. So they mean exactly
+    what the query says, whatever the window's length."""
+    run = z3.Context()
+    v, states, enc = declared(query, run)
+    with terms_in(run):
+        conditions = [c for _, c in query_conditions(query, symbols_for(query, v, states, lambda x: x))]
+    anchors = _anchors(query, values, start)
+    pairs = []
+    for name, slot in enc.slots.items():
+        whole = slot.at(slot.step, run).translate(problem.ctx)
+        if slot.step < start:
+            if name not in values:
+                raise CcacError(f"the window search has no value of {name} for the query's conditions")
+            value = values[name]
+            pairs.append((whole, truth(value, problem.ctx) if isinstance(value, bool) else num(value, problem.ctx)))
+            continue
+        local = slot.at(slot.step - start, problem.ctx)
+        pairs.append((whole, local + anchors[slot.axis, slot.flow] if slot.axis is not None else local))
+    for name in ("alpha", "dupacks", "buffer"):
+        term = getattr(v, name)
+        if isinstance(term, z3.ExprRef):
+            pairs.append((term.translate(problem.ctx), getattr(problem.vars, name)))
+    stated = [truth(c, run) if isinstance(c, bool) else c for c in conditions]
+    return [z3.substitute(c.translate(problem.ctx), *pairs) for c in stated]
 
 
 def pins(problem: Problem, values: Values, start: int, fixed: int) -> list[Any]:

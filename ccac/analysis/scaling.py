@@ -1,7 +1,9 @@
 """How the cost of a query grows with the horizon: the yardstick of ``ccac bench --scaling``.
 
 A fixed set of representative queries (:data:`CASES`: AIMD loss, a periodic Copa single-box
-query, BBR, Vivace, ETC, two flows) is built and solved at growing horizons. Where a query's
+query, BBR, Vivace, ETC, two flows, and AIMD from a connection's start, which names a window and
+so is answered window by window: :func:`ccac.analysis.window_search.answer`) is built and solved
+at growing horizons. Where a query's
 meaning depends on the minimum RTT, R grows with T (T = 10 R + 1: ten RTTs at 1, 2, 3, 4 steps
 per RTT), so a longer trace is the same question at a finer time resolution; where it does
 not, R stays and T grows. Each case's build and solve times are fitted to c * T^k by least

@@ -3,14 +3,14 @@
 Every rule of the model and of a CCA at step t reads a bounded past: the ACKs of R steps before,
 the tokens of D steps before, the CCA's own state one step before and its declared look-back
 (:meth:`ccac.ccas.interface.CCA.lookback`). So a long trace can be found a window at a time:
-solve the steps ``a .. a+W-1`` as a short query over ``s .. a+W-1+O``, where the first ``a - s``
-steps (the *overlap* O, the look-back plus one) are fixed to the values already found, re-based as
+solve the steps ``a .. a+W-1`` as a short query over ``s .. a+W-1+M``, where the first ``a - s``
+steps (the *overlap*, the look-back plus one) are fixed to the values already found, re-based as
 a window of a longer run is (the byte curves less their values at step s; the convention of
-:func:`ccac.analysis.window.rebase`), and the last O steps are solved but not kept (so that what
-is kept has a continuation: the tokens a server holds and the losses a sender will detect bind
-the steps after it); then fix the window's steps and go on. When a window has no continuation
-of the steps before it, the window before is solved again away from its previous answer (a
-bounded number of times) before the search gives up.
+:func:`ccac.analysis.window.rebase`), and the M steps after it (the model's own reach plus one)
+are solved but not kept, so that what is kept has a continuation (the tokens a server holds and
+the losses a sender will detect bind the steps after it); then fix the window's steps and go on.
+When a window has no continuation of the steps before it, the window before is solved again away
+from its previous answer (a bounded number of times) before the search gives up.
 
 The query's ``assume`` and ``find`` are asked on the last window, stated over the whole run
 (the fixed steps as their values, the window's as its variables: :func:`whole_run_conditions`,
@@ -39,7 +39,7 @@ import z3
 from ccac.core.errors import CcacError
 from ccac.encode.encoding import Slot, num, terms_in, truth
 from ccac.encode.expr import compile_number
-from ccac.encode.periodic import lookback
+from ccac.encode.periodic import lookback, model_reach
 from ccac.encode.trace import Trace
 from ccac.problems.problem import Problem, declared, query_conditions, symbols_for
 from ccac.problems.query import Query
@@ -85,6 +85,7 @@ class Search:
             raise CcacError("a periodic query is one period solved whole: --window searches ordinary traces",
                             "--window")
         self.overlap = look_back(q)
+        self.ahead = model_reach(q) + 1
         if self.window < 1:
             raise CcacError("a window needs at least one step", "--window")
         first_end = self.window
@@ -133,9 +134,9 @@ class Search:
         first, end = bounds[k]
         last = k == len(bounds) - 1
         start = max(0, first - self.overlap)
-        # solved a look-back further than it keeps, so that what it keeps has a continuation
-        # (its last steps' promises, tokens held and losses pending, are read past its end)
-        reach = min(end + self.overlap, self.query.network.T)
+        # solved further than it keeps, so that what it keeps has a continuation: the model's
+        # rules after its end read its last steps' promises (tokens held, losses pending)
+        reach = min(end + self.ahead, self.query.network.T)
         pipeline = Pipeline(window_query(self.query, start, reach), self.solver)
         began = time.monotonic()
         problem = pipeline.build()

@@ -87,14 +87,18 @@ def timeline(query: Any) -> Timeline:
 
 def lookback(query: Any) -> int:
     """How many steps before step t any rule at t reads, at most, besides the two unbounded
-    readings (module docstring): the model's minimum RTT, jitter boxes and timeout clock, and
-    each CCA's declared :meth:`~ccac.ccas.interface.CCA.lookback`."""
+    readings (module docstring): the model's reach (:func:`model_reach`) and each CCA's declared
+    :meth:`~ccac.ccas.interface.CCA.lookback`."""
     net = query.network
-    reach = 0
-    for n, flow in enumerate(query.flows):
-        path = net.path(n)
-        reach = max(reach, path.R + net.D + path.D + net.rto, flow.cca.lookback(flow.params, path.R))
-    return reach
+    return max([model_reach(query)] + [flow.cca.lookback(flow.params, net.path(n).R)
+                                       for n, flow in enumerate(query.flows)])
+
+
+def model_reach(query: Any) -> int:
+    """How many steps before step t the model's own rules at t read, at most: a flow's minimum
+    RTT, the jitter it may carry (the path's and its own box's) and the timeout clock."""
+    net = query.network
+    return max(net.path(n).R + net.D + net.path(n).D + net.rto for n in range(net.flows))
 
 
 def extended(net: Network, tl: Timeline) -> Network:

@@ -117,10 +117,12 @@ class Search:
                 k += 1
                 continue
             if k == 0 or retries[k - 1] >= RETRIES:
-                what = "has no continuation of the steps before it" if outcome.answer == "unsat" else \
-                    f"was not solved ({outcome.reason})"
-                return self._unknown(f"window {k + 1} of {len(bounds)} (steps {bounds[k][0]}..{bounds[k][1] - 1}) "
-                                     f"{what}; no trace was found, which proves nothing", started)
+                timed_out = outcome.answer == "unknown" and str(outcome.reason).startswith(("timeout", "canceled"))
+                what = ("has no continuation of the steps before it" if outcome.answer == "unsat" else
+                        "ran out of its time" if timed_out else f"was not solved ({outcome.reason})")
+                return self._unknown(f"{'timeout: ' if timed_out else ''}window {k + 1} of {len(bounds)} (steps "
+                                     f"{bounds[k][0]}..{bounds[k][1] - 1}) {what}; no trace was found, which "
+                                     f"proves nothing", started)
             retries[k - 1] += 1
             avoid[k - 1].append(self._departure(found[k - 1], bounds, k - 1))
             found = found[:k - 1]

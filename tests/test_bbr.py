@@ -253,10 +253,11 @@ def test_the_check_wants_the_floor() -> None:
     """The exact check: a window of zero samples wants bw at the floor, not 0 or another value."""
     q = query({"T": 5, "alpha": 0.1}, {"name": "bbr", "window": 1, "cycle": 2}, find="S_f[0][3] == S_f[0][2]")
     result = solve(q, timeout=60)
-    assert result.answer == "sat" and result.validated
-    bw = result.trace.symbols.series["bw"].values[0]
+    trace = result.trace
+    assert result.answer == "sat" and result.validated and trace is not None
+    bw = trace.symbols.series["bw"].values[0]
     bw[4] = Fraction(1, 4)
-    problems = BBR.check(flow_values(result.trace, 0, q.flows[0].params))
+    problems = BBR.check(flow_values(trace, 0, q.flows[0].params))
     assert any("step 4:" in p and "floor" in p for p in problems), problems
 
 

@@ -10,7 +10,13 @@ Time is the model's step grid; R steps make one minimum RTT. At every step t:
   served by t-R; the thesis: "(bytes ACKed in the last RTT) * (min RTT) / RTT", with the RTT
   estimate taken to be exact, R, as the thesis assumes for BBR and Copa.)
 * **Bandwidth estimate.** ``bw[t]`` (bytes/step) is the maximum sample over the last
-  ``window`` RTTs, i.e. over the steps ``t - window*R + 1 .. t``.
+  ``window`` RTTs, i.e. over the steps ``t - window*R + 1 .. t``; when every sample there is 0
+  (no ACK for a whole filter window, or none yet at a connection's start) it is the floor
+  ``4 * alpha / (cwnd_gain * R)``, which makes cwnd Linux's 4-packet minimum (plus the quanta)
+  and keeps the sender sending, as the concrete sender (``ccac.senders.bbr``) does. This is
+  the sender's rule, so every run of the sender satisfies it. The max alone would make bw = 0
+  there, which the model's cwnd > 0 and rate > 0 exclude; so the floor removes no trace the
+  max alone admits and adds those whose filter window saw no ACK.
 * **Window.** ``cwnd[t] = cwnd_gain * bw[t] * R + quanta * alpha`` (default gain 2: "twice the
   BDP estimate"; ``quanta``, default 0 as in the thesis' core, is the packets BBR adds to its
   window for the quanta the sender and receiver batch in, 3 in Linux's BBRv1: thesis 8.2
@@ -38,7 +44,16 @@ What is abstracted (the encoding is a superset of the algorithm above)
   unknown samples may have been anything, and the max of a set containing them is at least
   the max of the known part. Once the whole window lies in the trace, ``bw[t]`` equals the
   maximum exactly (``bw >= every sample`` and ``bw == some sample``). Every real history is
-  one choice of the free samples, so every real run satisfies the constraints.
+  one choice of the free samples, so every real run satisfies the constraints. (A partial
+  window may still hold the floor: the unknown samples may all have been 0; ``bw`` at least the
+  known part covers that too, as every known sample is then 0.)
+* **Cold start.** With ``[network] start = "cold"`` the connection opens within the trace and
+  nothing of it was sent, so nothing was ACKed before step 0 either: ``S_f`` before step 0 is
+  exactly 0, a sample reading it is exact (0 before step R, ``S_f[t'-R] / R`` up to 2R), and
+  the filter is exact at every step, the floor included. One step before the opening the
+  estimate is therefore the floor and cwnd ``4 * alpha + quanta * alpha``: the start state
+  (:meth:`BBR.start_state`), a consequence of the rules there, which apply at every step. The
+  cycle position stays free.
 * **Phase.** Any start position is allowed (BBRv1 picks a random one, never the drain phase;
   allowing all of them is a superset), and so is any alignment to the grid.
 * Everything else is exact and linear: the products involve the gains and R (constants) times
@@ -50,10 +65,10 @@ What is not modelled (the thesis' "core idea" of BBR, not the Linux code)
 Startup, Drain and ProbeRTT; min-RTT estimation (R is known exactly); BBRv1's extra conditions
 on leaving the probe and drain phases (inflight targets) -- here each phase lasts exactly one
 RTT, as in the thesis; reaction to loss (BBRv1 mostly ignores it; the model's ACK clock still
-accounts detected losses); the 4-packet minimum cwnd: the model requires cwnd > 0 and
-rate > 0, so traces in which the estimate would collapse to 0 are excluded (a real BBR would
-keep sending at its floor there). Delivery-rate samples are taken once per step over exactly
-one min RTT, not per ACK over the ACK's own interval (the thesis' discretization).
+accounts detected losses); Linux's 4-packet minimum for a small non-zero estimate (the floor
+applies only when every sample is 0, as in the concrete sender). Delivery-rate samples are
+taken once per step over exactly one min RTT, not per ACK over the ACK's own interval (the
+thesis' discretization).
 
 Left to the solver: the cycle position at t = 0, the unknown history samples (through the
 lower-bound-only ``bw`` at the start), and of course everything the path model leaves free.
@@ -114,6 +129,20 @@ class BBR(CCA):
         g = params["probe_gain"] if phase == 0 else params["drain_gain"] if phase == 1 else Fraction(1)
         return params["pacing_gain"] * g
 
+    @staticmethod
+    def floor(params: dict[str, Any], R: int, alpha: Any) -> Any:
+        """The estimate when every sample in the filter is 0: the bytes/step that make cwnd
+        Linux's 4-packet minimum, 4 * alpha = cwnd_gain * floor * R."""
+        return 4 * alpha / (params["cwnd_gain"] * R)
+
+    def start_state(self, params: dict[str, Any], C: Fraction, R: int, alpha: Fraction) -> dict[str, Fraction]:
+        """A connection's start: no ACK yet, so every sample is 0 and the estimate is the floor;
+        cwnd follows the window rule from it (4 packets plus the quanta). The cycle position is
+        left free: the concrete sender starts the cycle at its first decision, BBRv1 at a random
+        phase."""
+        bw = self.floor(params, R, alpha)
+        return {"bw": bw, "cwnd": params["cwnd_gain"] * bw * R + params["quanta"] * alpha}
+
     def encode(self, ctx: FlowContext) -> dict[str, list[Any]]:
         p, R, T, S = ctx.params, ctx.R, ctx.T, ctx.S
         period = p["cycle"] * R
@@ -121,10 +150,15 @@ class BBR(CCA):
         phase = ctx.series("phase", "int")
         pos = ctx.series("cycle_pos", "int")
         pos0 = pos[0]
+        floor = self.floor(p, R, ctx.alpha)
+        cold = ctx.opens is not None
 
         # Per-step sample information: exact value (t' >= 2R) or partial lower bound (R <= t' < 2R).
-        exact = {u: (S[u - R] - S[u - 2 * R]) / R for u in range(2 * R, T)}
-        lower = {u: (S[u - R] - S[0]) / R for u in range(R, min(2 * R, T))}
+        # With a cold start nothing was ACKed before step 0, so every sample is exact: those of
+        # steps before R are 0 (left out: a max and an all-zero test do not need them) and those
+        # of R .. 2R-1 count everything ACKed so far.
+        exact = {u: (S[u - R] - (S[u - 2 * R] if u >= 2 * R else 0)) / R for u in range(R if cold else 2 * R, T)}
+        lower = {} if cold else {u: (S[u - R] - S[0]) / R for u in range(R, min(2 * R, T))}
 
         ctx.add(pos0 >= 0, pos0 < period)
         for t in range(T):
@@ -137,15 +171,23 @@ class BBR(CCA):
 
             # Bandwidth filter over steps first .. t.
             first = t - p["window"] * R + 1
-            known = [exact[u] for u in range(max(first, 2 * R), t + 1)]
-            bounds = [lower[u] for u in range(max(first, R), min(2 * R, t + 1))]
+            known = [x for u, x in exact.items() if first <= u <= t]
+            bounds = [x for u, x in lower.items() if first <= u <= t]
             ctx.add(*(bw[t] >= x for x in known + bounds))
-            if first >= 2 * R:  # the whole window is in the trace: the max is exact
-                ctx.add(z3.Or(*(bw[t] == x for x in known)))
+            if cold or first >= 2 * R:  # every sample of the window is known: the max, or the floor
+                ctx.add(self._max_or_floor(bw[t], known, floor))
 
             window = p["cwnd_gain"] * R * bw[t]
             ctx.add(ctx.cwnd[t] == (window + p["quanta"] * ctx.alpha if p["quanta"] else window))
         return {"bw": bw, "phase": phase, "cycle_pos": pos}
+
+    @staticmethod
+    def _max_or_floor(bw: z3.ArithRef, samples: list[z3.ArithRef], floor: Any) -> z3.BoolRef:
+        """The estimate of a filter window whose every sample is known (``samples``, those that
+        are not 0 by construction): the largest sample, or the floor if every one is 0."""
+        if not samples:
+            return bw == floor
+        return z3.If(z3.And(*(x == 0 for x in samples)), bw == floor, z3.Or(*(bw == x for x in samples)))
 
     def lookback(self, params: dict[str, Any], R: int) -> int:
         """The filter at t holds samples of steps t - window*R + 1 .. t, each reading the ACKs
@@ -157,7 +199,7 @@ class BBR(CCA):
         return params["cycle"] * R
 
     def check(self, f: FlowValues) -> list[str]:
-        p, R, T, S = f.params, f.R, f.T, f.S
+        p, R, T = f.params, f.R, f.T
         bw, phase, pos = f.state["bw"], f.state["phase"], f.state["cycle_pos"]
         period = p["cycle"] * R
         problems: list[str] = []
@@ -171,25 +213,18 @@ class BBR(CCA):
             if phase[t] != pos[t] // R:
                 problems.append(f"step {t}: phase {phase[t]} != cycle position {pos[t]} // R")
 
+        floor = self.floor(p, R, f.alpha)
         for t in range(T):
-            # Samples visible at step t in the filter window; None marks an unknown one.
-            lo_t = t - p["window"] * R + 1
-            samples: list[Fraction] = []
-            floors: list[Fraction] = []
-            unknown = False
-            for u in range(lo_t, t + 1):
-                if u - 2 * R >= 0:
-                    samples.append((S[u - R] - S[u - 2 * R]) / R)
-                elif u - R >= 0:
-                    floors.append((S[u - R] - S[0]) / R)  # S before step 0 is at most S[0]
-                else:
-                    unknown = True
-            if unknown or floors:
-                need = max(samples + floors, default=None)
+            samples, partial = self._filter(f, t)
+            if partial:
+                need = max(samples, default=None)
                 if need is not None and bw[t] < need:
                     problems.append(f"step {t}: bw {bw[t]} below the largest known sample {need}")
-            elif bw[t] != max(samples):
-                problems.append(f"step {t}: bw {bw[t]} != max delivery-rate sample {max(samples)}")
+            else:
+                want_bw = max(samples) if max(samples) != 0 else floor
+                if bw[t] != want_bw:
+                    problems.append(f"step {t}: bw {bw[t]} != max delivery-rate sample, or the floor "
+                                    f"if every one is 0: {want_bw}")
 
             want_cwnd = p["cwnd_gain"] * bw[t] * R + p["quanta"] * f.alpha
             if f.cwnd[t] != want_cwnd:
@@ -201,6 +236,30 @@ class BBR(CCA):
                 if f.rate[t] != want_rate:
                     problems.append(f"step {t}: pacing rate {f.rate[t]} != gain(phase {phase[t]}) * bw = {want_rate}")
         return problems
+
+    @staticmethod
+    def _filter(f: FlowValues, t: int) -> tuple[list[Fraction], bool]:
+        """The samples in step t's filter window, and whether some were unknown: then the list
+        holds the known ones and, for a sample whose RTT starts before step 0, what was ACKed
+        since step 0 (S before step 0 is at most S[0]). With a cold start nothing was ACKed
+        before step 0, so every sample is known."""
+        p, R, S = f.params, f.R, f.S
+
+        def acked(u: int) -> Fraction | None:
+            return S[u] if u >= 0 else Fraction(0) if f.opens is not None else None
+
+        samples: list[Fraction] = []
+        partial = False
+        for u in range(t - p["window"] * R + 1, t + 1):
+            end, start = acked(u - R), acked(u - 2 * R)
+            if end is None:
+                partial = True
+            elif start is None:
+                partial = True
+                samples.append((end - S[0]) / R)
+            else:
+                samples.append((end - start) / R)
+        return samples, partial
 
     def concrete(self, start: SenderStart) -> ConcreteSender:
         from ccac.senders.bbr import BBRSender

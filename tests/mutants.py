@@ -42,6 +42,7 @@ class Mutant:
 
 GRADIENT, RTT, ETC = "ccac.ccas.pcc.gradient", "ccac.ccas.pcc.rtt", "ccac.ccas.etc"
 ALLEGRO = "ccac.ccas.allegro"
+BBR = "ccac.ccas.bbr"
 LANGUAGE = "ccac.ccas.language"
 PER_ACK = "ccac.encode.per_ack"
 VALIDATE = "ccac.solving.validate"
@@ -64,6 +65,7 @@ CONFORMANCE = {
     RTT: ("tests/test_pcc.py", "tests/test_vivace.py", "tests/test_proteus.py"),
     ETC: ("tests/test_etc.py",),
     ALLEGRO: ("tests/test_allegro.py",),
+    BBR: ("tests/test_bbr.py",),
     LANGUAGE: ("tests/test_language.py", "tests/test_ccmatic.py"),
     PER_ACK: ("tests/test_language_per_ack.py",),
     VALIDATE: ("tests/test_synthesis.py", "tests/test_loss_detection.py", "tests/test_cold_start.py"),
@@ -422,6 +424,17 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("cubic_file_clamp_release_whole", CUBIC_FILE,
            "the clamp's forced growth counts the step's ACKs as whole releases (no floor below k / clamp)",
            'clamp_floor = "ca_acks / clamp - alpha', 'clamp_floor = "ca_acks / clamp'),
+    Mutant("bbr_no_floor", BBR, "a filter window whose every sample is 0 makes the estimate 0 (no floor)",
+           "return z3.If(z3.And(*(x == 0 for x in samples)), bw == floor, z3.Or(*(bw == x for x in samples)))",
+           "return z3.Or(*(bw == x for x in samples))"),
+    Mutant("bbr_floor_a_packet_higher", BBR, "the floor makes cwnd 5 packets (Linux's minimum: 4)",
+           "return 4 * alpha / (params", "return 5 * alpha / (params"),
+    Mutant("bbr_cold_start_without_quanta", BBR, "a connection starts with cwnd 4 packets, without the quanta "
+           "its window rule adds", '"cwnd": params["cwnd_gain"] * bw * R + params["quanta"] * alpha}',
+           '"cwnd": params["cwnd_gain"] * bw * R}'),
+    Mutant("bbr_cold_cycle_pinned", BBR, "a connection starts its probing cycle at a fixed position "
+           "(the sender: at its first decision, BBRv1: at a random phase)",
+           'return {"bw": bw, "cwnd"', 'return {"cycle_pos": 0, "bw": bw, "cwnd"'),
     Mutant("synth_confirm_any_rules", VALIDATE, "a suspect of ccac synthesize is confirmed on its group's run "
            "without checking its own rules there",
            "    return [not check_ccas(q, trace) for q in queries]",

@@ -4,7 +4,6 @@ corrupted traces, and semantic properties that a wrong encoding would break."""
 from __future__ import annotations
 
 import random
-from dataclasses import fields, replace
 from fractions import Fraction
 from typing import Any
 
@@ -163,64 +162,129 @@ def test_low_utilization_in_steady_state_is_possible() -> None:
 
 
 # ------------------------------------------------------------------ the concrete sender
-def _all_samples_zero(run: Run, window: int) -> int | None:
-    """The first decision step whose filter window lies wholly in the trace and saw no ACKs
-    (every sample 0): the estimate would be 0, which the model's cwnd > 0 excludes."""
-    R, S = run.cfg.R, run.S
-    for t in range(R, run.cfg.T):
-        first = t - window * R + 1
-        if first >= 2 * R and all(S[u - R] == S[u - 2 * R] for u in range(first, t + 1)):
-            return t
-    return None
-
-
-def _prefix(run: Run, T: int) -> Run:
-    """The run's first T steps (the model is causal: a prefix of a run is a run)."""
-    cut = replace(run, cfg=replace(run.cfg, T=T))
-    for f in fields(Run):
-        if f.name != "cfg":
-            setattr(cut, f.name, getattr(run, f.name)[:T])
-    return cut
-
-
-@pytest.mark.parametrize("seed", range(24))
-def test_the_encoding_admits_every_run_of_the_concrete_sender(seed: int) -> None:
-    """The superset property, tested: the concrete BBR (ccac.senders.bbr) on random model paths
-    (jitter, finite buffers, non-congestive loss), sometimes taking over a filter value and a
-    cycle position, with small windows and cycles so the filter window often lies wholly in the
-    trace. Every model variable and bw, phase, cycle_pos pinned: the encoding must admit the
-    run. A run whose full filter window saw no ACKs (the sender's floor; the model excludes an
-    estimate of 0, see the next test) is checked up to that step."""
-    rng = random.Random(seed)
-    cfg = PathConfig(T=rng.choice([8, 10, 12]), R=rng.choice([1, 1, 2]), D=rng.choice([0, 1, 2]),
-                     buffer=rng.choice([None, Fraction(1), Fraction(2)]),
-                     eta=rng.choice([Fraction(0), Fraction(0), Fraction(1, 10)]))
+def _random_params(rng: random.Random) -> dict[str, Any]:
+    """BBR's parameters, with small windows and cycles often, so the filter window often lies
+    wholly in the trace (and a window without ACKs, the floor, is reached)."""
     small = rng.random() < 0.6
-    params = cca_params(BBR, window=rng.choice([1, 2]) if small else None,
-                        cycle=rng.choice([2, 3]) if small else None,
-                        pacing_gain=rng.choice([None, Fraction(2)]),
-                        drain_gain=rng.choice([None, Fraction(4, 5)]),
-                        quanta=rng.choice([None, None, Fraction(1), Fraction(3)]))
+    return cca_params(BBR, window=rng.choice([1, 2]) if small else None,
+                      cycle=rng.choice([2, 3]) if small else None,
+                      pacing_gain=rng.choice([None, Fraction(2)]),
+                      drain_gain=rng.choice([None, Fraction(4, 5)]),
+                      quanta=rng.choice([None, None, Fraction(1), Fraction(3)]))
+
+
+def _random_path(rng: random.Random, cold: bool = False) -> PathConfig:
+    return PathConfig(T=rng.choice([8, 10, 12]), R=rng.choice([1, 1, 2]), D=rng.choice([0, 1, 2]),
+                      buffer=rng.choice([None, Fraction(1), Fraction(2)]),
+                      eta=rng.choice([Fraction(0), Fraction(0), Fraction(1, 10)]), cold=cold)
+
+
+def _stalls(run: Run, window: int) -> list[int]:
+    """The decision steps whose filter window lies in the trace and saw no ACK (every sample 0):
+    there the encoding's filter is exact and only the floor admits the sender's estimate."""
+    R, S = run.cfg.R, run.S
+    return [t for t in range((2 + window) * R - 1, run.cfg.T)
+            if all(S[u - R] == S[u - 2 * R] for u in range(t - window * R + 1, t + 1))]
+
+
+def _random_run(seed: int) -> tuple[Run, dict[str, Any]]:
+    """The concrete BBR on a random model path, sometimes taking over a filter value and a cycle
+    position."""
+    rng = random.Random(seed)
+    cfg = _random_path(rng)
+    params = _random_params(rng)
     values: dict[str, Any] = {}
     if rng.random() < 0.5:
         values["bw"] = Fraction(rng.randint(0, 8), 4)
     if rng.random() < 0.5:
         values["cycle_pos"] = rng.randrange(params["cycle"] * cfg.R)
-    while True:  # another path if one stalls before the model's shortest trace, R + D + 1
-        run = simulate(cfg, BBR.concrete, params, rng, values, paced=True)
-        stalled = _all_samples_zero(run, params["window"])
-        if stalled is None or stalled > cfg.R + cfg.D:
-            break
-    assert all(c > 0 and r > 0 for c, r in zip(run.cwnd[cfg.R:], run.rate[cfg.R:]))
-    if stalled is not None:
-        run = _prefix(run, stalled)
+    return simulate(cfg, BBR.concrete, params, rng, values, paced=True), params
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_the_encoding_admits_every_run_of_the_concrete_sender(seed: int) -> None:
+    """The superset property, tested: the concrete BBR (ccac.senders.bbr) on random model paths
+    (jitter, finite buffers, non-congestive loss). Every model variable and bw, phase, cycle_pos
+    pinned: the encoding must admit the run, a run whose filter window saw no ACKs (the
+    sender's floor) too."""
+    run, params = _random_run(seed)
+    R = run.cfg.R
+    assert all(c > 0 and r > 0 for c, r in zip(run.cwnd[R:], run.rate[R:]))
     admits({"name": "bbr", **params}, run, fix_state=("bw", "phase", "cycle_pos"))
 
 
-def test_a_filter_window_without_acks_is_excluded() -> None:
-    """The documented exclusion the sender's floor meets: once the filter window lies in the
-    trace, bw is exactly its largest sample, so a window of RTTs without ACKs forces bw = 0 and
-    cwnd = 0 against the model's cwnd > 0 (a real BBR keeps sending at its floor there)."""
-    stall = "S_f[0][3] == S_f[0][2]"  # R = 1: the sample of step 4 is 0
-    assert run({"T": 5}, {"name": "bbr", "window": 1, "cycle": 2}, find=stall).answer == "unsat"
-    assert run({"T": 5}, {"name": "bbr", "window": 2, "cycle": 2}, find=stall).answer == "sat"
+def test_some_random_runs_reach_the_floor_with_the_filter_in_the_trace() -> None:
+    """Not vacuous: some runs of the test above stall for a whole filter window that lies in the
+    trace, where the encoding's filter is exact and only the floor admits the sender."""
+    stalled = 0
+    for seed in range(24):
+        run, params = _random_run(seed)
+        stalled += bool(_stalls(run, params["window"]))
+    assert stalled >= 2
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_cold_encoding_admits_a_fresh_sender(seed: int) -> None:
+    """A connection's start: the concrete BBR started fresh (no filter, the cycle at its first
+    decision) on a random path that carried nothing before. Its first estimates are the floor
+    (no ACK yet); the cold encoding, its filter exact from step 0, must admit the run."""
+    rng = random.Random(1000 + seed)
+    cfg = _random_path(rng, cold=True)
+    params = _random_params(rng)
+    run = simulate(cfg, BBR.concrete, params, rng, paced=True)
+    assert all(a == 0 for a in run.A[:cfg.R]) and run.A[cfg.R] > 0
+    assert run.state[cfg.R]["bw"] == 4 * cfg.alpha / (params["cwnd_gain"] * cfg.R)   # no ACK yet: the floor
+    admits({"name": "bbr", **params}, run, fix_state=("bw", "phase", "cycle_pos"))
+
+
+def test_a_filter_window_without_acks_holds_the_floor() -> None:
+    """Once the filter window lies in the trace, a window of RTTs without ACKs makes bw the
+    floor 4 * alpha / (cwnd_gain * R) (cwnd 4 packets), not 0; any other value is unsat."""
+    stall = "S_f[0][3] == S_f[0][2]"  # R = 1, window 1: the sample of step 4 is 0
+    cca = {"name": "bbr", "window": 1, "cycle": 2}
+    result = run({"T": 5, "alpha": 0.1}, cca, find=stall)
+    assert result.answer == "sat"
+    assert result.trace.flow("bw", 0)[4] == Fraction(1, 5) and result.trace.flow("cwnd", 0)[4] == Fraction(2, 5)
+    assert run({"T": 5}, cca, find=f"{stall} and bw[0][4] != 2 * alpha").answer == "unsat"
+    assert run({"T": 5}, {**cca, "cwnd_gain": 4}, find=f"{stall} and cwnd[0][4] != 4 * alpha").answer == "unsat"
+
+
+def test_the_check_wants_the_floor() -> None:
+    """The exact check: a window of zero samples wants bw at the floor, not 0 or another value."""
+    q = query({"T": 5, "alpha": 0.1}, {"name": "bbr", "window": 1, "cycle": 2}, find="S_f[0][3] == S_f[0][2]")
+    result = solve(q, timeout=60)
+    trace = result.trace
+    assert result.answer == "sat" and result.validated and trace is not None
+    bw = trace.symbols.series["bw"].values[0]
+    bw[4] = Fraction(1, 4)
+    problems = BBR.check(flow_values(trace, 0, q.flows[0].params))
+    assert any("step 4:" in p and "floor" in p for p in problems), problems
+
+
+# ------------------------------------------------------------------ a connection's start
+COLD = {"T": 7, "R": 1, "D": 1, "alpha": 0.1, "start": "cold"}
+
+
+def test_a_cold_two_flow_trace_starts_at_the_floor() -> None:
+    result = run({**COLD, "flows": 2}, {**SMALL, "quanta": 1})
+    assert result.answer == "sat" and result.validated
+    trace = result.trace
+    for n in range(2):
+        opens = trace.network.path(n).opens
+        assert opens == 1 and trace.flow("A_f", n)[0] == 0 and trace.flow("A_f", n)[opens] > 0
+        assert trace.flow("bw", n)[opens - 1] == Fraction(1, 5)      # 4 * alpha / (2 * R)
+        assert trace.flow("cwnd", n)[opens - 1] == Fraction(1, 2)    # 4 packets + 1 quantum
+
+
+def test_a_cold_filter_is_exact_from_the_start() -> None:
+    """With nothing ACKed before the trace the estimate is the max sample (or the floor) at every
+    step, where a trace that may start in any state only bounds it below at first."""
+    exact = "max(S_f[0][u-1] - (S_f[0][u-2] if u >= 2 else 0) for u in range(max(t-1, 1), t+1))"
+    find = f"any(bw[0][t] != ({exact} if {exact} > 0 else 2 * alpha) for t in range(1, T))"
+    assert run(COLD, find=find).answer == "unsat"
+    assert run({**COLD, "start": "any"}, find=find).answer == "sat"
+
+
+def test_a_cold_start_is_offered_to_bbr() -> None:
+    start = BBR.start_state(cca_params(BBR, quanta=Fraction(3)), Fraction(1), 2, Fraction(1, 10))
+    assert start == {"bw": Fraction(1, 10), "cwnd": Fraction(7, 10)}

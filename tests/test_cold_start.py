@@ -94,7 +94,7 @@ def test_a_language_flow_may_open_later() -> None:
 
 
 @pytest.mark.parametrize("table, message", [
-    ({"network": {"T": 9, "start": "cold"}, "cca": {"name": "bbr"}}, "has no start state"),
+    ({"network": {"T": 9, "start": "cold"}, "cca": {"name": "copa"}}, "has no start state"),
     ({"network": {"T": 9}, "flow": [{"name": "aimd", "start": "cold", "start_time": 4}]}, "needs a CCA written"),
     ({"network": {"T": 9}, "flow": [{"name": "aimd", "start_time": 4}]}, "give start = \"cold\""),
     ({"network": {"T": 9, "start": "cold"}, "cca": {"name": "aimd"}, "query": {"periodic": True}}, "opens once"),

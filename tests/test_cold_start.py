@@ -108,9 +108,11 @@ def test_bad_cold_starts_are_named(table: dict[str, object], message: str) -> No
         parse_query(table)
 
 
-def test_the_cli_names_a_bad_cold_start(tmp_path: object) -> None:
-    code, _, err = run_cli("query", "aimd_premature_loss", "--set", "network.start=cold", "--window", "1")
-    assert code == 2 and "--window" in err and "Traceback" not in err
+def test_the_cli_names_a_bad_window() -> None:
+    code, _, err = run_cli("query", "bbr_low_utilization", "--window", "5")
+    assert code == 2 and "--window" in err and "periodic" in err and "Traceback" not in err
+    code, _, err = run_cli("query", "aimd_premature_loss", "--set", "network.start=cold", "--set", "cca.name=copa")
+    assert code == 2 and "no start state" in err and "Traceback" not in err
 
 
 # ------------------------------------------------------------------ window search

@@ -88,12 +88,6 @@ class Search:
         self.ahead = model_reach(q) + 1
         if self.window < 1:
             raise CcacError("a window needs at least one step", "--window")
-        first_end = self.window
-        opened = [q.network.path(n).opens or 0 for n in range(q.network.flows)]
-        if first_end < max(self.overlap, max(opened) + 1):
-            raise CcacError(f"the first window must reach past the look-back ({self.overlap} steps) and every "
-                            f"connection's opening: --window at least {max(self.overlap, max(opened) + 1)}",
-                            "--window")
 
     # ------------------------------------------------------------------ the search
     def run(self) -> Result:

@@ -135,9 +135,10 @@ def test_a_bundled_finding_replays_in_ns3(tmp_path: Path, cli: Any) -> None:
 @pytest.mark.usefixtures("ns3")
 def test_a_cold_trace_replays_from_a_fresh_connection() -> None:
     """A cold NewReno trace (the file's iw = 4 segments, its connection opening at step 3): the
-    ns-3 run sends nothing before step 3, then ns-3's own initial window of 10 segments at once
-    (not the trace's window, nor the query's iw), even after a run that set another initial
-    window; the report says when the connection opened."""
+    ns-3 run sends nothing before step 3, then its initial window, the file's start state (4
+    segments, slow start from a threshold of 10^6 segments, capped at ns-3's largest), at once,
+    even after a run that set another initial window; the report says when the connection
+    opened and with what."""
     warm_query, warm = steady_trace(F(1), F(2), "S[T-1] >= 0")
     assert replay_ns3(warm_query, warm).concrete.flow("cwnd", 0)[0] == 2  # an initial window of 20 segments
     query = make_query({"T": 8, "R": 2, "D": 1, "buffer": 2, "start": "cold", "retransmissions": True},
@@ -149,12 +150,12 @@ def test_a_cold_trace_replays_from_a_fresh_connection() -> None:
     assert opens == 3 and trace.flow("cwnd", 0)[opens - 1] == 4 * segment and trace.flow("A_f", 0)[0] == 0
     run = replay_ns3(query, trace)
     sent, cwnd = run.concrete.flow("A_f", 0), run.concrete.flow("cwnd", 0)
-    assert all(a == 0 for a in sent[:opens]) and sent[opens] == 10 * segment
-    assert cwnd[opens - 1] == cwnd[opens] == 10 * segment
+    assert all(a == 0 for a in sent[:opens]) and sent[opens] == 4 * segment
+    assert cwnd[opens - 1] == 4 * segment
     assert run.senders == ["ns-3 TcpNewReno: connection opened at step 3 (the trace's opening), its first segment "
-                           "sent at step 3, initial window 10 segments"]
-    assert "connection opens at step 3 with ns-3's own initial window" in run.mapping[2]
-    assert "not the query's iw=4" in run.mapping[2] and "TcpClassicRecovery" in run.mapping[2]
+                           "sent at step 3, initial window 4 segments"]
+    assert "connection opens at step 3 with initial window 4 segments and slow-start threshold" in run.mapping[2]
+    assert "TcpClassicRecovery" in run.mapping[2]
 
 
 @needs_ns3

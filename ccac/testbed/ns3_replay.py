@@ -36,9 +36,10 @@ serve at C without the trace's lag).
 at step ``opens``, nothing of it sent before) runs from a fresh ns-3 connection: its handshake is
 done before step 0 (as every flow's, so that no queue delays it) and its first segment leaves a
 hundredth of a step after step opens - 1 ends, so that it reaches the bottleneck in step opens;
-its TCP starts in ns-3's own initial state (its own initial window and slow-start threshold,
-neither the trace's window nor the CCA file's start values): nothing of the trace is forced on
-it. Any other flow starts as the trace's history cannot be replayed: its connection opens before
+its TCP is configured as a fresh connection of the CCA starts: its initial window and slow-start
+threshold (ns-3's ``InitialCwnd`` and ``InitialSlowStartThreshold``) are the CCA's start state
+(the window; its ``ssthresh`` if it has one, else the window, no slow start, as the thesis' AIMD
+starts), and nothing of the trace is forced on it: from there ns-3's own TCP decides. Any other flow starts as the trace's history cannot be replayed: its connection opens before
 step 0 and sends its whole initial window, the trace's cwnd at step 0 (nearest segment), at once.
 
 **Each flow's jitter box** holds the flow's ACKs as the trace's box did: a segment the bottleneck
@@ -79,6 +80,7 @@ from ccac.core.errors import CcacError
 from ccac.core.params import rounded_text
 from ccac.encode.trace import Trace
 from ccac.problems.query import Query
+from ccac.problems.problem import start_values
 from ccac.solving.validate import unrolled
 from ccac.testbed import ns3_sim
 from ccac.testbed.export import queue_bytes
@@ -154,7 +156,7 @@ def scenario(query: Query, trace: Trace, step_ms: float | None = None, packet: F
     queue = None if limit is None else max(floor(limit / p), MIN_QUEUE)
     most = max([net.C * max(net.path(n).R for n in range(net.flows)) + (limit or 0)]
                + [c for n in range(net.flows) for c in trace.flow("cwnd", n)])
-    flows = [tcp.flow() | {"rtt_ns": net.path(n).R * step_ns} | _start(trace, n, p) | _box(trace, n)
+    flows = [tcp.flow() | {"rtt_ns": net.path(n).R * step_ns} | _start(query, trace, n, p) | _box(trace, n)
              for n, tcp in enumerate(tcps)]
     data = {"step_ns": step_ns, "steps": trace.T, "segment": MSS,
             "server": {"opportunities": delivery_schedule(trace, p)} if fixed else _bucket(trace, p),
@@ -163,14 +165,33 @@ def scenario(query: Query, trace: Trace, step_ms: float | None = None, packet: F
     return Scenario(trace, p, step_ns, data)
 
 
-def _start(trace: Trace, n: int, packet: Fraction) -> dict[str, int]:
+def _start(query: Query, trace: Trace, n: int, packet: Fraction) -> dict[str, int]:
     """How flow n's connection starts: a cold flow's opens at its trace step (``open_step``) with
-    ns-3's own initial window; any other's before step 0, with the trace's window at step 0 (to
-    the nearest segment, at least one) as its initial window, all of it sent at once."""
+    its CCA's start state as the stack's initial window and slow-start threshold (ns-3's
+    ``InitialCwnd`` and ``InitialSlowStartThreshold``, what a fresh connection is configured
+    with: the CCA's ``ssthresh`` if it has one, else the window itself, no slow start, as the
+    thesis' AIMD starts), or ns-3's own where the start state names no window; any other's
+    before step 0, with the trace's window at step 0 (to the nearest segment, at least one) as
+    its initial window, all of it sent at once."""
     opens = trace.network.path(n).opens
-    if opens is not None:
+    if opens is None:
+        return {"initial_cwnd": _segments(trace.flow("cwnd", n)[0], packet)}
+    start = start_values(query, n)
+    values = start[1] if start is not None else {}
+    if "cwnd" not in values:
         return {"open_step": opens}
-    return {"initial_cwnd": max(floor(trace.flow("cwnd", n)[0] / packet + Fraction(1, 2)), 1)}
+    window = _segments(values["cwnd"], packet)
+    threshold = _segments(values["ssthresh"], packet) if "ssthresh" in values else window
+    return {"open_step": opens, "initial_cwnd": window, "initial_ssthresh": min(threshold, MAX_SSTHRESH)}
+
+
+MAX_SSTHRESH = 2 ** 31 // MSS
+"""The largest initial slow-start threshold in segments ns-3's 32-bit byte count holds ("none")."""
+
+
+def _segments(bytes_: Fraction, packet: Fraction) -> int:
+    """A window in trace bytes to the nearest whole segment of ``packet`` bytes, at least one."""
+    return max(floor(bytes_ / packet + Fraction(1, 2)), 1)
 
 
 def _box(trace: Trace, n: int) -> dict[str, list[int]]:
@@ -216,11 +237,16 @@ def describe(query: Query, sc: Scenario) -> list[str]:
     for n, (flow, spec) in enumerate(zip(query.flows, data["flows"])):
         changed = {p.name: flow.params[p.name] for p in flow.cca.params if flow.params.get(p.name) != p.default}
         settings = [f"recovery {spec['recovery'][5:]}"] + [f"{k} = {v}" for k, v in spec["attributes"].items()]
-        start = (f"connection opens at step {spec['open_step']} with ns-3's own initial window"
-                 if "open_step" in spec else f"initial window {spec['initial_cwnd']} segments")
+        start = (f"initial window {spec['initial_cwnd']} segments" if "initial_cwnd" in spec
+                 else "ns-3's own initial window")
+        if "open_step" in spec:
+            start = (f"connection opens at step {spec['open_step']} with {start}"
+                     + (f" and slow-start threshold {spec['initial_ssthresh']} segments (its CCA's start state)"
+                        if "initial_ssthresh" in spec else ""))
         held = max(spec.get("hold", [0]))
         lines.append(f"flow {n}: {spec['tcp']} ({', '.join(settings)}; ns-3's defaults otherwise"
                      + (f", not the query's {', '.join(f'{k}={rounded_text(v)}' for k, v in changed.items())}"
+                        + (" beyond its start state" if "open_step" in spec and "initial_cwnd" in spec else "")
                         if changed else "")
                      + f"), minimum RTT {spec['rtt_ns'] / 1e6:g} ms, {start}"
                      + (f", ACKs held by its jitter box as the trace's were (up to {held} step{'s' * (held != 1)})"

@@ -39,8 +39,9 @@ hundredth of a step after step opens - 1 ends, so that it reaches the bottleneck
 its TCP is configured as a fresh connection of the CCA starts: its initial window and slow-start
 threshold (ns-3's ``InitialCwnd`` and ``InitialSlowStartThreshold``) are the CCA's start state
 (the window; its ``ssthresh`` if it has one, else the window, no slow start, as the thesis' AIMD
-starts), and nothing of the trace is forced on it: from there ns-3's own TCP decides. Any other flow starts as the trace's history cannot be replayed: its connection opens before
-step 0 and sends its whole initial window, the trace's cwnd at step 0 (nearest segment), at once.
+starts), and nothing of the trace is forced on it: from there ns-3's own TCP decides. Any other
+flow starts as the trace's history cannot be replayed: its connection opens before step 0 and
+sends its whole initial window, the trace's cwnd at step 0 (nearest segment), at once.
 
 **Each flow's jitter box** holds the flow's ACKs as the trace's box did: a segment the bottleneck
 serves in step s passes the box ``box_lags[s]`` steps later (the first d with So_f[s+d] >=

@@ -119,6 +119,7 @@ class Search:
                                      f"proves nothing", started)
             retries[k - 1] += 1
             avoid[k - 1].append(self._departure(found[k - 1], bounds, k - 1))
+            avoid[k], retries[k] = [], 0   # window k starts afresh on the new steps before it
             found = found[:k - 1]
             k -= 1
         return self._answer(found[-1], started)
@@ -179,18 +180,16 @@ class Search:
 
     @staticmethod
     def _moved(avoid: list[Any], problem: Problem, start: int) -> list[list[Any]]:
-        """Earlier answers (absolute facts) as conditions on this window's variables; only the
-        windows' per-step values of the CCA's windows and sends, which decide what follows."""
+        """Earlier answers (absolute facts) as conditions on this window's variables: the
+        senders' windows at each step, which decide what follows (and live on no byte axis, so
+        they read the same in every window)."""
         out = []
         for facts in avoid:
             conditions = []
             for name, value in facts:
                 series, flow, step = _parts(name)
-                if series not in ("cwnd", "A"):
-                    continue
-                local = f"{series}_{flow}_{step - start}" if flow is not None else f"{series}_{step - start}"
-                slot = problem.enc.slots.get(local)
-                if slot is not None and slot.axis is None:
+                slot = problem.enc.slots.get(f"{series}_{flow}_{step - start}") if series == "cwnd" else None
+                if slot is not None:
                     conditions.append(slot.at(slot.step, problem.ctx) == value)
             if conditions:
                 out.append(conditions)

@@ -240,7 +240,7 @@ def test_traces_carry_each_flows_path(tmp_path) -> None:
     result = solved(flows_query([CONST, {**CONST, "D": 2, "eta": 0.25, "R": 2}], HELD_BACK))
     data = result.trace.to_json()
     assert data["paths"][1] == {"D": {"exact": "2", "float": 2.0}, "eta": {"exact": "1/4", "float": 0.25},
-                                "R": {"exact": "2", "float": 2.0}, "packets": False}
+                                "R": {"exact": "2", "float": 2.0}, "packets": False, "start": "any"}
     assert len(data["series"]["So_f"]) == 2
     result.trace.write_csv(tmp_path / "t.csv")
     rows = list(csv.DictReader((tmp_path / "t.csv").open()))

@@ -122,9 +122,9 @@ class Trace:
         return pd.DataFrame([{k: _float(v) for k, v in row.items()} for row in self.rows()]).set_index("t")
 
     def paths(self) -> list[dict[str, Any]]:
-        """Each flow's own part of the path: jitter box D, non-congestive loss rate eta, R, and
-        whether it moves whole packets."""
-        return [vars(self.network.path(n)) for n in range(self.flows)]
+        """Each flow's own part of the path: jitter box D, non-congestive loss rate eta, R,
+        whether it moves whole packets, how it starts, and with a cold start its opening step."""
+        return [{k: v for k, v in vars(self.network.path(n)).items() if v is not None} for n in range(self.flows)]
 
     def write_csv(self, path: str | Path) -> None:
         """One row per step, exact values; with ``[[flow]]`` tables each flow's own D, eta and R

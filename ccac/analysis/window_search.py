@@ -52,6 +52,10 @@ GUIDE_ROUNDS = 4
 """Rounds a window spends pushing the guide up (each asks for a larger value than the last)."""
 RETRIES = 2
 """Times a window is solved again, away from its previous answer, when the next has no continuation."""
+STUCK_FACTOR = 4
+"""A window that may still move the one before it gets at most this many median windows' time."""
+STUCK_FLOOR = 20.0
+"""... and at least this many seconds."""
 
 Values = dict[str, Any]   # a run's exact values by variable name (its slots' names at absolute steps)
 
@@ -104,7 +108,8 @@ class Search:
             if left is not None and left <= 0:
                 return self._unknown(f"timeout: the time limit ran out in window {k + 1} of {len(bounds)}", started)
             values = found[k - 1] if k else {}
-            outcome, solved = self._window(k, bounds, values, avoid[k], share(left, len(bounds) - k))
+            can_retry = k > 0 and retries[k - 1] < RETRIES
+            outcome, solved = self._window(k, bounds, values, avoid[k], self._budget(left, len(bounds) - k, can_retry))
             if outcome.answer == "sat":
                 assert solved is not None
                 found[k:] = [solved]
@@ -123,6 +128,18 @@ class Search:
             found = found[:k - 1]
             k -= 1
         return self._answer(found[-1], started)
+
+    def _budget(self, left: float | None, windows: int, can_retry: bool) -> float | None:
+        """A window's time: its share of what is left (:func:`share`), and while the window before
+        it may still be solved again, at most :data:`STUCK_FACTOR` times the median window so far
+        (at least :data:`STUCK_FLOOR` s): a window far slower than the others is usually stuck on
+        the steps before it, which another answer there frees sooner than more time does."""
+        limit = share(left, windows)
+        solved = sorted(r.seconds for r in self.reports if r.answer == "sat")
+        if not can_retry or len(solved) < 2:
+            return limit
+        cap = max(STUCK_FLOOR, STUCK_FACTOR * solved[len(solved) // 2])
+        return cap if limit is None else min(limit, cap)
 
     def _window(self, k: int, bounds: list[tuple[int, int]], values: Values, avoid: list[Any],
                 timeout: float | None) -> tuple[Outcome, Values | None]:

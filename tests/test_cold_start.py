@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 from fractions import Fraction as F
+from typing import Callable
 
 import pytest
 
@@ -57,26 +58,25 @@ def test_a_cold_trace_starts_where_a_connection_starts() -> None:
     assert trace.flow("A_f", 0)[opens] > 0
 
 
-def test_the_validator_refuses_a_trace_that_sent_before_its_connection_opened() -> None:
+def cold_trace_with(name: str, change: Callable[[F], F]) -> list[str]:
+    """What the validator finds in a cold AIMD trace whose ``name`` at flow 0, step 1 (the step
+    before the connection opens) is ``change``d."""
     query = parse_query(cold(8))
     result = solve(query)
     assert result.trace is not None
-    symbols = result.trace.symbols
-    early = [list(row) for row in symbols.series["A_f"].values]
-    early[0][1] = F(1, 10)
-    symbols.series["A_f"] = Series("A_f", early, 2, symbols.series["A_f"].missing)
-    assert any("before its connection opens" in p for p in validate(query, result.trace))
+    series = result.trace.symbols.series
+    rows = [list(row) for row in series[name].values]
+    rows[0][1] = change(rows[0][1])
+    series[name] = Series(name, rows, 2, series[name].missing)
+    return validate(query, result.trace)
+
+
+def test_the_validator_refuses_a_trace_that_sent_before_its_connection_opened() -> None:
+    assert any("before its connection opens" in p for p in cold_trace_with("A_f", lambda sent: F(1, 10)))
 
 
 def test_the_start_state_is_checked() -> None:
-    query = parse_query(cold(8))
-    result = solve(query)
-    assert result.trace is not None
-    symbols = result.trace.symbols
-    cwnd = [list(row) for row in symbols.series["cwnd"].values]
-    cwnd[0][1] = 2 * cwnd[0][1]
-    symbols.series["cwnd"] = Series("cwnd", cwnd, 2, symbols.series["cwnd"].missing)
-    assert any("not its start value" in p for p in validate(query, result.trace))
+    assert any("not its start value" in p for p in cold_trace_with("cwnd", lambda cwnd: 2 * cwnd))
 
 
 def test_a_language_flow_may_open_later() -> None:

@@ -205,7 +205,8 @@ class Search:
             conditions = []
             for name, value in facts:
                 series, flow, step = _parts(name)
-                slot = problem.enc.slots.get(f"{series}_{flow}_{step - start}") if series == "cwnd" else None
+                local = Slot(series, flow, step - start, None).name(step - start)
+                slot = problem.enc.slots.get(local) if series == "cwnd" else None
                 if slot is not None:
                     conditions.append(slot.at(slot.step, problem.ctx) == value)
             if conditions:
@@ -323,7 +324,7 @@ def pins(problem: Problem, values: Values, start: int, fixed: int) -> list[Any]:
     for name, slot in problem.enc.slots.items():
         if slot.step >= fixed:
             continue
-        value = values.get(_name(slot, start + slot.step))
+        value = values.get(slot.name(start + slot.step))
         if value is None:
             continue
         if slot.axis is not None:
@@ -343,7 +344,7 @@ def absolute(problem: Problem, assignment: dict[str, Any], before: Values, start
     anchors = _anchors(problem.query, before, start)
     memo: dict[int, Any] = {}
     for slot in problem.enc.slots.values():
-        name = _name(slot, start + slot.step)
+        name = slot.name(start + slot.step)
         if name in before or start + slot.step >= end:
             continue
         value = evaluate(slot.at(slot.step, problem.ctx), assignment, memo)
@@ -376,12 +377,8 @@ def whole_trace(query: Query, values: Values) -> Trace:
     return Trace(query.network, [f.cca.name for f in query.flows], symbols)
 
 
-def _name(slot: Slot, step: int) -> str:
-    return f"{slot.series}_{step}" if slot.flow is None else f"{slot.series}_{slot.flow}_{step}"
-
-
 def _parts(name: str) -> tuple[str, int | None, int]:
-    """(series, flow, step) of a per-step variable's name (the inverse of :func:`_name`)."""
+    """(series, flow, step) of a per-step variable's name (the inverse of :meth:`Slot.name`)."""
     head, _, step = name.rpartition("_")
     series, _, flow = head.rpartition("_")
     if series and flow.isdigit():

@@ -150,11 +150,14 @@ class Slot:
     axis: str | None
     kind: str = "real"  # "real", "int" or "bool"
 
+    def name(self, step: int) -> str:
+        """The name of this series' variable (same flow) at ``step``."""
+        return f"{self.series}_{step}" if self.flow is None else f"{self.series}_{self.flow}_{step}"
+
     def at(self, step: int, ctx: z3.Context) -> z3.ExprRef:
         """The variable of this series (same flow) at another step, in any encoding whose
         variables live in ``ctx``."""
-        name = f"{self.series}_{step}" if self.flow is None else f"{self.series}_{self.flow}_{step}"
-        return {"real": z3.Real, "int": z3.Int, "bool": z3.Bool}[self.kind](name, ctx)
+        return {"real": z3.Real, "int": z3.Int, "bool": z3.Bool}[self.kind](self.name(step), ctx)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The mutation check's mutants: single-point edits that make a CCA encoding unsound (or a claim
-of ``ccac synthesize`` that rests on one).
+of ``ccac synthesize`` that rests on one, or ns-3's replay of a trace other than the trace's).
 
 Each :class:`Mutant` replaces one snippet of an encoding's source by a stricter one: the
 mutant excludes runs of the algorithm the encoding must admit (a bound tightened, a reading of
@@ -58,6 +58,8 @@ VEGAS_FILE = "ccas/rules/vegas.toml"
 NEWRENO_FILE = "ccas/rules/newreno.toml"
 BBR1_FILE = "ccas/rules/bbr1.toml"
 CUBIC_FILE = "ccas/rules/cubic.toml"
+#: the ns-3 replay: a mutant makes ns-3's path or stack other than the trace's
+NS3_SIM, NS3_STACKS = "ccac.testbed.ns3_sim", "ccac.testbed.ns3_stacks"
 
 #: the test files that check each module's encoding against concrete runs
 CONFORMANCE = {
@@ -81,9 +83,19 @@ CONFORMANCE = {
     NEWRENO_FILE: ("tests/test_stack_newreno.py",),
     BBR1_FILE: ("tests/test_stack_bbr1.py",),
     CUBIC_FILE: ("tests/test_stack_cubic.py",),
+    NS3_SIM: ("tests/test_ns3.py",),
+    NS3_STACKS: ("tests/test_ns3.py",),
 }
 
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("ns3_buffer_as_fixed_queue", NS3_SIM, "ns-3's bottleneck drops only when its queue of fixed size is "
+           "full, not as the model's buffer against the token line does",
+           'if server.get("buffer") is not None:', 'if False:'),
+    Mutant("ns3_trace_losses_ignored", NS3_SIM, "ns-3's buffer drops only beyond the most a step's tokens reach, "
+           "not within what the trace admitted in a step it lost in",
+           "if (t < cap.size() && cap[t] >= 0) most = std::min(most, cap[t]);", ""),
+    Mutant("ns3_aimd_on_newreno", NS3_STACKS, "the thesis' AIMD replays on TcpNewReno (MSS^2/cwnd per ACK)",
+           'AIMD_STACK = Stack("aimd", "ns3::TcpLinuxReno"', 'AIMD_STACK = Stack("aimd", "ns3::TcpNewReno"'),
     Mutant("copa2018_pacing_gain_one", COPA2018, "Copa paces at cwnd / RTTstanding (the paper: twice that)",
            'rate = "2 * cwnd / standing"', 'rate = "cwnd / standing"'),
     Mutant("copa2018_slow_start_two_per_ack", COPA2018, "slow start adds two MSS per ACKed MSS",

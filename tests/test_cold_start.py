@@ -14,10 +14,15 @@ from fractions import Fraction as F
 from typing import Callable
 
 import pytest
+import z3
 
 from conftest import run_cli
 from fluid_path import PathConfig, admits, simulate
 from ccac import load_query, parse_query, search_windows, solve
+from ccac.analysis.window_search import WIDEST, Search, WindowReport, whole_run_conditions, window_line, window_query
+from ccac.problems.problem import declared
+from ccac.solving.solve import Pipeline
+from ccac.solving.solvers import Outcome
 from ccac.ccas import get_cca
 from ccac.core.errors import CcacError
 from ccac.encode.expr import Series
@@ -139,6 +144,54 @@ def test_the_guide_pushes_each_window() -> None:
     assert guided.validated and plain.validated
     assert guided.trace is not None and plain.trace is not None
     assert guided.trace.total("A")[15] >= plain.trace.total("A")[15]
+
+
+def test_each_window_asks_for_the_find_on_the_run_so_far() -> None:
+    """A find "at some step" that a middle window can already meet is met there: that window's
+    report says the find holds, the loss it asks for lies in that window's kept steps, and the
+    windows after it only continue the run."""
+    query = parse_query({**cold(40), "query": {"find": "any(L[t] > L[t-1] for t in range(1, T))"}})
+    seen: list[WindowReport] = []
+    result = search_windows(query, 8, on_window=seen.append)
+    assert result.answer == "sat" and result.validated and result.trace is not None
+    first = next(r for r in seen if r.find_held)
+    assert first.index < first.windows and "the find holds" in window_line(first)
+    L = result.trace.total("L")
+    assert any(L[t] > L[t - 1] for t in range(first.first, first.last + 1))
+    assert not any(L[t] > L[t - 1] for t in range(1, first.first))
+
+
+def test_a_window_without_a_continuation_is_solved_with_the_one_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search's moves, its windows' answers scripted: a window without a continuation is
+    solved again together with the window before it (their steps free again), while the two
+    span at most WIDEST windows; the first window, failing, ends the search as unknown."""
+    search = Search(parse_query({**cold(24), "query": {"find": "L[T-1] >= 0"}}), 8)
+    answers, asked = iter(["sat", "sat", "unsat", "unsat", "unknown"]), []
+
+    def scripted(k: int, bounds: list[tuple[int, int]], *rest: object) -> tuple[Outcome, dict[str, object] | None]:
+        asked.append(bounds[k])
+        answer = next(answers)
+        return Outcome(answer, "scripted", None, "z3", "", 0.0), {} if answer == "sat" else None
+
+    monkeypatch.setattr(search, "_window", scripted)
+    result = search.run()
+    assert asked == [(0, 8), (8, 16), (16, 24), (8, 24), (0, 24)] and WIDEST == 3
+    assert result.answer == "unknown" and "window 1 of 1 (steps 0..23)" in (result.reason or "")
+
+
+def test_the_whole_run_conditions_take_each_fixed_value_in_its_own_sort() -> None:
+    """The thesis' BBR keeps integer and Boolean state (its probing phase): the query's
+    conditions over the whole run state each fixed step's value as a constant of its variable's
+    sort (an exact value read back as a fraction included), on the last window's variables."""
+    query = parse_query({"network": {"T": 16, "R": 2, "D": 0, "buffer": F(1, 10), "start": "cold"},
+                         "cca": {"name": "bbr"}, "query": {"find": "S[T-1] > S[0]"}})
+    start = 8
+    problem = Pipeline(window_query(query, start, 16)).build()
+    _, _, enc = declared(query, z3.Context())
+    assert {slot.kind for slot in enc.slots.values()} == {"real", "int", "bool"}
+    values = {name: False if slot.kind == "bool" else F(0) for name, slot in enc.slots.items() if slot.step < start}
+    [find] = whole_run_conditions(query, problem, values, start)
+    assert str(find) == "S_0_7 + 0 > 0"  # S[15], the window's step 7, over S[0], fixed at 0
 
 
 def test_a_bundled_cold_query_reads_its_window() -> None:

@@ -22,8 +22,11 @@ from ccac.encode.expr import Series, Symbols
 from ccac.encode.trace import Trace
 from ccac.testbed import ns3_sim
 from ccac.testbed.ns3_replay import MSS, replay_ns3, scenario
+from ccac.testbed.replay import load_result
 
 from conftest import make_query
+
+DATA = Path(__file__).parent / "data"
 
 
 def needs_ns3(test: Any) -> Any:
@@ -79,7 +82,7 @@ def served_within_tokens(run: Any) -> bool:
 @pytest.mark.usefixtures("ns3")
 @pytest.mark.parametrize("fixed", [False, True], ids=["token-bucket", "schedule"])
 def test_a_constant_link_is_filled_by_newreno(fixed: bool) -> None:
-    """Sanity of the unit mapping: on a path that serves C every step, TcpNewReno started with
+    """Sanity of the unit mapping: on a path that serves C every step, TcpLinuxReno started with
     the trace's window of 2 BDP gets all of it, C*(T-1) trace bytes, on either server."""
     query, trace = steady_trace(F(1), F(2), "S[T-1] - S[0] >= 0.95 * C * (T - 1)")
     run = replay_ns3(query, trace, fixed=fixed)
@@ -96,7 +99,7 @@ def test_a_constant_link_is_filled_by_newreno(fixed: bool) -> None:
 @pytest.mark.usefixtures("ns3")
 def test_the_token_bucket_serves_a_sender_that_sends_more() -> None:
     """The trace's sender keeps 2 segments queued and gets 2 of the link's 10 segments a step.
-    TcpNewReno, with that window and more to send, grows its window: the token bucket serves
+    TcpLinuxReno, with that window and more to send, grows its window: the token bucket serves
     it more than the trace's service (the low-utilization finding is not reproduced), the
     fixed schedule exactly the trace's service (the finding is its cap)."""
     query, trace = steady_trace(F(1, 5), F(2, 5), "S[T-1] - S[0] <= 0.2 * C * (T - 1)")
@@ -123,7 +126,7 @@ def test_a_bundled_finding_replays_in_ns3(tmp_path: Path, cli: Any) -> None:
     code, out, err = cli("replay", str(path), "--engine", "ns3", "--json", str(tmp_path / "r.json"))
     assert code in (0, 1), err
     assert "ns-3's own TCP on the trace's token bucket" in out and "the schedule allows" not in out
-    assert "replay in ns-3: aimd_premature_loss" in out and "flow 0: ns-3 TcpNewReno" in out
+    assert "replay in ns-3: aimd_premature_loss" in out and "flow 0: ns-3 TcpLinuxReno" in out
     assert "per step (primed: the ns-3 run)" in out and "runStaticInitializers" not in out + err
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["engine"] == "ns3" and isinstance(data["find"]["holds"], bool)
@@ -186,6 +189,66 @@ def test_a_jitter_box_holds_its_flows_acks() -> None:
     assert "ACKs held by its jitter box as the trace's were (up to 1 step)" in run.mapping[3]
 
 
+def lagging_trace(buffer: F, T: int = 16) -> tuple[Any, Trace]:
+    """A hand-built trace of one aimd flow (C = 1 byte per step, alpha = 1/10, R = 1, D = 1):
+    its server wastes no token and serves the token line C t at even steps, a step behind it
+    at odd ones; its sender keeps its bytes at the token line plus ``buffer`` (its cwnd
+    1 + buffer) and loses nothing."""
+    query = make_query({"T": T, "R": 1, "D": 1, "C": 1, "alpha": "1/10", "buffer": buffer}, {"name": "aimd"},
+                       find="L[T-1] > 0")
+    symbols = Symbols()
+    symbols.constants.update({"C": F(1), "R": F(1), "D": F(1), "T": F(T), "flows": F(1), "alpha": F(1, 10),
+                              "dupacks": F(3, 10), "buffer": buffer})
+    served = [F(t - t % 2) for t in range(T)]
+    sent, zero = [t + buffer for t in range(T)], [F(0)] * T
+    for name, values in (("A", sent), ("S", served), ("L", zero), ("W", zero)):
+        symbols.series[name] = Series(name, values, 1)
+    for name, values in (("A_f", sent), ("S_f", served), ("L_f", zero), ("Ld_f", zero), ("cwnd", [1 + buffer] * T),
+                         ("timeout", [False] * T), ("loss_mark", zero), ("ack_mark", zero)):
+        symbols.series[name] = Series(name, [values], 2, {})
+    return query, Trace(query.network, ["aimd"], symbols)
+
+
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_the_bottleneck_drops_as_the_models_buffer_does() -> None:
+    """The bottleneck admits a segment only within the token line plus the buffer, as the
+    model's loss rule says (A - L <= C t - W + buffer at every step), however far its server
+    trails the line: TcpLinuxReno, which grows its window until it loses, loses on the lagging
+    trace's path and never holds more than that. A queue of fixed size (the buffer plus the
+    largest backlog, all a drop-tail queue can be) holds more at the steps its server does not
+    trail."""
+    buffer = F(1, 2)
+    query, trace = lagging_trace(buffer)
+    run = replay_ns3(query, trace)
+    A, L, W = (run.concrete.total(name) for name in ("A", "L", "W"))
+    assert L[-1] > 0 and all(A[t] - L[t] <= t - W[t] + buffer for t in range(trace.T))
+    data = scenario(query, trace).data
+    data["server"]["buffer"] = None
+    fixed, line = ns3_sim.simulate(data)
+    admitted = [F(sent - lost, MSS) / 10 for sent, lost in zip(fixed[0]["sent"], fixed[0]["lost"])]
+    assert any(admitted[t] > F(line[t]) / 10 + buffer for t in range(trace.T))
+
+
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_a_cold_aimd_finding_reproduces_in_ns3_from_a_fresh_connection() -> None:
+    """aimd_cold_first_loss_below_buffer's trace (recorded: ``ccac query
+    aimd_cold_first_loss_below_buffer --json``), replayed in ns-3: TcpLinuxReno, opened fresh at
+    the trace's opening with one segment and no slow start, has the trace's window at every step
+    from its start state through its first loss, loses in the trace's step with its window at the buffer plus one
+    packet, and the query's own find holds on its run."""
+    query, trace = load_result(str(DATA / "aimd_cold_first_loss.json"))
+    run = replay_ns3(query, trace)
+    lost = next(t for t in range(1, trace.T) if trace.total("L")[t] > trace.total("L")[t - 1])
+    opens = trace.network.path(0).opens
+    assert opens is not None and lost > 10
+    assert run.concrete.flow("cwnd", 0)[opens - 1:lost + 1] == trace.flow("cwnd", 0)[opens - 1:lost + 1]
+    assert run.concrete.total("L")[lost] > 0 == run.concrete.total("L")[lost - 1]
+    assert trace.flow("cwnd", 0)[lost] == trace.constant("buffer") + trace.constant("alpha")
+    assert run.reproduced is True and run.senders[0].startswith("ns-3 TcpLinuxReno: connection opened at step 2")
+
+
 def test_a_cca_without_ns3_implementation_is_refused(tmp_path: Path, cli: Any) -> None:
     """Copa has no ns-3 implementation: one clear error (before ns-3 is imported), exit 2."""
     path = result_file(tmp_path, "copa_steady_utilization")
@@ -216,7 +279,7 @@ def test_the_exported_script_runs_standalone(tmp_path: Path, cli: Any) -> None:
     code, out, err = cli("export", str(path), "--format", "ns3", "-o", str(script))
     assert code == 0 and f"run: python {script}" in out, err
     text = script.read_text()
-    assert "import ccac" not in text and "from ccac" not in text and "'ns3::TcpNewReno'" in text
+    assert "import ccac" not in text and "from ccac" not in text and "'ns3::TcpLinuxReno'" in text
     assert "'server': {'rate': " in text and "# bottleneck: the trace's token bucket" in text
     done = subprocess.run([sys.executable, "-I", str(script)], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path)

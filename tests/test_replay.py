@@ -184,7 +184,8 @@ SLOW_TO_SOLVE = {"proteus_s_vs_aimd_no_yield", "vivace_starved_flow_backs_off", 
                  "bbr1_two_flow_unfair",  # over 2 minutes
                  "newreno_two_flow_unfair",  # about 40 s
                  "cubic_jitter_low_utilization",  # about 45 s (its answer is checked by test_library too)
-                 "aimd_cold_loss_below_buffer"}  # a window search of 5-30 s (its answer is checked by test_library)
+                 "aimd_cold_loss_below_buffer",  # a window search of 5-30 s (its answer is checked by test_library)
+                 "aimd_cold_first_loss_below_buffer"}  # about 10 s (its ns-3 replay is checked by test_ns3)
 
 
 def replay_rows() -> list[list[str]]:

@@ -9,14 +9,20 @@ a window of a longer run is (the byte curves less their values at step s; the co
 :func:`ccac.analysis.window.rebase`), and the M steps after it (the model's own reach plus one)
 are solved but not kept, so that what is kept has a continuation (the tokens a server holds and
 the losses a sender will detect bind the steps after it); then fix the window's steps and go on.
-When a window has no continuation of the steps before it, the window before is solved again away
-from its previous answer (a bounded number of times) before the search gives up.
+When a window has no continuation of the steps before it, it is solved again together with the
+window before it, the steps of both free, up to a bounded width; beyond that, or when a window
+runs far longer than the others, the window before is solved again away from its previous
+answer (a bounded number of times) before the search gives up.
 
 The query's ``assume`` and ``find`` are asked on the last window, stated over the whole run
 (the fixed steps as their values, the window's as its variables: :func:`whole_run_conditions`,
-so they mean exactly what they say), and an optional ``[query] guide`` (a number over a window's
-steps) is pushed as high as a few rounds of "guide >= better" allow on every other window, so the
-search heads toward the find (for example one flow's share of the link falling).
+so they mean exactly what they say). Every other window first asks, within a short time, for
+the find on the run cut at its own end (a find "at some step ..." that holds there holds on the
+whole run; a find over the last steps then holds over the window's), so the search heads for it
+as soon as the steps allow; and
+an optional ``[query] guide`` (a number over a window's steps) is pushed as high as a few rounds
+of "guide >= better" allow on every other window (for example one flow's share of the link
+falling).
 
 Sound for sat, and never unsat: the trace found is read back whole and validated end to end
 against the whole query (every model, CCA and query rule over all T steps, in exact rational
@@ -50,8 +56,16 @@ from ccac.solving.validate import validate
 
 GUIDE_ROUNDS = 4
 """Rounds a window spends pushing the guide up (each asks for a larger value than the last)."""
+WIDEST = 3
+"""A window that has no continuation of the steps before it is solved again together with the
+window before it (their steps free again), as long as the two span at most this many windows."""
 RETRIES = 2
-"""Times a window is solved again, away from its previous answer, when the next has no continuation."""
+"""Beyond that, times a window is solved again, away from its previous answer, when the next has
+no continuation."""
+FIND_FACTOR = 2
+"""A window first asks for the query's find on the run so far, for this many median windows' time ..."""
+FIND_FLOOR = 5.0
+"""... and at least this many seconds."""
 STUCK_FACTOR = 4
 """A window that may still move the one before it gets at most this many median windows' time."""
 STUCK_FLOOR = 20.0
@@ -65,11 +79,13 @@ class WindowReport:
     """One window's outcome, for progress lines and the result's reason."""
 
     index: int
+    windows: int         # how many windows the search had then (a window widened joins the one before)
     first: int           # the window's first new step (absolute)
     last: int            # its last step (absolute)
     answer: str
     seconds: float
     guide: Fraction | None = None
+    find_held: bool = False  # the query's find held on the run through this window
 
 
 @dataclass
@@ -108,12 +124,18 @@ class Search:
             if left is not None and left <= 0:
                 return self._unknown(f"timeout: the time limit ran out in window {k + 1} of {len(bounds)}", started)
             values = found[k - 1] if k else {}
-            can_retry = k > 0 and retries[k - 1] < RETRIES
-            outcome, solved = self._window(k, bounds, values, avoid[k], self._budget(left, len(bounds) - k, can_retry))
+            can_move = k > 0 and retries[k - 1] < RETRIES
+            outcome, solved = self._window(k, bounds, values, avoid[k], self._budget(left, len(bounds) - k, can_move))
             if outcome.answer == "sat":
                 assert solved is not None
                 found[k:] = [solved]
                 k += 1
+                continue
+            if outcome.answer == "unsat" and k > 0 and self._widens(bounds, k):   # window k with the one before
+                bounds[k - 1:k + 1] = [(bounds[k - 1][0], bounds[k][1])]
+                avoid[k - 1:k + 1], retries[k - 1:k + 1] = [[]], [0]
+                found = found[:k - 1]
+                k -= 1
                 continue
             if k == 0 or retries[k - 1] >= RETRIES:
                 timed_out = outcome.answer == "unknown" and str(outcome.reason).startswith(("timeout", "canceled"))
@@ -129,14 +151,19 @@ class Search:
             k -= 1
         return self._answer(found[-1], started)
 
-    def _budget(self, left: float | None, windows: int, can_retry: bool) -> float | None:
+    def _widens(self, bounds: list[tuple[int, int]], k: int) -> bool:
+        """Whether window k, without a continuation of the steps before it, may be solved again
+        together with the window before it: while the two span at most :data:`WIDEST` windows."""
+        return bounds[k][1] - bounds[k - 1][0] <= WIDEST * self.window
+
+    def _budget(self, left: float | None, windows: int, can_move: bool) -> float | None:
         """A window's time: its share of what is left (:func:`share`), and while the window before
         it may still be solved again, at most :data:`STUCK_FACTOR` times the median window so far
         (at least :data:`STUCK_FLOOR` s): a window far slower than the others is usually stuck on
         the steps before it, which another answer there frees sooner than more time does."""
         limit = share(left, windows)
         solved = sorted(r.seconds for r in self.reports if r.answer == "sat")
-        if not can_retry or len(solved) < 2:
+        if not can_move or len(solved) < 2:
             return limit
         cap = max(STUCK_FLOOR, STUCK_FACTOR * solved[len(solved) // 2])
         return cap if limit is None else min(limit, cap)
@@ -144,7 +171,8 @@ class Search:
     def _window(self, k: int, bounds: list[tuple[int, int]], values: Values, avoid: list[Any],
                 timeout: float | None) -> tuple[Outcome, Values | None]:
         """Window k solved with the steps before it fixed: its outcome and, when sat, the run's
-        values through its last step."""
+        values through its last step. A window before the last asks first, within part of its
+        time, for the query's find on the run so far (:meth:`_find_so_far`)."""
         first, end = bounds[k]
         last = k == len(bounds) - 1
         start = max(0, first - self.overlap)
@@ -158,16 +186,42 @@ class Search:
         if last:
             fixed += whole_run_conditions(self.query, problem, values, start)
         guard = [z3.Or(*[z3.Not(c) for c in earlier]) for earlier in self._moved(avoid, problem, start)]
-        outcome = pipeline.answer(timeout, [*fixed, *guard])
+        find_held = False
+        heading = None if last or self.query.find is None else self._find_so_far(problem, values, start, end)
+        if heading is not None:
+            early = pipeline.answer(self._find_budget(timeout), [*fixed, *guard, *heading])
+            find_held = early.answer == "sat"
+        outcome = early if find_held else pipeline.answer(timeout, [*fixed, *guard])
         guide_value: Fraction | None = None
         if outcome.answer == "sat" and not last and self.query.guide is not None:
             outcome, guide_value = self._push_guide(pipeline, problem, [*fixed, *guard], outcome, timeout, began)
-        report = WindowReport(k + 1, first, end - 1, outcome.answer, time.monotonic() - began, guide_value)
+        report = WindowReport(k + 1, len(bounds), first, end - 1, outcome.answer, time.monotonic() - began,
+                              guide_value, find_held)
         self.reports.append(report)
         self.on_window(report)
         if outcome.answer != "sat":
             return outcome, None
         return outcome, absolute(problem, outcome.assignment or {}, values, start, end)
+
+    def _find_budget(self, timeout: float | None) -> float:
+        """The time a window spends asking for the find first: :data:`FIND_FACTOR` median windows
+        so far (at least :data:`FIND_FLOOR` s), within half the window's own."""
+        solved = sorted(r.seconds for r in self.reports if r.answer == "sat")
+        budget = max(FIND_FLOOR, FIND_FACTOR * solved[len(solved) // 2]) if solved else FIND_FLOOR
+        return budget if timeout is None else min(budget, timeout / 2)
+
+    def _find_so_far(self, problem: Problem, values: Values, start: int, end: int) -> list[Any] | None:
+        """The query's find stated on the run cut at ``end`` (its T the window's last kept step
+        plus one; its assumptions left to the last window), on this window's variables: a
+        heading, not a claim. A find of the form "at some step ..." that holds on the run so far
+        holds on the whole run, and then the windows after need only continue it; any other find
+        is still asked of the whole run by the last window, and the trace is validated whole.
+        None where the find cannot be stated on so short a run (it reads steps before its start)."""
+        cut = replace(self.query, network=replace(self.query.network, T=end), assume=[])
+        try:
+            return whole_run_conditions(cut, problem, values, start)
+        except CcacError:
+            return None
 
     def _push_guide(self, pipeline: Pipeline, problem: Problem, facts: list[Any], outcome: Outcome,
                     timeout: float | None, began: float) -> tuple[Outcome, Fraction]:
@@ -247,11 +301,11 @@ def answer(query: Query, solver: str = "z3", timeout: float | None = None, encod
     return solve(query, solver, timeout, encoding=encoding, nonlinear=nonlinear)
 
 
-def window_line(report: WindowReport, windows: int) -> str:
+def window_line(report: WindowReport) -> str:
     """One window's progress, as ``ccac query --window`` prints it."""
     guide = f", guide {float(report.guide):.4g}" if report.guide is not None else ""
-    return (f"window {report.index}/{windows} (steps {report.first}..{report.last}): {report.answer} "
-            f"in {report.seconds:.1f} s{guide}")
+    return (f"window {report.index}/{report.windows} (steps {report.first}..{report.last}): {report.answer} "
+            f"in {report.seconds:.1f} s{guide}{', the find holds' if report.find_held else ''}")
 
 
 def share(left: float | None, windows: int) -> float | None:
@@ -304,8 +358,7 @@ def whole_run_conditions(query: Query, problem: Problem, values: Values, start: 
         if slot.step < start:
             if name not in values:
                 raise CcacError(f"the window search has no value of {name} for the query's conditions")
-            value = values[name]
-            pairs.append((whole, truth(value, problem.ctx) if isinstance(value, bool) else num(value, problem.ctx)))
+            pairs.append((whole, _constant(whole, values[name])))
             continue
         local = slot.at(slot.step - start, problem.ctx)
         pairs.append((whole, local + anchors[slot.axis, slot.flow] if slot.axis is not None else local))
@@ -315,6 +368,16 @@ def whole_run_conditions(query: Query, problem: Problem, values: Values, start: 
             pairs.append((term.translate(problem.ctx), getattr(problem.vars, name)))
     stated = [truth(c, run) if isinstance(c, bool) else c for c in conditions]
     return [z3.substitute(c.translate(problem.ctx), *pairs) for c in stated]
+
+
+def _constant(term: Any, value: Any) -> Any:
+    """``value`` as an exact constant of ``term``'s sort, in its context (a Boolean, an integer
+    state such as a phase counter, or a rational)."""
+    if isinstance(value, bool):
+        return truth(value, term.ctx)
+    if term.sort() == z3.IntSort(term.ctx):
+        return z3.IntVal(int(value), term.ctx)
+    return num(value, term.ctx)
 
 
 def pins(problem: Problem, values: Values, start: int, fixed: int) -> list[Any]:

@@ -168,8 +168,7 @@ def solve_cases(q: Query, cubes: int, workers: int | None, scheduler: str | None
 
 def _by_windows(q: Any, window: int, solver: str, timeout: float | None, quiet: bool) -> Any:
     """The query answered window by window, each window's outcome on stderr as it comes."""
-    from ccac.analysis.window_search import search_windows, window_bounds, window_line
+    from ccac.analysis.window_search import search_windows, window_line
 
-    windows = len(window_bounds(q.network.T, window))
     return search_windows(q, window, solver, timeout,
-                          None if quiet else lambda report: click.echo(window_line(report, windows), err=True))
+                          None if quiet else lambda report: click.echo(window_line(report), err=True))

@@ -39,8 +39,8 @@ from ccac.encode.trace import Trace
 @click.command("replay")
 @click.argument("result_file", type=click.Path(dir_okay=False))
 @click.option("--engine", type=click.Choice(["packet", "ns3"]), default="packet", show_default=True,
-              help="packet: ccac's concrete senders on its packet path; ns3: ns-3's own TCP (TcpNewReno for "
-                   "aimd and newreno, TcpCubic for cubic, TcpVegas for vegas, TcpBbr for bbr and bbr1) on "
+              help="packet: ccac's concrete senders on its packet path; ns3: ns-3's own TCP (TcpLinuxReno for "
+                   "aimd, TcpNewReno for newreno, TcpCubic for cubic, TcpVegas for vegas, TcpBbr for bbr and bbr1) on "
                    "the same path built in ns-3, a cold flow from a fresh connection (needs pip install "
                    "'.[ns3]').")
 @click.option("--packet", default=None, metavar="BYTES",

@@ -4,8 +4,10 @@ the same run as a standalone script (``ccac export --format ns3``).
 The packet replay (:mod:`ccac.testbed.replay`) runs ccac's own concrete senders; this module
 asks a second, independent implementation: ns-3's TCP, on the trace's path built in ns-3
 (:mod:`ccac.testbed.ns3_sim`, which imports ns-3 only when it runs, so no other command pays
-its start-up of several seconds). Each flow whose CCA is ``aimd`` runs ``TcpNewReno``, each
-``bbr`` flow ``TcpBbr``, with ns-3's own parameters (not the query's); a flow of a CCA file
+its start-up of several seconds). Each flow whose CCA is ``aimd`` runs ``TcpLinuxReno`` with
+classic recovery (:data:`ccac.testbed.ns3_stacks.AIMD_STACK`: one segment per window of ACKs, as
+the thesis' AIMD grows), each ``bbr`` flow ``TcpBbr``, with ns-3's own parameters (not the
+query's); a flow of a CCA file
 that models a real stack (``newreno``, ``cubic``, ``vegas``, ``bbr1``) runs that stack as the
 conformance harness does (:data:`ccac.testbed.ns3_stacks.STACKS`: classic recovery, CUBIC
 without HyStart, ...). ns-3 has no Copa, Vivace, Allegro, Proteus, ETC or the other CCAs, and
@@ -59,8 +61,16 @@ What the run does NOT reproduce: the trace's history before step 0 for a flow th
 cold, non-congestive losses, and the CCA's state variables (ns-3 does not report them:
 conditions on them cannot be read).
 
-**The buffer** is a drop-tail queue of floor((buffer + the largest backlog of tokens the
-trace's server held)/packet) packets (as for Mahimahi; at least 3). **Delays**: each flow's
+**The buffer** is, on the token bucket, the model's, as the packet replay's
+(:func:`ccac.testbed.packet_path.loss_cap`): a segment arriving in step t is admitted only while
+the segments admitted stay within the buffer beyond the most step t's tokens reach (A - L <=
+C t - W + buffer: the model's loss-forced threshold, however far the server trails its token
+line) and, in a step where the trace lost bytes, within what the trace admitted then (how much a
+step loses depends on how its arrivals and tokens interleave, which the trace chose); so a
+sender that sends as the trace's loses as it did. A queue of fixed size cannot say this: the
+queue disc behind the rule holds up to floor((buffer + the largest backlog of tokens the trace's
+server held)/packet) packets (at least 3), and on the fixed schedule that fixed size is the
+buffer (as for Mahimahi). **Delays**: each flow's
 minimum RTT R_n steps. A periodic trace is run ``periods`` times and its conditions are read
 on the last period, as the packet replay reads them (:func:`ccac.testbed.replay.read_conditions`).
 Per step and flow the run gives the bytes sent to, dropped by and served by the bottleneck,
@@ -85,15 +95,15 @@ from ccac.problems.problem import start_values
 from ccac.solving.validate import unrolled
 from ccac.testbed import ns3_sim
 from ccac.testbed.export import queue_bytes
-from ccac.testbed.ns3_stacks import STACKS, Stack, stack
-from ccac.testbed.packet_path import FlowRun, box_lags, check_packet, delivery_schedule, token_bucket
+from ccac.testbed.ns3_stacks import AIMD_STACK, STACKS, Stack, stack
+from ccac.testbed.packet_path import FlowRun, box_lags, check_packet, delivery_schedule, loss_cap, token_bucket
 from ccac.testbed.replay import MAX_PERIODS, Reading, departures, read_conditions, run_as_trace
 
 MSS = 1448                 # real payload bytes of one segment
 MIN_RTT_MS = 40            # the default real length of the trace's minimum RTT (R steps)
 #: Each CCA ns-3 implements, and the stack that runs it: the thesis' cores (aimd, bbr) with ns-3's
 #: own defaults, the CCA files that model real stacks configured as the conformance harness runs them
-TCPS: dict[str, Stack] = {"aimd": stack("ns3::TcpNewReno"), "bbr": stack("ns3::TcpBbr"), **STACKS}
+TCPS: dict[str, Stack] = {"aimd": AIMD_STACK, "bbr": stack("ns3::TcpBbr"), **STACKS}
 PACED = {"ns3::TcpBbr"}    # the TCPs whose pacing rate is the flow's rate
 MIN_QUEUE = 3              # packets ns-3's bottleneck holds at least: queue disc, device queue, wire
 SOCKET_BDPS = 4            # socket buffers: this many times the most a flow can have in flight
@@ -212,8 +222,11 @@ def _bucket(trace: Trace, packet: Fraction) -> dict[str, Any]:
     """The trace's token bucket in segments of ``packet`` trace bytes, its token line counted
     from what the trace served at step 0 (ns-3's path starts empty)."""
     bucket = token_bucket(trace)
+    buffer = trace.constant("buffer")
     return {"rate": float(trace.network.C / packet), "tokens": float((bucket.line[0] - trace.total("S")[0]) / packet),
-            "lag": [float(d) for d in bucket.lag], "margin": [float(m / packet) for m in bucket.margin]}
+            "lag": [float(d) for d in bucket.lag], "margin": [float(m / packet) for m in bucket.margin],
+            "buffer": None if buffer is None else float(buffer / packet),
+            "cap": [-1.0 if cap is None else float((cap - trace.total("S")[0]) / packet) for cap in loss_cap(trace)]}
 
 
 def describe(query: Query, sc: Scenario) -> list[str]:
@@ -233,8 +246,7 @@ def describe(query: Query, sc: Scenario) -> list[str]:
              f"one segment of {MSS} "
              f"bytes = {rounded_text(sc.packet)} trace bytes; link C = {rounded_text(net.C / sc.packet)} segments "
              f"per step = {rate:.3g} Mbit/s",
-             f"bottleneck: {bottleneck}, drop-tail queue of "
-             + (f"{queue} packets" if queue is not None else "unbounded size")]
+             f"bottleneck: {bottleneck}, " + _buffer_text(server, queue)]
     for n, (flow, spec) in enumerate(zip(query.flows, data["flows"])):
         changed = {p.name: flow.params[p.name] for p in flow.cca.params if flow.params.get(p.name) != p.default}
         settings = [f"recovery {spec['recovery'][5:]}"] + [f"{k} = {v}" for k, v in spec["attributes"].items()]
@@ -253,6 +265,16 @@ def describe(query: Query, sc: Scenario) -> list[str]:
                      + (f", ACKs held by its jitter box as the trace's were (up to {held} step{'s' * (held != 1)})"
                         if "hold" in spec else ""))
     return lines
+
+
+def _buffer_text(server: dict[str, Any], queue: int | None) -> str:
+    """The bottleneck's buffer, as :func:`describe` states it."""
+    if queue is None:
+        return "a queue of unbounded size"
+    if server.get("buffer") is None:
+        return f"drop-tail queue of {queue} packets"
+    return (f"the model's buffer of {server['buffer']:.4g} segments beyond the token line (the trace's losses "
+            f"where it lost), in a queue of up to {queue} packets")
 
 
 def replay_ns3(query: Query, trace: Trace, step_ms: float | None = None, packet: Fraction | None = None,

@@ -9,8 +9,10 @@ script ``ccac export --format ns3`` writes. A scenario is a plain dict:
 * ``segment``: the TCP payload of one segment (bytes).
 * ``server``: the bottleneck's server, in segments. Either the trace's token bucket: ``rate``
   (tokens per step: the link's C), ``tokens`` (its token line at step 0, less what the trace
-  served before it), and per step ``lag`` (how many steps the trace's service trailed its token
-  line) and ``margin`` (the tokens the trace kept above the bytes admitted); or the trace's
+  served before it), per step ``lag`` (how many steps the trace's service trailed its token
+  line) and ``margin`` (the tokens the trace kept above the bytes admitted), ``buffer`` (the
+  model's buffer against the token line; None: the queue disc's fixed size only) and ``cap``
+  (per step, what the trace admitted where it lost bytes, -1 elsewhere); or the trace's
   fixed delivery schedule: ``opportunities``, per step how many segments it delivers (the
   trace's service curve in whole segments).
 * ``queue_packets``: the drop-tail buffer at the bottleneck in packets (None: unbounded);
@@ -54,7 +56,10 @@ ends exactly when the server lets the segment go:
 
 Segments without payload (handshake, ACKs) cross at 100 Gbit/s. The buffer is a
 ``FifoQueueDisc`` of queue_packets - 2 packets, plus the device's queue of 1 packet and the
-segment on the wire waiting for its turn. Every receiver ACKs every segment (``DelAckCount`` 1);
+segment on the wire waiting for its turn; with the token bucket's ``buffer`` (segments), the
+model's buffer: a data segment of step t is admitted only while the segments admitted stay
+within ``buffer`` beyond the most step t's tokens reach and within ``cap[t]`` where the trace
+lost (the queue disc's limit is set as each packet reaches it). Every receiver ACKs every segment (``DelAckCount`` 1);
 everything else is ns-3's default TCP (SACK, timestamps, a minimum RTO of 1 s).
 
 Each flow's connection opens before the trace starts; step 0 is a hundredth of a step after
@@ -127,10 +132,17 @@ void Clock(int64_t startNs, int64_t stepNs) { start = startNs; step = stepNs; }
 bool bucket = false;
 double rate = 0, queued = 0, begun = 0;  // segments admitted to the queue; segments put on the wire
 std::vector<double> lag, margin, line;   // by step
+// The model's buffer (segments; negative: none but the queue disc's fixed size), the bottleneck's
+// queue disc and its interface on router 0 (BeforeEnqueue).
+double buffer = -1;
+std::vector<double> cap;  // by step: what the trace admitted where it lost (negative elsewhere)
+Ptr<QueueDisc> disc;
+int32_t discInterface = -1;
 
 void Reset() {
   flows.clear(); senders.clear(); flowOf.clear(); bottleneck = nullptr; opportunities.clear(); nextOpportunity = 0;
   bucket = false; queued = begun = 0; lag.clear(); margin.clear(); line.clear();
+  buffer = -1; cap.clear(); disc = nullptr; discInterface = -1;
 }
 
 // The token line step t closes with after `before` at step t-1: C more, none beyond the
@@ -278,6 +290,32 @@ void Count(Ptr<const QueueDiscItem> item, bool dropped) {
   else queued += bytes / segment;
 }
 void OnEnqueue(Ptr<const QueueDiscItem> item) { Count(item, false); }
+
+// The model's buffer against the token bucket (segments; negative: the queue disc's own fixed
+// size), step by step as the trace's: the bottleneck admits a data segment of step t only while
+// the segments admitted stay within the buffer beyond the most step t's tokens reach and, in a
+// step the trace lost in, within what the trace admitted then (`cap`, negative elsewhere): how
+// much a step loses depends on how its arrivals and tokens interleave, which the trace chose.
+// Called as router 0 hands a packet to the bottleneck's interface, just before its queue disc
+// takes it: the disc's limit is set so that it takes the packet or drops it as the rule says.
+void BeforeEnqueue(Ptr<const Packet> packet, Ptr<Ipv4>, uint32_t interface) {
+  if (!bucket || buffer < 0 || int32_t(interface) != discInterface) return;
+  Ptr<Packet> p = packet->Copy(); Ipv4Header ip; p->RemoveHeader(ip);
+  double size = Payload(p) / segment, x = double(Simulator::Now().GetNanoSeconds() - start) / double(step);
+  size_t t = x > 0 ? std::min(size_t(std::ceil(x)), line.size()) : 0;
+  double most = (t == 0 ? line.front() : line[t - 1] + rate) + buffer;
+  if (t < cap.size() && cap[t] >= 0) most = std::min(most, cap[t]);
+  bool fits = size == 0 || queued + size <= most + 1e-9;
+  disc->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, disc->GetNPackets() + (fits ? 1 : 0)));
+}
+void UseBuffer(Ptr<Node> router, Ptr<NetDevice> device, double segments, std::vector<double> caps) {
+  Ptr<Ipv4> ipv4 = router->GetObject<Ipv4>();
+  buffer = segments;
+  cap = caps;
+  disc = router->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(device);
+  discInterface = ipv4->GetInterfaceForDevice(device);
+  ipv4->TraceConnectWithoutContext("Tx", MakeCallback(&BeforeEnqueue));
+}
 void OnDrop(Ptr<const QueueDiscItem> item) { Count(item, true); }
 
 void OnCwnd(size_t n, uint32_t, uint32_t now) { flows[n].cwnd = now; }
@@ -457,6 +495,9 @@ def _run(ns: Any, scenario: dict[str, Any]) -> tuple[Samples, list[float]]:
     else:
         floats = ns.cppyy.gbl.std.vector["double"]
         tp.UseBucket(server["rate"], server["tokens"], floats(server["lag"]), floats(server["margin"]))
+        if server.get("buffer") is not None:
+            tp.UseBuffer(routers.Get(0), bottleneck.Get(0), server["buffer"],
+                         floats(server.get("cap", [])))
     tp.WatchBottleneck(bottleneck.Get(0), discs.Get(0), segment)
     for n, flow in enumerate(flows):
         _start_flow(ns, tp, n, flow, senders.Get(n), ends[n], segment, start + (flow.get("open_step", 0) - 1) * step

@@ -81,6 +81,16 @@ STACKS: dict[str, Stack] = {
 }
 
 
+#: The thesis' AIMD in ns-3: ``TcpLinuxReno``, whose congestion avoidance counts ACKed segments and
+#: adds one segment per window of them (``TcpLinuxReno::CongestionAvoidance``), as the thesis' AIMD
+#: adds alpha per window of ACKs (``TcpNewReno`` adds MSS^2/cwnd per ACK, a little less per RTT),
+#: with CLASSIC recovery (a window cut once per loss event and held until recovery ends). What
+#: differs: ns-3 sets the window to max(2 MSS, bytes in flight / 2) on a loss where the thesis
+#: halves the window, detects a loss by three duplicate ACKs of whole segments, and may add more
+#: than one segment in a step.
+AIMD_STACK = Stack("aimd", "ns3::TcpLinuxReno", CLASSIC, state=LOSS_BASED)
+
+
 def stack(name: str) -> Stack:
     """The stack called ``name`` in :data:`STACKS`, or an ns-3 TypeId (``ns3::TcpNewReno``) run
     with ns-3's own defaults (PRR, every attribute at its default) and ACKs for every segment."""

@@ -109,7 +109,7 @@ class PacketPath:
             nc = [floor(x / p) for x in Lnc] if Lnc is not None else [0] * T
             flows.append(FlowPathInfo(net.path(n).R, net.path(n).D > 0, box_lags(trace, n), nc))
         bucket = token_bucket(trace)
-        return cls(T, net.C, p, bucket.line[0], bucket.lag, bucket.margin, trace.constant("buffer"), _loss_cap(trace),
+        return cls(T, net.C, p, bucket.line[0], bucket.lag, bucket.margin, trace.constant("buffer"), loss_cap(trace),
                    Fraction(trace.constant("dupacks")), net.rto, flows,
                    delivery_schedule(trace, p) if fixed else None)
 
@@ -185,7 +185,7 @@ def check_packet(trace: Trace, packet: Fraction | None) -> Fraction:
     return p
 
 
-def _loss_cap(trace: Trace) -> list[Fraction | None]:
+def loss_cap(trace: Trace) -> list[Fraction | None]:
     """At each step where the trace lost bytes congestively, what it admitted (None elsewhere).
     The model drops bytes only once the bottleneck queue passed the loss-allowed threshold at
     some instant of the step, and never lets it pass the loss-forced one (thesis 4.2): how much

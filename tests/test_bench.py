@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from ccac.commands.bench import bench
+from ccac.analysis.scaling import CASES
+from ccac.commands.bench import bench, scaling_cases
 from ccac.problems.query import bundled_queries, load_query
 from ccac.solving.solve import solve
 
@@ -96,9 +97,14 @@ def test_resolution_scales_every_duration_with_R() -> None:
     assert finer_horizon("copa_starvation_unequal_jitter", 3) == 25      # 8 RTTs at R = 3
 
 
-def test_scaling_takes_no_queries_or_horizons(cli) -> None:
+def test_scaling_takes_its_own_horizons_and_names_of_its_cases(cli) -> None:
     code, _, err = cli("bench", "--scaling", "--horizons", "10")
     assert code == 2 and "--scaling runs its own" in err
+    code, _, err = cli("bench", "--scaling", "aimd_premature_loss", "no_such_case")
+    assert code == 2 and "'no_such_case' is not a case of --scaling" in err and "Traceback" not in err
+    assert scaling_cases(("aimd_cold_loss_below_buffer",)) == tuple(c for c in CASES if c.name ==
+                                                                    "aimd_cold_loss_below_buffer")
+    assert scaling_cases(()) == CASES
 
 
 SQUARING = """name = "squaring"

@@ -19,7 +19,7 @@ import z3
 from conftest import run_cli
 from fluid_path import PathConfig, admits, simulate
 from ccac import load_query, parse_query, search_windows, solve
-from ccac.analysis.window_search import WIDEST, Search, WindowReport, whole_run_conditions, window_line, window_query
+from ccac.analysis.window_search import RESEEDS, STUCK_FLOOR, WIDEST, Search, WindowReport, whole_run_conditions, window_line, window_query
 from ccac.problems.problem import declared
 from ccac.solving.solve import Pipeline
 from ccac.solving.solvers import Outcome
@@ -177,6 +177,24 @@ def test_a_window_without_a_continuation_is_solved_with_the_one_before(monkeypat
     result = search.run()
     assert asked == [(0, 8), (8, 16), (16, 24), (8, 24), (0, 24)] and WIDEST == 3
     assert result.answer == "unknown" and "window 1 of 1 (steps 0..23)" in (result.reason or "")
+
+
+def test_a_window_that_runs_out_of_time_is_solved_again_with_another_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search's moves, its one window scripted to run out of time: solved again with another
+    random seed of z3, twice, each within twice the time of the try before (from STUCK_FLOOR);
+    the last try has all the time there is, and then the search answers unknown."""
+    search = Search(parse_query({**cold(8), "query": {"find": "L[T-1] >= 0"}}), 8)
+    tries = []
+
+    def scripted(k: int, bounds: list[tuple[int, int]], values: object, avoid: object, timeout: float | None,
+                 seed: int = 0) -> tuple[Outcome, None]:
+        tries.append((seed, timeout))
+        return Outcome("unknown", "timeout after the window's time", None, "z3", "", 0.0), None
+
+    monkeypatch.setattr(search, "_window", scripted)
+    result = search.run()
+    assert tries == [(0, STUCK_FLOOR), (1, 2 * STUCK_FLOOR), (2, None)] and RESEEDS == 2
+    assert result.answer == "unknown" and "ran out of its time" in (result.reason or "")
 
 
 def test_the_whole_run_conditions_take_each_fixed_value_in_its_own_sort() -> None:

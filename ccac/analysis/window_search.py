@@ -9,9 +9,10 @@ a window of a longer run is (the byte curves less their values at step s; the co
 :func:`ccac.analysis.window.rebase`), and the M steps after it (the model's own reach plus one)
 are solved but not kept, so that what is kept has a continuation (the tokens a server holds and
 the losses a sender will detect bind the steps after it); then fix the window's steps and go on.
-When a window has no continuation of the steps before it, it is solved again together with the
-window before it, the steps of both free, up to a bounded width; beyond that, or when a window
-runs far longer than the others, the window before is solved again away from its previous
+When a window runs far longer than the others, it is solved again with another random seed (a
+solver's time is heavy-tailed); when it has no continuation of the steps before it, it is solved
+again together with the window before it, the steps of both free, up to a bounded width; beyond
+that, or when the seeds are spent, the window before is solved again away from its previous
 answer (a bounded number of times) before the search gives up.
 
 The query's ``assume`` and ``find`` are asked on the last window, stated over the whole run
@@ -59,6 +60,8 @@ GUIDE_ROUNDS = 4
 WIDEST = 3
 """A window that has no continuation of the steps before it is solved again together with the
 window before it (their steps free again), as long as the two span at most this many windows."""
+RESEEDS = 2
+"""Times a window that ran out of its (capped) time is solved again with another random seed of z3."""
 RETRIES = 2
 """Beyond that, times a window is solved again, away from its previous answer, when the next has
 no continuation."""
@@ -118,19 +121,24 @@ class Search:
         found: list[Values] = []     # the absolute values after each window (cumulative)
         avoid: list[list[Any]] = [[] for _ in bounds]   # per window: earlier answers to stay away from
         retries = [0] * len(bounds)
-        k = 0
+        k, seeds = 0, 0   # seeds: window k's tries so far with another random seed
         while k < len(bounds):
             left = None if ends is None else ends - time.monotonic()
             if left is not None and left <= 0:
                 return self._unknown(f"timeout: the time limit ran out in window {k + 1} of {len(bounds)}", started)
             values = found[k - 1] if k else {}
             can_move = k > 0 and retries[k - 1] < RETRIES
-            outcome, solved = self._window(k, bounds, values, avoid[k], self._budget(left, len(bounds) - k, can_move))
+            reseed = self.solver == "z3" and seeds < RESEEDS
+            outcome, solved = self._window(k, bounds, values, avoid[k],
+                                           self._budget(left, len(bounds) - k, can_move or reseed, seeds), seeds)
             if outcome.answer == "sat":
                 assert solved is not None
-                found[k:] = [solved]
-                k += 1
+                found[k:], k, seeds = [solved], k + 1, 0
                 continue
+            if reseed and _timed_out(outcome):   # the same window, another random seed, twice the time
+                seeds += 1
+                continue
+            seeds = 0
             if outcome.answer == "unsat" and k > 0 and self._widens(bounds, k):   # window k with the one before
                 bounds[k - 1:k + 1] = [(bounds[k - 1][0], bounds[k][1])]
                 avoid[k - 1:k + 1], retries[k - 1:k + 1] = [[]], [0]
@@ -138,7 +146,7 @@ class Search:
                 k -= 1
                 continue
             if k == 0 or retries[k - 1] >= RETRIES:
-                timed_out = outcome.answer == "unknown" and str(outcome.reason).startswith(("timeout", "canceled"))
+                timed_out = _timed_out(outcome)
                 what = ("has no continuation of the steps before it" if outcome.answer == "unsat" else
                         "ran out of its time" if timed_out else f"was not solved ({outcome.reason})")
                 return self._unknown(f"{'timeout: ' if timed_out else ''}window {k + 1} of {len(bounds)} (steps "
@@ -156,20 +164,23 @@ class Search:
         together with the window before it: while the two span at most :data:`WIDEST` windows."""
         return bounds[k][1] - bounds[k - 1][0] <= WIDEST * self.window
 
-    def _budget(self, left: float | None, windows: int, can_move: bool) -> float | None:
-        """A window's time: its share of what is left (:func:`share`), and while the window before
-        it may still be solved again, at most :data:`STUCK_FACTOR` times the median window so far
-        (at least :data:`STUCK_FLOOR` s): a window far slower than the others is usually stuck on
-        the steps before it, which another answer there frees sooner than more time does."""
+    def _budget(self, left: float | None, windows: int, can_move: bool, seeds: int) -> float | None:
+        """A window's time: its share of what is left (:func:`share`), and while something else
+        can still be tried (another random seed, or another answer for the window before), at
+        most :data:`STUCK_FACTOR` times the median window so far (at least :data:`STUCK_FLOOR` s),
+        doubled for each seed tried: a solver's time on one formula is heavy-tailed, and a window
+        far slower than the others is sooner freed by a restart or by other steps before it than
+        by more time."""
         limit = share(left, windows)
-        solved = sorted(r.seconds for r in self.reports if r.answer == "sat")
-        if not can_move or len(solved) < 2:
+        if not can_move:
             return limit
-        cap = max(STUCK_FLOOR, STUCK_FACTOR * solved[len(solved) // 2])
+        solved = sorted(r.seconds for r in self.reports if r.answer == "sat")
+        typical = STUCK_FACTOR * solved[len(solved) // 2] if len(solved) >= 2 else 0.0
+        cap = max(STUCK_FLOOR, typical) * 2 ** seeds
         return cap if limit is None else min(limit, cap)
 
     def _window(self, k: int, bounds: list[tuple[int, int]], values: Values, avoid: list[Any],
-                timeout: float | None) -> tuple[Outcome, Values | None]:
+                timeout: float | None, seed: int = 0) -> tuple[Outcome, Values | None]:
         """Window k solved with the steps before it fixed: its outcome and, when sat, the run's
         values through its last step. A window before the last asks first, within part of its
         time, for the query's find on the run so far (:meth:`_find_so_far`)."""
@@ -179,7 +190,7 @@ class Search:
         # solved further than it keeps, so that what it keeps has a continuation: the model's
         # rules after its end read its last steps' promises (tokens held, losses pending)
         reach = min(end + self.ahead, self.query.network.T)
-        pipeline = Pipeline(window_query(self.query, start, reach), self.solver)
+        pipeline = Pipeline(window_query(self.query, start, reach), f"z3#{seed}" if seed else self.solver)
         began = time.monotonic()
         problem = pipeline.build()
         fixed = pins(problem, values, start, first - start)
@@ -278,6 +289,10 @@ class Search:
     def _unknown(self, reason: str, started: float) -> Result:
         return Result(self.query, "unknown", reason, None, None, self.solver, solver_version(self.solver),
                       0.0, time.monotonic() - started)
+
+
+def _timed_out(outcome: Outcome) -> bool:
+    return outcome.answer == "unknown" and str(outcome.reason).startswith(("timeout", "canceled"))
 
 
 def search_windows(query: Query, window: int | None = None, solver: str = "z3", timeout: float | None = None,

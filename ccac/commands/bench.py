@@ -98,7 +98,8 @@ def parse_horizons(ctx: click.Context, param: click.Parameter, value: str | None
                    f"[default: each query's own, else {DEFAULT_MODE}].")
 @click.option("--scaling", is_flag=True,
               help="Instead: the scaling yardstick, a fixed set of queries at growing T (R grown "
-                   "with T where the question depends on it), with a fitted growth exponent each.")
+                   "with T where the question depends on it), with a fitted growth exponent each; "
+                   "QUERIES names some of its cases (default: all).")
 @click.option("--build-only", is_flag=True,
               help=f"With --scaling: only build each case, at its own R, at T = "
                    f"{', '.join(map(str, BUILD_HORIZONS))} (--timeout bounds each build).")
@@ -112,9 +113,9 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: 
     check_seconds(timeout)
     backend(solver)  # an unknown solver is bad input, not one invalid row per query
     if scaling:
-        if queries or horizons or sets or resolution or nonlinear:
+        if horizons or sets or resolution or nonlinear:
             raise click.UsageError("--scaling runs its own fixed set of queries and horizons")
-        bench_scaling(timeout, solver, plot_path, encoding=encoding, build_only=build_only)
+        bench_scaling(timeout, solver, plot_path, scaling_cases(queries), encoding=encoding, build_only=build_only)
         return
     if build_only:
         raise click.UsageError("--build-only goes with --scaling")
@@ -142,6 +143,17 @@ def bench(horizons: list[int] | None, timeout: float | None, solver: str, sets: 
     click.echo(totals_line(len(names), runs, solver, failures))
     if failures:
         raise SystemExit(1)
+
+
+def scaling_cases(names: tuple[str, ...]) -> tuple[Case, ...]:
+    """The yardstick's cases named (all of them when none is): a name that is not a case is bad input."""
+    if not names:
+        return CASES
+    known = {case.name: case for case in CASES}
+    for name in names:
+        if name not in known:
+            raise click.UsageError(f"{name!r} is not a case of --scaling: one of {', '.join(known)}")
+    return tuple(known[name] for name in names)
 
 
 def bench_scaling(timeout: float | None, solver: str, plot_path: str | None,

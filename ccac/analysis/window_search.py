@@ -56,7 +56,9 @@ from ccac.solving.backends import solver_version
 from ccac.solving.validate import validate
 
 GUIDE_ROUNDS = 4
-"""Rounds a window spends pushing the guide up (each asks for a larger value than the last)."""
+"""Rounds a window spends pushing the guide up (each asks for a larger value than the last) ..."""
+GUIDE_FLOOR = 5.0
+"""... each given at least this many seconds."""
 WIDEST = 3
 """A window that has no continuation of the steps before it is solved again together with the
 window before it (their steps free again), as long as the two span at most this many windows."""
@@ -205,7 +207,7 @@ class Search:
         outcome = early if find_held else pipeline.answer(timeout, [*fixed, *guard])
         guide_value: Fraction | None = None
         if outcome.answer == "sat" and not last and self.query.guide is not None:
-            outcome, guide_value = self._push_guide(pipeline, problem, [*fixed, *guard], outcome, timeout, began)
+            outcome, guide_value = self._push_guide(pipeline, problem, [*fixed, *guard], outcome, began)
         report = WindowReport(k + 1, len(bounds), first, end - 1, outcome.answer, time.monotonic() - began,
                               guide_value, find_held)
         self.reports.append(report)
@@ -235,19 +237,18 @@ class Search:
             return None
 
     def _push_guide(self, pipeline: Pipeline, problem: Problem, facts: list[Any], outcome: Outcome,
-                    timeout: float | None, began: float) -> tuple[Outcome, Fraction]:
+                    began: float) -> tuple[Outcome, Fraction]:
         """The window's answer with the guide pushed up: up to :data:`GUIDE_ROUNDS` asks for a value
-        above the best so far (by a step that doubles on success), each within what is left of a
-        share of the window's time."""
+        above the best so far (by a step that doubles on success), each within twice the time the
+        window's own answer took (at least :data:`GUIDE_FLOOR` s; the window has answered, so the
+        cap on a stuck window's time does not bound them)."""
         assert self.query.guide is not None
         guide = compile_number(self.query.guide, problem.symbols, "query.guide")
         best = Fraction(evaluate(guide, outcome.assignment or {}))
         step = max(abs(best) / 4, Fraction(1, 100))
+        round_time = max(GUIDE_FLOOR, 2 * (time.monotonic() - began))
         for _ in range(GUIDE_ROUNDS):
-            share = None if timeout is None else max(timeout / 4 - (time.monotonic() - began), 0.0)
-            if share is not None and share <= 0:
-                break
-            better = pipeline.answer(share, [*facts, guide >= best + step])
+            better = pipeline.answer(round_time, [*facts, guide >= best + step])
             if better.answer != "sat":
                 step /= 4
                 continue

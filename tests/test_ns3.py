@@ -52,24 +52,33 @@ def result_file(tmp_path: Path, name: str) -> Path:
     return path
 
 
-def steady_trace(rate: F, window: F, find: str, T: int = 20) -> tuple[Any, Trace]:
+def hand_trace(D: int, buffer: F, find: str, served: list[F], sent: list[F], wasted: list[F],
+               window: F) -> tuple[Any, Trace]:
     """A hand-built trace of one aimd flow on a link of C = 1 byte per step (alpha = 1/10: 10
-    segments per step), R = 1, a buffer of 100 BDP: the server serves ``rate`` bytes every step
-    with no lag and wastes the rest of C (its token line is its service), the sender keeps
-    ``window`` bytes beyond it queued (its cwnd), and nothing is lost."""
-    query = make_query({"T": T, "R": 1, "D": 0, "C": 1, "alpha": "1/10", "buffer": 100}, {"name": "aimd"},
+    segments per step), R = 1, jitter D and ``buffer`` bytes: the given service, arrivals and
+    wasted tokens, a constant cwnd ``window``, and nothing lost."""
+    T = len(served)
+    query = make_query({"T": T, "R": 1, "D": D, "C": 1, "alpha": "1/10", "buffer": buffer}, {"name": "aimd"},
                        find=find)
     symbols = Symbols()
-    symbols.constants.update({"C": F(1), "R": F(1), "D": F(0), "T": F(T), "flows": F(1), "alpha": F(1, 10),
-                              "dupacks": F(3, 10), "buffer": F(100)})
-    served = [rate * t for t in range(T)]
-    sent, wasted, zero = [s + window for s in served], [(1 - rate) * t for t in range(T)], [F(0)] * T
+    symbols.constants.update({"C": F(1), "R": F(1), "D": F(D), "T": F(T), "flows": F(1), "alpha": F(1, 10),
+                              "dupacks": F(3, 10), "buffer": F(buffer)})
+    zero = [F(0)] * T
     for name, values in (("A", sent), ("S", served), ("L", zero), ("W", wasted)):
         symbols.series[name] = Series(name, values, 1)
     for name, values in (("A_f", sent), ("S_f", served), ("L_f", zero), ("Ld_f", zero), ("cwnd", [window] * T),
                          ("timeout", [False] * T), ("loss_mark", zero), ("ack_mark", zero)):
         symbols.series[name] = Series(name, [values], 2, {})
     return query, Trace(query.network, ["aimd"], symbols)
+
+
+def steady_trace(rate: F, window: F, find: str, T: int = 20) -> tuple[Any, Trace]:
+    """A buffer of 100 BDP and no jitter: the server serves ``rate`` bytes every step with no
+    lag and wastes the rest of C (its token line is its service), the sender keeps ``window``
+    bytes beyond it queued (its cwnd)."""
+    served = [rate * t for t in range(T)]
+    return hand_trace(0, F(100), find, served, [s + window for s in served], [(1 - rate) * t for t in range(T)],
+                      window)
 
 
 def served_within_tokens(run: Any) -> bool:
@@ -190,23 +199,11 @@ def test_a_jitter_box_holds_its_flows_acks() -> None:
 
 
 def lagging_trace(buffer: F, T: int = 16) -> tuple[Any, Trace]:
-    """A hand-built trace of one aimd flow (C = 1 byte per step, alpha = 1/10, R = 1, D = 1):
-    its server wastes no token and serves the token line C t at even steps, a step behind it
-    at odd ones; its sender keeps its bytes at the token line plus ``buffer`` (its cwnd
-    1 + buffer) and loses nothing."""
-    query = make_query({"T": T, "R": 1, "D": 1, "C": 1, "alpha": "1/10", "buffer": buffer}, {"name": "aimd"},
-                       find="L[T-1] > 0")
-    symbols = Symbols()
-    symbols.constants.update({"C": F(1), "R": F(1), "D": F(1), "T": F(T), "flows": F(1), "alpha": F(1, 10),
-                              "dupacks": F(3, 10), "buffer": buffer})
-    served = [F(t - t % 2) for t in range(T)]
-    sent, zero = [t + buffer for t in range(T)], [F(0)] * T
-    for name, values in (("A", sent), ("S", served), ("L", zero), ("W", zero)):
-        symbols.series[name] = Series(name, values, 1)
-    for name, values in (("A_f", sent), ("S_f", served), ("L_f", zero), ("Ld_f", zero), ("cwnd", [1 + buffer] * T),
-                         ("timeout", [False] * T), ("loss_mark", zero), ("ack_mark", zero)):
-        symbols.series[name] = Series(name, [values], 2, {})
-    return query, Trace(query.network, ["aimd"], symbols)
+    """D = 1: the server wastes no token and serves the token line C t at even steps, a step
+    behind it at odd ones; the sender keeps its bytes at the token line plus ``buffer`` (its
+    cwnd 1 + buffer)."""
+    return hand_trace(1, buffer, "L[T-1] > 0", [F(t - t % 2) for t in range(T)], [t + buffer for t in range(T)],
+                      [F(0)] * T, 1 + buffer)
 
 
 @needs_ns3

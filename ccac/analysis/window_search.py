@@ -20,10 +20,9 @@ The query's ``assume`` and ``find`` are asked on the last window, stated over th
 so they mean exactly what they say). Every other window first asks, within a short time, for
 the find on the run cut at its own end (a find "at some step ..." that holds there holds on the
 whole run; a find over the last steps then holds over the window's), so the search heads for it
-as soon as the steps allow; and
-an optional ``[query] guide`` (a number over a window's steps) is pushed as high as a few rounds
-of "guide >= better" allow on every other window (for example one flow's share of the link
-falling).
+as soon as the steps allow; and an optional ``[query] guide`` (a number over a window's steps) is
+pushed as high as a few rounds of "guide >= better" allow on every other window (for example
+one flow's share of the link falling).
 
 Sound for sat, and never unsat: the trace found is read back whole and validated end to end
 against the whole query (every model, CCA and query rule over all T steps, in exact rational
@@ -176,9 +175,8 @@ class Search:
         limit = share(left, windows)
         if not can_move:
             return limit
-        solved = sorted(r.seconds for r in self.reports if r.answer == "sat")
-        typical = STUCK_FACTOR * solved[len(solved) // 2] if len(solved) >= 2 else 0.0
-        cap = max(STUCK_FLOOR, typical) * 2 ** seeds
+        typical = self._median_window()
+        cap = max(STUCK_FLOOR, STUCK_FACTOR * typical if typical is not None else 0.0) * 2 ** seeds
         return cap if limit is None else min(limit, cap)
 
     def _window(self, k: int, bounds: list[tuple[int, int]], values: Values, avoid: list[Any],
@@ -219,9 +217,14 @@ class Search:
     def _find_budget(self, timeout: float | None) -> float:
         """The time a window spends asking for the find first: :data:`FIND_FACTOR` median windows
         so far (at least :data:`FIND_FLOOR` s), within half the window's own."""
-        solved = sorted(r.seconds for r in self.reports if r.answer == "sat")
-        budget = max(FIND_FLOOR, FIND_FACTOR * solved[len(solved) // 2]) if solved else FIND_FLOOR
+        typical = self._median_window(at_least=1)
+        budget = max(FIND_FLOOR, FIND_FACTOR * typical) if typical is not None else FIND_FLOOR
         return budget if timeout is None else min(budget, timeout / 2)
+
+    def _median_window(self, at_least: int = 2) -> float | None:
+        """The median time of the windows answered so far (None with fewer than ``at_least``)."""
+        solved = sorted(r.seconds for r in self.reports if r.answer == "sat")
+        return solved[len(solved) // 2] if len(solved) >= at_least else None
 
     def _find_so_far(self, problem: Problem, values: Values, start: int, end: int) -> list[Any] | None:
         """The query's find stated on the run cut at ``end`` (its T the window's last kept step
@@ -408,7 +411,8 @@ def pins(problem: Problem, values: Values, start: int, fixed: int) -> list[Any]:
             continue
         if slot.axis is not None:
             value = value - anchors[slot.axis, slot.flow]
-        out.append(slot.at(slot.step, problem.ctx) == value)
+        term = slot.at(slot.step, problem.ctx)
+        out.append(term == _constant(term, value))
     for name in ("alpha", "dupacks", "buffer"):
         term = getattr(problem.vars, name)
         if isinstance(term, z3.ExprRef) and name in values:

@@ -7,11 +7,11 @@ asks a second, independent implementation: ns-3's TCP, on the trace's path built
 its start-up of several seconds). Each flow whose CCA is ``aimd`` runs ``TcpLinuxReno`` with
 classic recovery (:data:`ccac.testbed.ns3_stacks.AIMD_STACK`: one segment per window of ACKs, as
 the thesis' AIMD grows), each ``bbr`` flow ``TcpBbr``, with ns-3's own parameters (not the
-query's); a flow of a CCA file
-that models a real stack (``newreno``, ``cubic``, ``vegas``, ``bbr1``) runs that stack as the
-conformance harness does (:data:`ccac.testbed.ns3_stacks.STACKS`: classic recovery, CUBIC
-without HyStart, ...). ns-3 has no Copa, Vivace, Allegro, Proteus, ETC or the other CCAs, and
-a trace with one of them is refused.
+query's); a flow of a CCA file that models a real stack (``newreno``, ``cubic``, ``vegas``,
+``bbr1``) runs that stack as the conformance harness does
+(:data:`ccac.testbed.ns3_stacks.STACKS`: classic recovery, CUBIC without HyStart, ...). ns-3
+has no Copa, Vivace, Allegro, Proteus, ETC or the other CCAs, and a trace with one of them is
+refused.
 
 **Units.** One step of the trace lasts ``step_ms`` (default: 40 ms / R, a minimum RTT of 40
 ms), and one segment of :data:`MSS` = 1448 payload bytes is ``packet`` trace bytes (default:
@@ -101,8 +101,9 @@ from ccac.testbed.replay import MAX_PERIODS, Reading, departures, read_condition
 
 MSS = 1448                 # real payload bytes of one segment
 MIN_RTT_MS = 40            # the default real length of the trace's minimum RTT (R steps)
-#: Each CCA ns-3 implements, and the stack that runs it: the thesis' cores (aimd, bbr) with ns-3's
-#: own defaults, the CCA files that model real stacks configured as the conformance harness runs them
+#: Each CCA ns-3 implements, and the stack that runs it: the thesis' cores (aimd on TcpLinuxReno with
+#: classic recovery, bbr on TcpBbr) with ns-3's own parameters, the CCA files that model real stacks
+#: configured as the conformance harness runs them
 TCPS: dict[str, Stack] = {"aimd": AIMD_STACK, "bbr": stack("ns3::TcpBbr"), **STACKS}
 PACED = {"ns3::TcpBbr"}    # the TCPs whose pacing rate is the flow's rate
 MIN_QUEUE = 3              # packets ns-3's bottleneck holds at least: queue disc, device queue, wire
@@ -219,14 +220,14 @@ def socket_buffer(in_flight: int) -> int:
 
 
 def _bucket(trace: Trace, packet: Fraction) -> dict[str, Any]:
-    """The trace's token bucket in segments of ``packet`` trace bytes, its token line counted
-    from what the trace served at step 0 (ns-3's path starts empty)."""
-    bucket = token_bucket(trace)
-    buffer = trace.constant("buffer")
-    return {"rate": float(trace.network.C / packet), "tokens": float((bucket.line[0] - trace.total("S")[0]) / packet),
+    """The trace's token bucket in segments of ``packet`` trace bytes, its token line (and what the
+    trace admitted where it lost, ``cap``) counted from what the trace served at step 0 (ns-3's
+    path starts empty), and its buffer."""
+    bucket, served0, buffer = token_bucket(trace), trace.total("S")[0], trace.constant("buffer")
+    return {"rate": float(trace.network.C / packet), "tokens": float((bucket.line[0] - served0) / packet),
             "lag": [float(d) for d in bucket.lag], "margin": [float(m / packet) for m in bucket.margin],
             "buffer": None if buffer is None else float(buffer / packet),
-            "cap": [-1.0 if cap is None else float((cap - trace.total("S")[0]) / packet) for cap in loss_cap(trace)]}
+            "cap": [-1.0 if cap is None else float((cap - served0) / packet) for cap in loss_cap(trace)]}
 
 
 def describe(query: Query, sc: Scenario) -> list[str]:

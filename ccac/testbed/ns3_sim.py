@@ -59,8 +59,9 @@ Segments without payload (handshake, ACKs) cross at 100 Gbit/s. The buffer is a
 segment on the wire waiting for its turn; with the token bucket's ``buffer`` (segments), the
 model's buffer: a data segment of step t is admitted only while the segments admitted stay
 within ``buffer`` beyond the most step t's tokens reach and within ``cap[t]`` where the trace
-lost (the queue disc's limit is set as each packet reaches it). Every receiver ACKs every segment (``DelAckCount`` 1);
-everything else is ns-3's default TCP (SACK, timestamps, a minimum RTO of 1 s).
+lost (the queue disc's limit is set as each packet reaches it). Every receiver ACKs every
+segment (``DelAckCount`` 1); everything else is ns-3's default TCP (SACK, timestamps, a
+minimum RTO of 1 s).
 
 Each flow's connection opens before the trace starts; step 0 is a hundredth of a step after
 the last handshake completes. A flow without ``open_step`` sends its initial window as its

@@ -98,6 +98,23 @@ def test_a_language_flow_may_open_later() -> None:
     assert again.network.path(1).opens == 6 and again.network.path(0).start == "cold"
 
 
+def test_a_flow_that_opens_after_its_rtt_replays_in_packets_from_its_opening() -> None:
+    """The packet replay runs a cold flow's concrete sender from its opening, not from step R:
+    nothing is sent before it, and the sender starts in the trace's start state (the file's
+    start) the step before, so its first decisions are the trace's."""
+    from ccac.testbed.replay import replay
+
+    query = parse_query({"network": {"T": 10, "R": 1, "D": 1, "buffer": "inf"},
+                         "flow": [{"file": f"{RULES}/rules-aimd.toml", "start": "cold"},
+                                  {"file": f"{RULES}/rules-aimd.toml", "start": "cold", "start_time": 6}]},
+                        source="tests/q.toml")
+    trace = solve(query).trace
+    assert trace is not None
+    run = replay(query, trace).concrete
+    assert all(run.flow("A_f", 1)[t] == 0 for t in range(6)) and run.flow("A_f", 1)[6] > 0
+    assert run.flow("cwnd", 1)[5:7] == trace.flow("cwnd", 1)[5:7]
+
+
 @pytest.mark.parametrize("table, message", [
     ({"network": {"T": 9, "start": "cold"}, "cca": {"name": "copa"}}, "has no start state"),
     ({"network": {"T": 9}, "flow": [{"name": "aimd", "start": "cold", "start_time": 4}]}, "needs a CCA written"),

@@ -227,7 +227,8 @@ class PacketRun:
 class TraceFlow:
     """Flow n of the trace being replayed: its arrivals, detected losses, windows and rates.
 
-    Before step R the flow sends what the trace sent (its unknown past). From step R to
+    Before its first decision (step R, or a cold flow's opening ``opens`` if later) the flow sends
+    what the trace sent: its unknown past, or nothing before its connection opens. From there to
     ``takeover`` (a warm-up) its concrete sender sees its feedback and decides, but the trace's
     window and rate are applied, and the sender adopts them (:meth:`ConcreteSender.adopt`);
     from ``takeover`` on the sender's own decisions apply. ``Ld`` is below 0 while bytes lost
@@ -239,11 +240,20 @@ class TraceFlow:
     cwnd: list[Fraction]
     rate: list[Fraction] | None
     takeover: int
+    first: int   # the sender's first decision
 
     @classmethod
     def of(cls, trace: Trace, n: int, takeover: int = 0) -> TraceFlow:
+        first = first_decision(trace, n)
         return cls(trace.flow("A_f", n), trace.flow("Ld_f", n), trace.flow("cwnd", n), trace.flow("rate", n),
-                   max(takeover, trace.network.path(n).R))
+                   max(takeover, first), first)
+
+
+def first_decision(trace: Trace, n: int) -> int:
+    """The step flow n's sender first decides at: R, or a cold flow's opening if later (the
+    model's sender rule applies from there, :meth:`models.path_server.PathServer.sender`)."""
+    path = trace.network.path(n)
+    return max(path.R, path.opens or 0)
 
 
 def all_in_flight_lost(A: list[Fraction], admitted: list[Fraction], L: list[Fraction], Ld: list[Fraction],
@@ -284,7 +294,7 @@ class _Transport:
 
     def learn(self, t: int, shared: tuple[list[Fraction], list[Fraction]]) -> Feedback | None:
         """Take in the ACKs of step t, detect losses, time out, and tell the sender what it
-        knows (None before its step R). ``shared`` is the bottleneck's (service, admitted)
+        knows (None before its first decision). ``shared`` is the bottleneck's (service, admitted)
         curves, the delay reading of a flow without a box of its own."""
         run, R, p = self.run, self.info.R, self.path.packet
         acks: list[AckedPacket] = []
@@ -295,7 +305,7 @@ class _Transport:
             self.unacked_by_step[pkt.sent] -= 1
             if self.unacked_by_step[pkt.sent] == 0:
                 self.record.rtt[pkt.sent] = pkt.acked_at - pkt.born
-        if t < R:
+        if t < self.history.first:
             run.Ld.append(self.history.Ld[t])
             run.timeout.append(False)
             return None

@@ -26,7 +26,7 @@ from typing import Any
 
 from ccac.core.errors import CcacError
 from ccac.encode.expr import Series, Symbols, compile_condition
-from ccac.testbed.packet_path import FlowRun, PacketPath, PacketRun, TraceFlow, run_packets
+from ccac.testbed.packet_path import FlowRun, PacketPath, PacketRun, TraceFlow, first_decision, run_packets
 from ccac.core.params import rounded_text
 from ccac.problems.query import Query, parse_resolved
 from ccac.senders.interface import ConcreteSender, Scripted, SenderStart
@@ -164,9 +164,10 @@ def departures(trace: Trace, concrete: Trace, packet: Fraction, who: str = "the 
 
 
 def _sender(query: Query, trace: Trace, n: int) -> tuple[ConcreteSender, str]:
-    """Flow n's concrete sender, started from the trace's values at step R - 1."""
+    """Flow n's concrete sender, started from the trace's values the step before its first
+    decision (R - 1, or for a cold flow the step before its opening: its CCA's start state)."""
     flow, path = query.flows[n], trace.network.path(n)
-    last = path.R - 1
+    last = first_decision(trace, n) - 1
     values: dict[str, Any] = {}
     for name in ("A_f", "S_f", "L_f", "Ld_f", "cwnd", "rate", *(sv.name for sv in flow.cca.state)):
         row = trace.flow(name, n)

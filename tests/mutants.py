@@ -94,6 +94,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("ns3_trace_losses_ignored", NS3_SIM, "ns-3's buffer drops only beyond the most a step's tokens reach, "
            "not within what the trace admitted in a step it lost in",
            "if (t < cap.size() && cap[t] >= 0) most = std::min(most, cap[t]);", ""),
+    Mutant("ns3_jitter_box_ignored", NS3_SIM, "ns-3 passes each flow's ACKs at once, whatever its jitter box "
+           "held in the trace", "if (s < f.hold.size()) until = at + f.hold[s] * step;", ""),
     Mutant("ns3_aimd_on_newreno", NS3_STACKS, "the thesis' AIMD replays on TcpNewReno (MSS^2/cwnd per ACK)",
            'AIMD_STACK = Stack("aimd", "ns3::TcpLinuxReno"', 'AIMD_STACK = Stack("aimd", "ns3::TcpNewReno"'),
     Mutant("copa2018_pacing_gain_one", COPA2018, "Copa paces at cwnd / RTTstanding (the paper: twice that)",

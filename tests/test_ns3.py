@@ -246,6 +246,46 @@ def test_a_cold_aimd_finding_reproduces_in_ns3_from_a_fresh_connection() -> None
     assert run.reproduced is True and run.senders[0].startswith("ns-3 TcpLinuxReno: connection opened at step 2")
 
 
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_a_cold_bbr_finding_reproduces_in_ns3_from_a_fresh_connection() -> None:
+    """bbr_cold_shallow_buffer_loss's trace (recorded: ``ccac query bbr_cold_shallow_buffer_loss
+    --json``), replayed in ns-3: TcpBbr, opened fresh at the trace's opening with the trace's
+    4-segment start, loses at least a fifth of what it sends into half a BDP of buffer within
+    the trace's 10 RTTs, so the query's own find holds on its run; and it loses nothing before
+    its window has passed the path's BDP plus that buffer."""
+    query, trace = load_result(str(DATA / "bbr_cold_shallow_buffer_loss.json"))
+    run = replay_ns3(query, trace)
+    A, L = run.concrete.total("A"), run.concrete.total("L")
+    assert L[-1] * 5 >= A[-1] > 0
+    first = next(t for t in range(trace.T) if L[t] > 0)
+    bdp_and_buffer = trace.constant("C") * trace.network.R + trace.constant("buffer")
+    assert max(run.concrete.flow("cwnd", 0)[:first + 1]) > bdp_and_buffer
+    assert run.reproduced is True and run.senders[0].startswith("ns-3 TcpBbr: connection opened at step 4")
+
+
+@needs_ns3
+@pytest.mark.usefixtures("ns3")
+def test_thesis_8_2_starvation_reproduces_in_ns3_from_fresh_connections() -> None:
+    """bbr_cold_unequal_jitter_starvation's 200-step trace (recorded: ``ccac query
+    bbr_cold_unequal_jitter_starvation --json``), replayed in ns-3: two TcpBbr connections opened
+    fresh at step 4, flow 1's ACKs held as the trace's jitter box held them, and flow 0 gets at
+    least 5 times flow 1's service over the last 10 RTTs, by the query's own find. The box is the
+    cause: without it the same two connections share the link within a factor of 2."""
+    query, trace = load_result(str(DATA / "bbr_cold_unequal_jitter_starvation.json"))
+    run = replay_ns3(query, trace)
+    assert run.reproduced is True
+    assert all(line.startswith("ns-3 TcpBbr: connection opened at step 4") for line in run.senders)
+    last = trace.T - 1 - 10 * trace.network.R
+    served = [run.concrete.flow("S_f", n)[-1] - run.concrete.flow("S_f", n)[last] for n in range(2)]
+    assert served[0] >= 5 * served[1] > 0
+    data = scenario(query, trace).data
+    del data["flows"][1]["hold"]
+    unheld, _ = ns3_sim.simulate(data)
+    shares = [flow["served"][-1] - flow["served"][last] for flow in unheld]
+    assert max(shares) <= 2 * min(shares)
+
+
 def test_a_cca_without_ns3_implementation_is_refused(tmp_path: Path, cli: Any) -> None:
     """Copa has no ns-3 implementation: one clear error (before ns-3 is imported), exit 2."""
     path = result_file(tmp_path, "copa_steady_utilization")

@@ -52,6 +52,8 @@ CASES: tuple[Case, ...] = (
     Case("etc_standing_queue", "ETC, periodic", longer(9, 19, 29, 39)),
     Case("copa_fair_equal_jitter", "two Copa flows, periodic", finer(1, 2, 3, 4)),
     Case("aimd_cold_loss_below_buffer", "AIMD from a connection's start, window by window", longer(50, 100, 200, 400)),
+    Case("bbr_cold_unequal_jitter_starvation", "two BBR flows from a connection's start, window by window",
+         longer(50, 100, 200, 400)),
 )
 
 

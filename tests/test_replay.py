@@ -178,7 +178,7 @@ def test_csv_export_lists_every_opportunity_and_packet(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ the replay table (docs/replay.md)
-REPLAY_HEADER = "| query | finding | under replay | why |"
+REPLAY_HEADER = "| query | finding | under replay | why | from a connection's start |"
 SLOW_TO_SOLVE = {"proteus_s_vs_aimd_no_yield", "vivace_starved_flow_backs_off",  # about 30 s each
                  "vivace_starved_flow_backs_off_equal_jitter",  # about 65 s (its answer is checked by test_library)
                  "bbr1_two_flow_unfair",  # over 2 minutes
@@ -199,7 +199,7 @@ def test_the_replay_table_covers_every_sat_query_of_the_library() -> None:
     sat = {name for name in bundled_queries() if load_query(name).expect == "sat"}
     named = {row[0].strip("`") for row in replay_rows()}
     assert named == sat, sorted(sat ^ named)
-    for name, _, verdict, why in replay_rows():
+    for name, _, verdict, why, _ in replay_rows():
         assert verdict in ("**reproduced**", "not reproduced"), (name, verdict)
         assert len(why) > 40, (name, "every row says why")
 
@@ -213,7 +213,7 @@ def test_each_finding_replays_as_the_readme_says(row: list[str]) -> None:
     (``--packet alpha/K``, ``--schedule``)."""
     import z3
 
-    name, _, verdict, why = row
+    name, _, verdict, why, _ = row
     result = answer(load_query(name.strip("`")), timeout=300)
     assert result.answer == "sat" and result.validated
     checks = [(False, F(1), verdict == "**reproduced**")]
@@ -230,6 +230,40 @@ def test_each_finding_replays_as_the_readme_says(row: list[str]) -> None:
 
 
 PINNED_Z3 = "5.4.1"  # the z3 the table was written with
+
+
+def cold_form(name: str) -> Any:
+    """The row's query asked from a connection's start, as the table's last column says."""
+    periodic = load_query(name).periodic
+    return load_query(name, ["network.start=cold", *(["query.periodic=false"] if periodic else [])])
+
+
+SLOW_FROM_A_START = {"newreno_two_flow_unfair", "cc_probe_slow_small_buffer"}  # 4-6 s each from a start
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, id=r[0].strip("`"),
+                                              marks=[pytest.mark.slow] if r[0].strip("`") in SLOW_FROM_A_START else [])
+                                 for r in replay_rows()])
+def test_each_row_says_what_a_connection_s_start_gives(row: list[str]) -> None:
+    """Each row's last column gives a verdict from a connection's start, and what it claims of
+    the answers holds: a query that starts cold does; a CCA without a start state is refused
+    with that reason; an unsat from a start is unsat with its premise satisfiable, and a
+    VACUOUS one has no trace of its assumptions at all."""
+    from ccac.core.errors import CcacError
+    from ccac.solving.solve import premise
+
+    name, cold = row[0].strip("`"), row[4]
+    assert cold.startswith(("**reproduced**", "not reproduced")) and len(cold) > 40, (name, cold)
+    if "(the query starts cold)" in cold:
+        assert load_query(name).network.start == "cold", name
+    elif "has no start state" in cold:
+        with pytest.raises(CcacError, match="has no start state"):
+            cold_form(name)
+    elif "VACUOUS" in cold:
+        assert solve(replace(cold_form(name), find=None), timeout=60).answer == "unsat", name
+    elif "premise satisfiable" in cold:
+        query = cold_form(name)
+        assert solve(query, timeout=60).answer == "unsat" and premise(query, timeout=60).answer == "sat", name
 
 
 def test_every_cca_with_an_algorithm_has_a_concrete_sender() -> None:

@@ -19,7 +19,8 @@ import z3
 from conftest import run_cli
 from fluid_path import PathConfig, admits, simulate
 from ccac import load_query, parse_query, search_windows, solve
-from ccac.analysis.window_search import RESEEDS, STUCK_FLOOR, WIDEST, Search, WindowReport, whole_run_conditions, window_line, window_query
+from ccac.analysis.window_search import (RESEEDS, STUCK_FLOOR, WIDEST, Search, WindowReport, whole_run_conditions,
+                                         window_line, window_query)
 from ccac.problems.problem import declared
 from ccac.solving.solve import Pipeline
 from ccac.solving.solvers import Outcome

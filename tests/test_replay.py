@@ -188,7 +188,8 @@ SLOW_TO_SOLVE = {"proteus_s_vs_aimd_no_yield", "vivace_starved_flow_backs_off", 
                  "aimd_cold_first_loss_below_buffer",  # about 10 s (its ns-3 replay is checked by test_ns3)
                  "bbr_cold_unequal_jitter_starvation",  # a window search of about 85 s (ditto)
                  "bbr_cold_shallow_buffer_loss",  # 40 steps (ditto)
-                 "bbr_cold_low_utilization"}  # a window search of about 13 s
+                 "bbr_cold_low_utilization",  # a window search of about 13 s
+                 "allegro_unequal_loss_unfair"}  # about 25 s, and 18 s to replay
 
 
 def replay_rows() -> list[list[str]]:

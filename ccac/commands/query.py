@@ -35,6 +35,9 @@ if TYPE_CHECKING:
               help="Expected answer (overrides the file's); exit 1 if the answer differs.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write the result as JSON.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write the trace as CSV.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the answer as one self-contained interactive page (.html): linked, zoomable plots "
+                   "of the trace with every variable at the step under the pointer; opens offline.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Draw the trace (.png, .svg or .pdf).")
 @click.option("--solver", default="z3", show_default=True, help=SOLVER_HELP)
@@ -68,7 +71,7 @@ if TYPE_CHECKING:
                    "traces: cost grows with T); sat with a trace validated over the whole run, or unknown, "
                    "never unsat. Default: the query's [query] window, else one solve of the whole trace.")
 def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, expect: str | None,
-          json_path: str | None, csv_path: str | None, plot_path: str | None, solver: str,
+          json_path: str | None, csv_path: str | None, html_path: str | None, plot_path: str | None, solver: str,
           smtlib_path: str | None, encoding: str, do_replay: bool, replay_plot: str | None,
           nonlinear: str | None, quiet: bool, cubes: int | None, workers: int | None,
           scheduler: str | None, window: int | None) -> None:
@@ -88,6 +91,10 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
             from ccac.report.plot import check_format
 
             check_format(figure, where)
+    if html_path is not None:
+        from ccac.report.html_page import check_html
+
+        check_html(html_path)
     window = window if window is not None else q.window
     if window is not None:
         if cubes is not None or smtlib_path is not None:
@@ -137,6 +144,10 @@ def query(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
         Path(json_path).write_text(json.dumps(output, indent=1))
     if csv_path and result.trace is not None:
         result.trace.write_csv(csv_path)
+    if html_path:
+        result.write_html(html_path)
+        if not quiet:
+            click.echo(f"page: {html_path}")
     if plot_path and result.trace is not None:
         result.plot(plot_path)
         if not quiet:

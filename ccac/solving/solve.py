@@ -70,6 +70,31 @@ class Result:
         twice = replace(unrolled(self.query, self.trace, 2), periodic=True)
         return plot_trace(twice, path, title=f"{self.query.name} (2 periods)", period=self.trace.T - 1)
 
+    def text(self) -> list[str]:
+        """The answer as ``ccac query`` states it: the query and model, the answer line, what
+        exactly was checked and, for a trace, whether it was validated."""
+        from ccac.report.presentation import answer_line, describe_query, statement
+
+        lines = describe_query(self.query).splitlines() + [answer_line(self.answer, None, self.reason),
+                                                           statement(self.query, self.answer)]
+        if self.trace is not None:
+            lines.append("validated: yes (independent exact-rational check of every model, CCA and query "
+                         "constraint)" if self.validated else f"validated: NO ({'; '.join(self.violations or [])})")
+        return lines
+
+    def write_html(self, path: str | Path) -> None:
+        """The answer as one self-contained page (:mod:`ccac.report.html_page`): the text of
+        :meth:`text`, and for a trace its linked plots with every variable on hover."""
+        from ccac.report.html_page import write_page
+
+        write_page(path, self.query.name, self.text(), self.trace)
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the answer's text and, for a trace, its interactive plots."""
+        from ccac.report.html_page import fragment
+
+        return fragment(self.text(), self.trace)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "answer": self.answer,

@@ -1,0 +1,113 @@
+"""The interactive page (`--html`, :mod:`ccac.report.html_page`) and a result in a notebook,
+checked in a real browser: Debian's `chromium`, driven through Playwright."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from ccac import load_query, solve
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium, or a skip that says what is missing."""
+    if CHROMIUM is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install '.[test]'")
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def premature(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    """`ccac query aimd_premature_loss --html t.html`, as a user runs it, and its answer."""
+    from conftest import run_cli
+
+    page = tmp_path_factory.mktemp("html") / "t.html"
+    code, out, err = run_cli("query", "aimd_premature_loss", "--html", str(page))
+    assert code == 0 and f"page: {page}" in out, err
+    return solve(load_query("aimd_premature_loss")), page
+
+
+def open_page(browser: Any, page_path: Path, offline: bool) -> tuple[Any, list[str]]:
+    """The page opened in a new browser context, with every console error and page error."""
+    context = browser.new_context(offline=offline, viewport={"width": 1200, "height": 900})
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.goto(page_path.as_uri(), wait_until="load")
+    tab.wait_for_function("() => window.Bokeh !== undefined && Bokeh.documents.length > 0", timeout=10_000)
+    return tab, errors
+
+
+def test_the_page_states_the_answer_and_holds_the_trace(premature: tuple[Any, Path]) -> None:
+    result, page = premature
+    html = page.read_text(encoding="utf-8")
+    for line in ("sat: counterexample found", "validated: yes", "query: aimd_premature_loss"):
+        assert line in html
+    assert "<script src=\"http" not in html and "<link href=\"http" not in html   # nothing fetched
+
+
+def test_the_page_renders_in_chromium_with_the_trace_s_values(browser: Any, premature: tuple[Any, Path],
+                                                              tmp_path: Path) -> None:
+    """No console error; the plotted table holds the trace's values, read back from the page;
+    a hover lists every variable at a step; a screenshot is kept."""
+    result, page = premature
+    tab, errors = open_page(browser, page, offline=False)
+    table = tab.evaluate("() => { const s = Bokeh.documents[0].get_model_by_name('steps');"
+                         " const out = {}; for (const k of Object.keys(s.data)) out[k] = Array.from(s.data[k]);"
+                         " return out; }")
+    trace = result.trace
+    assert table["S"] == pytest.approx([float(x) for x in trace.total("S")])
+    assert table["cwnd[0]"] == pytest.approx([float(x) for x in trace.flow("cwnd", 0)])
+    assert table["queue"] == pytest.approx([float(a - lost - s) for a, lost, s in
+                                            zip(trace.total("A"), trace.total("L"), trace.total("S"))])
+    panel = tab.locator(".bk-Figure").first
+    box = panel.bounding_box()
+    tab.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    tooltip = tab.locator(".bk-tooltip-content").filter(has_text="cwnd[0]")
+    tooltip.wait_for(timeout=5_000)
+    assert tooltip.count() == 1
+    shown = dict(line.split(":\t") for line in tooltip.inner_text().splitlines())
+    step = int(shown["t"])
+    assert {"cwnd[0]", "Ld_f[0]", "timeout[0]", "C t - W", "queue"} <= set(shown)
+    assert float(shown["S"]) == pytest.approx(float(trace.total("S")[step]), abs=1e-4)
+    assert float(shown["cwnd[0]"]) == pytest.approx(float(trace.flow("cwnd", 0)[step]), abs=1e-4)
+    tab.screenshot(path=str(tmp_path / "aimd_premature_loss.png"), full_page=True)
+    assert (tmp_path / "aimd_premature_loss.png").stat().st_size > 10_000
+    assert errors == []
+
+
+def test_the_page_opens_with_networking_off(browser: Any, premature: tuple[Any, Path]) -> None:
+    _, page = premature
+    tab, errors = open_page(browser, page, offline=True)
+    assert tab.locator(".bk-Figure").count() >= 3 and errors == []
+
+
+def test_a_result_shows_itself_in_a_notebook() -> None:
+    result = solve(load_query("aimd_premature_loss"))
+    html = result._repr_html_()
+    assert "sat: counterexample found" in html and "Bokeh" in html and "<div" in html
+
+
+def test_an_unsat_answer_writes_a_page_of_text(tmp_path: Path, cli: Any) -> None:
+    page = tmp_path / "u.html"
+    code, _, err = cli("query", "aimd_no_loss_below_buffer", "--html", str(page))
+    assert code == 0, err
+    html = page.read_text(encoding="utf-8")
+    assert "unsat: no trace of the model satisfies the query" in html
+    assert '"name":"steps"' not in html   # no trace, so no plotted table
+
+
+def test_a_page_must_be_html(tmp_path: Path, cli: Any) -> None:
+    code, out, err = cli("query", "aimd_premature_loss", "--html", str(tmp_path / "t.png"))
+    assert code == 2 and "an interactive page is written as .html" in err and "Traceback" not in out + err

@@ -6,9 +6,10 @@ query, the model, each flow's CCA and the exact answer line as text, then the pa
 :mod:`ccac.report.plot` drawn with Bokeh (its JavaScript inlined, so the page opens with no
 network): the byte curves A, A - L and S with the token-bucket bounds C t - W(t) and
 C (t - D) - W(t - D) and, with a finite buffer, the loss threshold C t - W(t) + buffer, losses
-and timeouts marked; the queue A - L - S; each flow's window and pacing rate. The panels share one step axis, so a zoom or pan in one moves
-them all. Every panel reads one data table with a column per trace variable (the trace's own
-columns, :meth:`ccac.encode.trace.Trace.columns`), and hovering a step lists them all.
+and timeouts marked; the queue A - L - S; each flow's window and pacing rate. The panels share
+one step axis, so a zoom or pan in one moves them all. Every panel reads one data table with a
+column per trace variable (the trace's own columns, :meth:`ccac.encode.trace.Trace.columns`),
+and hovering a step lists them all.
 
 Bokeh was chosen by measurement on a T = 100 trace with four linked panels, each page written
 inline and opened offline in headless Chromium (docs/html.md): Bokeh 1.3 MB and about 0.1 s to

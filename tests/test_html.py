@@ -111,3 +111,24 @@ def test_an_unsat_answer_writes_a_page_of_text(tmp_path: Path, cli: Any) -> None
 def test_a_page_must_be_html(tmp_path: Path, cli: Any) -> None:
     code, out, err = cli("query", "aimd_premature_loss", "--html", str(tmp_path / "t.png"))
     assert code == 2 and "an interactive page is written as .html" in err and "Traceback" not in out + err
+
+
+def test_a_replay_page_shows_the_trace_beside_the_run(browser: Any, tmp_path: Path, cli: Any) -> None:
+    """`ccac replay R.json --html`: the trace's curves and the packet run's, primed, in one table
+    read back from the page, each equal to its own run."""
+    from ccac.testbed.replay import load_result, replay
+
+    recorded = Path(__file__).parent / "data" / "bbr_cold_shallow_buffer_loss.json"
+    page = tmp_path / "r.html"
+    code, out, err = cli("replay", str(recorded), "--html", str(page), "-q")
+    assert code == 0 and f"page: {page}" in out, err
+    tab, errors = open_page(browser, page, offline=True)
+    table = tab.evaluate("() => { const s = Bokeh.documents[0].get_model_by_name('steps');"
+                         " return {S: Array.from(s.data['S']), run: Array.from(s.data[\"S'\"]),"
+                         " cwnd: Array.from(s.data[\"cwnd'[0]\"])}; }")
+    query, trace = load_result(str(recorded))
+    run = replay(query, trace).concrete
+    assert table["S"] == pytest.approx([float(x) for x in trace.total("S")])
+    assert table["run"] == pytest.approx([float(x) for x in run.total("S")])
+    assert table["cwnd"] == pytest.approx([float(x) for x in run.flow("cwnd", 0)])
+    assert table["run"] != table["S"] and errors == []

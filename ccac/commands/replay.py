@@ -2,9 +2,9 @@
 by ns-3's own TCP in ns-3.
 
     ccac replay RESULT.json [--packet BYTES] [--periods K] [--warmup STEPS] [--schedule]
-                [--plot FILE] [--json OUT] [-q]
+                [--plot FILE] [--html FILE] [--json OUT] [-q]
     ccac replay RESULT.json --engine ns3 [--packet BYTES] [--periods K] [--step-ms MS] [--schedule]
-                [--json OUT] [-q]
+                [--html FILE] [--json OUT] [-q]
 
 RESULT.json is what ``ccac query ... --json`` writes for a sat answer; ``ccac query ...
 --replay`` does the same without the file. The output puts the two runs side by side (the
@@ -60,37 +60,47 @@ from ccac.encode.trace import Trace
               help="With --engine ns3: milliseconds one step lasts (default: 40 ms / R, a minimum RTT of 40 ms).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the concrete run (and the comparison) as JSON.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the trace beside the replayed run as one self-contained interactive page (.html).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary and the verdict.")
 def replay_cmd(result_file: str, engine: str, packet: str | None, periods: int, warmup: int | None, fixed: bool,
-               plot_path: str | None, step_ms: float | None, json_path: str | None, quiet: bool) -> None:
+               plot_path: str | None, step_ms: float | None, json_path: str | None, html_path: str | None,
+               quiet: bool) -> None:
     """Replay the counterexample in RESULT_FILE (written by `ccac query ... --json`) with the
     CCAs' concrete algorithms on the packet-level path it describes, or (--engine ns3) with
     ns-3's own TCP on the path built in ns-3."""
+    if html_path is not None:
+        from ccac.report.html_page import check_html
+
+        check_html(html_path)
     query, trace = load_result(result_file)
     if engine == "ns3":
         for flag, given in (("--warmup", warmup is not None), ("--plot", plot_path is not None)):
             if given:
                 raise CcacError(f"{flag} is for the packet engine only (ns-3's TCP decides from step 0; the plot "
                                 f"draws packet runs)", "--engine ns3")
-        ns3_report(query, trace, packet, periods, step_ms, json_path, quiet, fixed)
+        ns3_report(query, trace, packet, periods, step_ms, json_path, quiet, fixed, html_path)
     elif step_ms is not None:
         raise CcacError("--step-ms is for --engine ns3 only", "--step-ms")
     else:
-        run_and_report(query, trace, packet, periods, warmup, plot_path, json_path, quiet, fixed)
+        run_and_report(query, trace, packet, periods, warmup, plot_path, json_path, quiet, fixed, html_path)
 
 
 def run_and_report(query: Any, trace: Trace, packet: str | None, periods: int, warmup: int | None,
-                   plot_path: str | None, json_path: str | None, quiet: bool, fixed: bool = False) -> None:
-    """Replay, print the comparison, write the plot and JSON, and exit with the verdict."""
+                   plot_path: str | None, json_path: str | None, quiet: bool, fixed: bool = False,
+                   html_path: str | None = None) -> None:
+    """Replay, print the comparison, write the plot, page and JSON, and exit with the verdict."""
     if plot_path is not None:
         from ccac.report.plot import check_format
 
         check_format(plot_path)
     size = to_fraction(packet, "--packet") if packet is not None else None
     result = replay(query, trace, size, periods, warmup, fixed)
-    click.echo(lines.summary(result, result.run.path.packet, result.run.path.schedule is not None))
+    heading = lines.summary(result, result.run.path.packet, result.run.path.schedule is not None)
+    click.echo(heading)
     if not quiet:
         click.echo(lines.side_by_side(result))
+    _page(html_path, result, heading)
     if plot_path is not None:
         from ccac.report.plot import plot_replay
 
@@ -103,18 +113,30 @@ def run_and_report(query: Any, trace: Trace, packet: str | None, periods: int, w
 
 
 def ns3_report(query: Any, trace: Trace, packet: str | None, periods: int, step_ms: float | None,
-               json_path: str | None, quiet: bool, fixed: bool = False) -> None:
-    """Replay in ns-3, print the comparison, write the JSON, and exit with the verdict."""
+               json_path: str | None, quiet: bool, fixed: bool = False, html_path: str | None = None) -> None:
+    """Replay in ns-3, print the comparison, write the page and JSON, and exit with the verdict."""
     size = to_fraction(packet, "--packet") if packet is not None else None
     result = replay_ns3(query, trace, step_ms, size, periods, fixed)
-    click.echo(lines.ns3_summary(result, result.mapping, result.offered))
+    heading = lines.ns3_summary(result, result.mapping, result.offered)
+    click.echo(heading)
     if not quiet:
         click.echo(lines.side_by_side(result, "the ns-3 run"))
+    _page(html_path, result, heading)
     if json_path is not None:
         Path(json_path).write_text(json.dumps({**reading_json(result), "engine": "ns3", "mapping": result.mapping},
                                               indent=1))
     if result.reproduced is not True and result.find is not None:
         sys.exit(EXIT_MISMATCH)
+
+
+def _page(path: str | None, result: Any, heading: str) -> None:
+    """The trace beside the replayed run (primed) on one interactive page, under the heading."""
+    if path is None:
+        return
+    from ccac.report.html_page import write_page
+
+    write_page(path, f"{result.query.name}: replayed", heading.splitlines(), result.trace, result.concrete)
+    click.echo(f"page: {path}")
 
 
 def to_json(result: Replay) -> dict[str, Any]:

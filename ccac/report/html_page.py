@@ -58,8 +58,9 @@ def step_columns(trace: Trace) -> dict[str, list[float]]:
     return columns
 
 
-def layout(text: Sequence[str], trace: Trace | None) -> Any:
-    """``text`` (lines: the query, the model, the answer) above the trace's panels, if any."""
+def layout(text: Sequence[str], trace: Trace | None, run: Trace | None = None) -> Any:
+    """``text`` (lines: the query, the model, the answer) above the trace's panels, if any;
+    with ``run`` (a replay of the trace, as long), its curves beside the trace's, primed."""
     from bokeh.layouts import column
     from bokeh.models import ColumnDataSource
     from bokeh.models.widgets.markups import Div
@@ -67,16 +68,25 @@ def layout(text: Sequence[str], trace: Trace | None) -> Any:
     header = Div(text="<pre>" + escape("\n".join(text)) + "</pre>", name="answer")
     if trace is None:
         return column(header, sizing_mode="stretch_width")
-    source = ColumnDataSource(step_columns(trace), name=STEPS_TABLE)
-    return column(header, *_panels(trace, source), sizing_mode="stretch_width")
+    columns = step_columns(trace)
+    if run is not None:
+        columns.update({primed(name): values for name, values in step_columns(run).items() if name != "t"})
+    source = ColumnDataSource(columns, name=STEPS_TABLE)
+    return column(header, *_panels(trace, source, run is not None), sizing_mode="stretch_width")
 
 
-def page(title: str, text: Sequence[str], trace: Trace | None) -> str:
+def primed(name: str) -> str:
+    """A replayed run's column: the trace's name, primed (``cwnd[0]`` -> ``cwnd'[0]``)."""
+    head, bracket, rest = name.partition("[")
+    return f"{head}'{bracket}{rest}"
+
+
+def page(title: str, text: Sequence[str], trace: Trace | None, run: Trace | None = None) -> str:
     """A whole HTML document, Bokeh's scripts inlined: it opens with no network."""
     from bokeh.embed import file_html
     from bokeh.resources import INLINE
 
-    return str(file_html(layout(text, trace), INLINE, title))
+    return str(file_html(layout(text, trace, run), INLINE, title))
 
 
 def fragment(text: Sequence[str], trace: Trace | None) -> str:
@@ -88,12 +98,14 @@ def fragment(text: Sequence[str], trace: Trace | None) -> str:
     return f"{INLINE.render_js()}{script}{div}"
 
 
-def write_page(path: str | Path, title: str, text: Sequence[str], trace: Trace | None) -> None:
+def write_page(path: str | Path, title: str, text: Sequence[str], trace: Trace | None,
+               run: Trace | None = None) -> None:
     check_html(path)
-    Path(path).write_text(page(title, text, trace), encoding="utf-8")
+    Path(path).write_text(page(title, text, trace, run), encoding="utf-8")
 
 
-def _panels(trace: Trace, source: Any) -> list[Any]:
+def _panels(trace: Trace, source: Any, replayed: bool = False) -> list[Any]:
+    """The panels; with ``replayed``, each curve's primed twin (the replayed run) dashed beside it."""
     from bokeh.models import HoverTool
     from bokeh.plotting import figure
 
@@ -114,6 +126,10 @@ def _panels(trace: Trace, source: Any) -> list[Any]:
                                ("C t - W + buffer", "dimgray", "dotted")):
         if name in source.data:
             bytes_.line("t", name, source=source, color=colour, line_dash=dash, legend_label=name, line_width=2)
+    if replayed:
+        for name, colour in (("A", "#1f77b4"), ("S", "#d62728")):
+            bytes_.line("t", primed(name), source=source, color=colour, line_dash="dashed", line_width=2,
+                        line_alpha=0.7, legend_label=f"{primed(name)} (replayed run)")
     admitted, arrived = source.data["A - L"], source.data["A"]
     lost = [i for i in range(1, trace.T) if trace.total("L")[i] > trace.total("L")[i - 1]]
     if lost:
@@ -125,15 +141,21 @@ def _panels(trace: Trace, source: Any) -> list[Any]:
                        color="darkorange", line_width=2, legend_label="timeout")
     bytes_.legend.location = "top_left"
 
-    panel("queue (bytes)", 160).line("t", "queue", source=source, color="teal", line_width=2)
+    queue = panel("queue (bytes)", 160)
+    queue.line("t", "queue", source=source, color="teal", line_width=2)
+    if replayed:
+        queue.line("t", primed("queue"), source=source, color="teal", line_dash="dashed", line_width=2)
     for series, label in (("cwnd", "window (bytes)"), ("rate", "pacing rate (bytes/step)")):
         flows = [n for n in range(trace.flows) if trace.flow(series, n) is not None]
         if not flows:
             continue
         fig = panel(label, 160)
         for n in flows:
-            fig.line("t", f"{series}[{n}]", source=source, color=FLOW_COLOURS[n % len(FLOW_COLOURS)],
-                     line_width=2, legend_label=f"flow {n}")
+            colour = FLOW_COLOURS[n % len(FLOW_COLOURS)]
+            fig.line("t", f"{series}[{n}]", source=source, color=colour, line_width=2, legend_label=f"flow {n}")
+            if replayed and primed(f"{series}[{n}]") in source.data:
+                fig.line("t", primed(f"{series}[{n}]"), source=source, color=colour, line_dash="dashed",
+                         line_width=2, legend_label=f"flow {n}, replayed")
         fig.legend.location = "top_left"
     panels[-1].xaxis.axis_label = "step t"
     for fig in panels:   # one table of every variable per step, from the panel's first line

@@ -56,6 +56,14 @@ class Trace:
         series = self.symbols.series.get(name)
         return None if series is None else series.values[n]
 
+    def service_bounds(self) -> tuple[list[Fraction], list[Fraction]]:
+        """The token bucket's bounds on the service curve at each step (thesis 4.2.1): the most
+        the server can have served, C t - W(t), and the least, C (t - D) - W(t - D) (W(0) before
+        the trace starts), in exact bytes."""
+        C, D, W = self.network.C, self.network.D, self.total("W")
+        steps = range(self.T)
+        return [C * t - W[t] for t in steps], [C * (t - D) - W[max(t - D, 0)] for t in steps]
+
     def recorded(self, name: str, n: int) -> list[Any]:
         """:meth:`flow` where the caller knows the trace records ``name`` for flow ``n``
         (``So_f`` of a flow with a jitter box of its own, ``Lnc_f`` on a lossy path)."""

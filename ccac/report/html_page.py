@@ -46,15 +46,15 @@ def step_columns(trace: Trace) -> dict[str, list[float]]:
     columns: dict[str, list[float]] = {"t": [float(i) for i in t]}
     for name, values in trace.columns():
         columns[name] = [_float(v) for v in values]
-    A, S, L, W = (columns[x] for x in "ASLW")
-    C, D = float(trace.network.C), trace.network.D
+    A, S, L = (columns[x] for x in "ASL")
+    upper, lower = trace.service_bounds()
     columns["A - L"] = [a - lost for a, lost in zip(A, L)]
     columns["queue"] = [a - lost - s for a, lost, s in zip(A, L, S)]
-    columns["C t - W"] = [C * i - W[i] for i in t]
-    columns["C (t - D) - W"] = [C * (i - D) - W[max(i - D, 0)] for i in t]
+    columns["C t - W"] = [_float(u) for u in upper]
+    columns["C (t - D) - W"] = [_float(low) for low in lower]
     buffer = trace.constant("buffer")
     if trace.network.finite_buffer and buffer is not None:
-        columns["C t - W + buffer"] = [C * i - W[i] + float(buffer) for i in t]
+        columns["C t - W + buffer"] = [_float(u + buffer) for u in upper]
     return columns
 
 

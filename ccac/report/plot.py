@@ -139,10 +139,8 @@ def plot_replay(replay: Any, path: str | Path | None = None) -> Figure:
 def _cumulative(ax: Axes, trace: Trace) -> None:
     """Arrival, admitted and service curves, the service bounds and the loss threshold."""
     net, t = trace.network, list(range(trace.T))
-    A, S, L, W = (_floats(trace.total(x)) for x in "ASLW")
-    C, D = approximate(net.C), net.D
-    upper = [C * i - W[i] for i in t]
-    lower = [C * (i - D) - W[max(i - D, 0)] for i in t]
+    A, S, L = (_floats(trace.total(x)) for x in "ASL")
+    upper, lower = (_floats(bound) for bound in trace.service_bounds())
     admitted = [a - lost for a, lost in zip(A, L)]
 
     ax.plot(t, A, color=ARRIVAL, lw=2, label="$A$ arrivals", **MARK)

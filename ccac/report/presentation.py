@@ -29,10 +29,13 @@ def plot_line(path: str) -> str:
     return f"plot: {path}"
 
 
+VALIDATED = "validated: yes (independent exact-rational check of every model, CCA and query constraint)"
+
+
 def echo_validation(validated: bool | None, violations: list[str] | None) -> None:
     """Say whether a trace passed the independent checker; list what it violates if not."""
     if validated:
-        click.echo("validated: yes (independent exact-rational check of every model, CCA and query constraint)")
+        click.echo(VALIDATED)
     else:
         click.echo("validated: NO - the solver's trace violates:", err=True)
         for v in violations or []:

@@ -73,13 +73,12 @@ class Result:
     def text(self) -> list[str]:
         """The answer as ``ccac query`` states it: the query and model, the answer line, what
         exactly was checked and, for a trace, whether it was validated."""
-        from ccac.report.presentation import answer_line, describe_query, statement
+        from ccac.report.presentation import VALIDATED, answer_line, describe_query, statement
 
         lines = describe_query(self.query).splitlines() + [answer_line(self.answer, None, self.reason),
                                                            statement(self.query, self.answer)]
         if self.trace is not None:
-            lines.append("validated: yes (independent exact-rational check of every model, CCA and query "
-                         "constraint)" if self.validated else f"validated: NO ({'; '.join(self.violations or [])})")
+            lines.append(VALIDATED if self.validated else f"validated: NO ({'; '.join(self.violations or [])})")
         return lines
 
     def write_html(self, path: str | Path) -> None:

@@ -124,9 +124,9 @@ class TokenBucket(NamedTuple):
 
 def token_bucket(trace: Trace) -> TokenBucket:
     """The token bucket of ``trace``'s server (the default server of a replay, module doc)."""
-    S, W, A, L = (trace.total(x) for x in "SWAL")
+    S, A, L = (trace.total(x) for x in "SAL")
     C = trace.network.C
-    line = [C * t - W[t] for t in range(trace.T)]
+    line = trace.service_bounds()[0]
     return TokenBucket(line, [_lag(line, C, S[t], t) for t in range(trace.T)],
                        [max(line[t] - (A[t] - L[t]), Fraction(0)) for t in range(trace.T)])
 

@@ -28,5 +28,25 @@ from ccac.problems.query import Query, load_query, parse_query  # noqa: E402
 from ccac.solving.solve import Result, solve  # noqa: E402
 from ccac.analysis.window_search import search_windows  # noqa: E402
 
+
+
+def _show_traces_in_notebooks() -> None:
+    """In IPython or Jupyter, a :class:`~ccac.encode.trace.Trace` shows itself as its interactive
+    plots (:func:`ccac.report.html_page.show_traces_in`)."""
+    import sys
+
+    if "IPython" not in sys.modules:   # not in a notebook: nothing to register, nothing imported
+        return
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        from ccac.report.html_page import show_traces_in
+
+        show_traces_in(shell)
+
+
+_show_traces_in_notebooks()
+
 __all__ = ["CcacError", "Query", "Result", "load_query", "parse_query", "search_windows", "solve"]
 __version__ = VERSION

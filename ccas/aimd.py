@@ -118,7 +118,7 @@ class AIMD(CCA):
 
     def check(self, f: FlowValues) -> list[str]:
         problems: list[str] = []
-        loss_mark, ack_mark = f.state["loss_mark"], f.state["ack_mark"]
+        loss_mark = f.state["loss_mark"]
         gain = f.params["pacing_gain"]
         for t in range(f.T):
             if f.rate is not None and f.rate[t] != gain * f.cwnd[t] / f.R:
@@ -127,24 +127,33 @@ class AIMD(CCA):
                 if loss_mark[t] > f.L[t]:
                     problems.append(f"step {t}: loss_mark {loss_mark[t]} above L[{t}] = {f.L[t]}")
                 continue
-            acked = f.S[t - f.R]
-            fresh_event = f.L[t - 1] <= loss_mark[t] <= f.L[t]
-            if f.timeout[t]:
-                rule, ok = "timeout", f.cwnd[t] == f.alpha and fresh_event and ack_mark[t] == acked
-            elif f.Ld[t] > loss_mark[t - 1]:
-                rule, ok = "new loss", f.cwnd[t] == f.cwnd[t - 1] / 2 and fresh_event and ack_mark[t] == acked
-            elif f.Ld[t] > f.Ld[t - 1] and f.params["hold_in_recovery"]:
-                rule, ok = "old loss", (f.cwnd[t] == f.cwnd[t - 1] and loss_mark[t] == loss_mark[t - 1]
-                                        and ack_mark[t] == ack_mark[t - 1])
-            elif acked - ack_mark[t - 1] >= f.cwnd[t - 1]:
-                rule, ok = "window acked", (f.cwnd[t] == f.cwnd[t - 1] + f.alpha and ack_mark[t] == acked
-                                            and loss_mark[t] == loss_mark[t - 1])
-            else:
-                rule, ok = "hold", (f.cwnd[t] == f.cwnd[t - 1] and loss_mark[t] == loss_mark[t - 1]
-                                    and ack_mark[t] == ack_mark[t - 1])
+            rule, ok = self._rule(f, t)
             if not ok:
                 problems.append(f"step {t}: AIMD rule '{rule}' violated (cwnd {f.cwnd[t - 1]} -> {f.cwnd[t]})")
         return problems
+
+    def step_rules(self, f: FlowValues) -> dict[int, list[str]]:
+        return {t: [self._rule(f, t)[0]] for t in range(f.R, f.T)}
+
+    @staticmethod
+    def _rule(f: FlowValues, t: int) -> tuple[str, bool]:
+        """The rule that applies at step ``t`` (t >= R), by the events of the step, and whether
+        the trace follows it."""
+        loss_mark, ack_mark = f.state["loss_mark"], f.state["ack_mark"]
+        acked = f.S[t - f.R]
+        fresh_event = f.L[t - 1] <= loss_mark[t] <= f.L[t]
+        if f.timeout[t]:
+            return "timeout", f.cwnd[t] == f.alpha and fresh_event and ack_mark[t] == acked
+        if f.Ld[t] > loss_mark[t - 1]:
+            return "new loss", f.cwnd[t] == f.cwnd[t - 1] / 2 and fresh_event and ack_mark[t] == acked
+        if f.Ld[t] > f.Ld[t - 1] and f.params["hold_in_recovery"]:
+            return "old loss", (f.cwnd[t] == f.cwnd[t - 1] and loss_mark[t] == loss_mark[t - 1]
+                                and ack_mark[t] == ack_mark[t - 1])
+        if acked - ack_mark[t - 1] >= f.cwnd[t - 1]:
+            return "window acked", (f.cwnd[t] == f.cwnd[t - 1] + f.alpha and ack_mark[t] == acked
+                                    and loss_mark[t] == loss_mark[t - 1])
+        return "hold", (f.cwnd[t] == f.cwnd[t - 1] and loss_mark[t] == loss_mark[t - 1]
+                        and ack_mark[t] == ack_mark[t - 1])
 
     def concrete(self, start: SenderStart) -> ConcreteSender:
         from ccac.senders.aimd import AIMDSender

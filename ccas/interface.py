@@ -263,6 +263,12 @@ class CCA(ABC):
     def check(self, f: FlowValues) -> list[str]:
         """Re-check the CCA's rules on exact trace values; return one message per violation."""
 
+    def step_rules(self, f: FlowValues) -> dict[int, list[str]]:
+        """The rules that applied at each step of ``f`` (step -> names or conditions of the
+        branches taken), for a page that shows why each decision was made; empty where the CCA
+        does not name its branches. Only read on a trace :meth:`check` passed."""
+        return {}
+
     def concrete(self, start: SenderStart) -> ConcreteSender | None:
         """The algorithm itself (:mod:`ccac.senders.interface`), taking over a run at ``start``; None if
         the CCA has no algorithm to run (``any``: the solver chooses every decision)."""

@@ -352,9 +352,7 @@ class LanguageCCA(CCA):
     def check(self, f: FlowValues) -> list[str]:
         d, problems = self.definition, []
         paced = f.rate is not None
-        # a state rate is the pacing rate, which encode() refuses unless paced: then the trace has f.rate
-        series: dict[str, list[Any]] = {s.name: (f.cwnd if s.name == "cwnd" else cast(list[Any], f.rate)
-                                                 if s.name == "rate" else f.state[s.name]) for s in d.state}
+        series = self._series(f)
         first = max(d.first_rule_step(f.R, f.params), f.opens or 0)
         fixed = constants(d.params, dict(f.params), f.C, f.R, f.alpha)
         for t in range(f.T):
@@ -382,12 +380,8 @@ class LanguageCCA(CCA):
                         problems.append(f"step {t}: {s.name} = {now[s.name]} breaks its initial condition "
                                         f"`{s.initial}`")
             else:
-                before = {name: series[name][t - 1] for name in series}
-                conditions, after = self._acks_and_loss(before, {**fixed, **seen},
-                                                        {r.name: f.state[r.name][t] for r in per_ack.series(d)})
+                conditions, values = self._rule_values(f, t, series, {**fixed, **seen})
                 problems += [f"step {t}: {what}" for what, holds in conditions if not holds]
-                values = {**fixed, **seen, **after, **{c.series: f.state[c.series][t]
-                                                       for s in d.state for c in s.choices}}
                 for s in d.state:
                     for c in s.choices:
                         if not choice_allows(d, c, f.state[c.series][t], values, s.name):
@@ -413,6 +407,36 @@ class LanguageCCA(CCA):
                     f.cwnd[t] != f.A[t - 1] + f.rate[t] - f.S[t - f.R] - f.Ld[t]:
                 problems.append(f"step {t}: a rate-only CCA's window must be its bytes in flight plus its rate")
         return problems
+
+    def _series(self, f: FlowValues) -> dict[str, list[Any]]:
+        """Each state's values on the trace (the window and the rate are the trace's own)."""
+        # a state rate is the pacing rate, which encode() refuses unless paced: then the trace has f.rate
+        return {s.name: (f.cwnd if s.name == "cwnd" else cast(list[Any], f.rate) if s.name == "rate"
+                         else f.state[s.name]) for s in self.definition.state}
+
+    def _rule_values(self, f: FlowValues, t: int, series: dict[str, list[Any]], known: dict[str, Any]
+                     ) -> tuple[list[tuple[str, bool]], dict[str, Any]]:
+        """At a step ``t`` where the rules apply: the per-ACK conditions of the step (each with
+        whether it holds) and the values the state rules read (``known``: the parameters and
+        the observations; with the state before the step, the step's ACK and loss quantities
+        and each open choice's value)."""
+        d = self.definition
+        before = {name: series[name][t - 1] for name in series}
+        conditions, after = self._acks_and_loss(before, known, {r.name: f.state[r.name][t] for r in per_ack.series(d)})
+        return conditions, {**known, **after, **{c.series: f.state[c.series][t] for s in d.state for c in s.choices}}
+
+    def step_rules(self, f: FlowValues) -> dict[int, list[str]]:
+        """At each step the rules apply, each state's branch: ``cwnd: loss_now > 0``."""
+        d = self.definition
+        series = self._series(f)
+        fixed = constants(d.params, dict(f.params), f.C, f.R, f.alpha)
+        out: dict[int, list[str]] = {}
+        for t in range(max(d.first_rule_step(f.R, f.params), f.opens or 0), f.T):
+            seen = self._observed(f.S, f.Ld, f.A, f.timeout, f.R, t, {o: f.state[o][t] for o in d.recorded()})
+            values = self._rule_values(f, t, series, {**fixed, **seen})[1]
+            taken = [(s.name, d.branch(s.rule, values, s.name)) for s in d.state]
+            out[t] = [f"{name}: {branch}" for name, branch in taken if branch is not None]
+        return out
 
     @staticmethod
     def _check_qdel_sample(f: FlowValues, t: int) -> list[str]:

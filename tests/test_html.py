@@ -132,3 +132,105 @@ def test_a_replay_page_shows_the_trace_beside_the_run(browser: Any, tmp_path: Pa
     assert table["run"] == pytest.approx([float(x) for x in run.total("S")])
     assert table["cwnd"] == pytest.approx([float(x) for x in run.flow("cwnd", 0)])
     assert table["run"] != table["S"] and errors == []
+
+
+def read_table(tab: Any, name: str = "steps") -> dict[str, list[Any]]:
+    """A page's data table, every column, read back from the page."""
+    return tab.evaluate("(name) => { const s = Bokeh.documents[0].get_model_by_name(name); const out = {};"
+                        " for (const k of Object.keys(s.data)) out[k] = Array.from(s.data[k]); return out; }", name)
+
+
+def test_each_step_says_which_query_conditions_and_cca_rules_hold_there(browser: Any,
+                                                                         premature: tuple[Any, Path]) -> None:
+    """The hover's per-step notes, read back from the page, against the trace's values read here:
+    each part of the find holds at exactly the steps where its comparison holds, and AIMD's rule
+    is 'new loss' exactly where the window halves on a detected loss."""
+    result, page = premature
+    tab, errors = open_page(browser, page, offline=True)
+    table = read_table(tab)
+    trace, R = result.trace, result.query.network.R
+    L, S, Ld, cwnd = trace.total("L"), trace.total("S"), trace.flow("Ld_f", 0), trace.flow("cwnd", 0)
+    C, buffer, alpha = trace.constant("C"), trace.constant("buffer"), trace.constant("alpha")
+    expected = {"find: L[t] > L[t-1]": lambda t: L[t] > L[t - 1],
+                "find: cwnd[0][t] <= buffer + alpha": lambda t: cwnd[t] <= buffer + alpha,
+                "find: Ld_f[0][t] > Ld_f[0][t-1]": lambda t: Ld[t] > Ld[t - 1],
+                "find: S[t-R] - S[t-R-1] > C": lambda t: S[t - R] - S[t - R - 1] > C}
+    for t in range(trace.T):
+        holds = set(filter(None, table["query holds"][t].split("; ")))
+        fails = set(filter(None, table["query fails"][t].split("; ")))
+        in_range = R + 1 <= t < trace.T
+        assert holds == ({part for part, test in expected.items() if test(t)} if in_range else set()), t
+        assert fails == ({part for part, test in expected.items() if not test(t)} if in_range else set()), t
+    witnesses = [t for t in range(trace.T) if len(table["query holds"][t].split("; ")) == len(expected)]
+    assert witnesses, "the find holds at some step: its parts all hold there"
+    halved = [t for t in range(R, trace.T) if cwnd[t] * 2 == cwnd[t - 1] and Ld[t] > Ld[t - 1]]
+    assert halved and [t for t in range(trace.T) if table["rules[0]"][t] == "new loss"] == halved
+    assert errors == []
+
+
+def test_a_proof_page_shows_each_check_and_the_refuted_one_s_counterexample(browser: Any, tmp_path: Path,
+                                                                            cli: Any) -> None:
+    """`ccac prove --html`: every check's line, and the refuted lemma's counterexample plotted
+    with the values of the trace `ccac prove` saves beside it."""
+    from ccac.testbed.replay import load_result
+
+    proof = tmp_path / "two_lemmas.toml"
+    proof.write_text('[network]\nT = 6\nR = 1\nD = 1\nbuffer = "inf"\n[cca]\nname = "aimd"\n'
+                     '[definitions]\nqueue = "A[t] - L[t] - S[t]"\n'
+                     '[[lemma]]\nname = "never_empty"\nshow = "queue[T-1] > 0"\n'
+                     '[[lemma]]\nname = "nonnegative"\nshow = "queue[T-1] >= 0"\n')
+    page, saved = tmp_path / "p.html", tmp_path / "cex"
+    code, out, err = cli("prove", str(proof), "--html", str(page), "--save", str(saved))
+    assert code == 1 and f"page: {page}" in out, err
+    html = page.read_text(encoding="utf-8")
+    assert "never_empty: REFUTED" in html and "nonnegative: proved" in html and "refuted: 1/2 checks" in html
+    tab, errors = open_page(browser, page, offline=True)
+    table = read_table(tab)
+    _, trace = load_result(str(saved / "lemma_never_empty.json"))
+    assert table["queue"] == pytest.approx([float(a - lost - s) for a, lost, s in
+                                            zip(trace.total("A"), trace.total("L"), trace.total("S"))])
+    assert table["queue"][-1] <= 0 and errors == []
+    assert tab.evaluate("() => Bokeh.documents[0].get_model_by_name('steps 2')") is None   # one trace only
+
+
+def test_a_synthesis_page_shows_each_counterexample_and_the_cca_found(browser: Any, tmp_path: Path,
+                                                                      cli: Any) -> None:
+    """`ccac synthesize --html`: the search's log, one plotted trace per counterexample it
+    reports, each with the rule its candidate took at each step, and the file written."""
+    import re
+
+    spec = Path(__file__).resolve().parent.parent / "examples" / "synthesis" / "qdel.toml"
+    page, found = tmp_path / "s.html", tmp_path / "found.toml"
+    code, out, err = cli("synthesize", str(spec), "--out", str(found), "--html", str(page))
+    assert code == 0 and f"page: {page}" in out, err
+    counterexamples = int(re.search(r"(\d+) counterexamples", out).group(1))
+    html = page.read_text(encoding="utf-8")
+    assert "iteration 1:" in html and "confirmed:" in html and "[state.rate]" in found.read_text()
+    assert "the CCA found, as" in html and "[state.rate]" in html
+    tab, errors = open_page(browser, page, offline=True)
+    names = [f"steps {k}" if k > 1 else "steps" for k in range(1, counterexamples + 2)]
+    present = [tab.evaluate("(n) => Bokeh.documents[0].get_model_by_name(n) !== null", n) for n in names]
+    assert present == [True] * counterexamples + [False]
+    rules = read_table(tab)["rules[0]"]
+    assert {"rate: congested", "rate: not congested"} & set(rules) and errors == []
+
+
+def test_a_proof_report_and_a_trace_show_themselves_in_a_notebook() -> None:
+    """A proof's report (its `_repr_html_`) and a bare trace (through the formatter `import ccac`
+    registers in an IPython shell) display as interactive plots."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ccac.analysis.proof import check_proof
+    from ccac.analysis.proof_file import parse_proof
+    from ccac.report.html_page import show_traces_in
+
+    report = check_proof(parse_proof({"network": {"T": 6, "R": 1, "D": 1, "buffer": "inf"}, "cca": {"name": "aimd"},
+                                      "lemma": [{"name": "l", "show": "A[T-1] - L[T-1] - S[T-1] > 0"}]}))
+    html = report._repr_html_()
+    assert "[lemma] l: REFUTED" in html and '"name":"steps"' in html
+    shell = InteractiveShell.instance()
+    show_traces_in(shell)
+    trace = report.checks[0].result.trace
+    shown, _ = shell.display_formatter.format(trace)
+    assert f"trace: T = {trace.T} steps, 1 flow, CCA aimd" in shown["text/html"]
+    assert '"name":"steps"' in shown["text/html"]

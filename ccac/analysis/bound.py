@@ -62,6 +62,9 @@ class Probe:
     answer: str  # "sat" | "unsat" | "unknown"
     seconds: float
     reason: str | None = None  # why the solver said unknown
+    trace: Trace | None = field(default=None, repr=False)  # a sat probe's, read back when asked (find_bound)
+    violations: list[str] | None = field(default=None, repr=False)  # what the validator found wrong with it
+    query: Query | None = field(default=None, repr=False)  # the query at this value, with its trace
 
     def to_json(self) -> dict[str, Any]:
         return {"value": str(self.value), "float": float(self.value), "answer": self.answer,
@@ -214,12 +217,15 @@ class _Prober:
 
 def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
                timeout: float | None = None, solver: str = "z3",
-               log: Callable[[str], None] | None = None, reuse: bool = False) -> BoundResult:
+               log: Callable[[str], None] | None = None, reuse: bool = False,
+               traces: bool = False) -> BoundResult:
     """Bracket the value of ``params.<name>`` in [lo, hi] where the answer flips.
 
     ``tol`` defaults to (hi - lo) / 100; ``timeout`` bounds each probe (seconds). ``log``
-    receives one line per probe as it is answered. See the module docstring for what the
-    result claims.
+    receives one line per probe as it is answered. With ``traces``, every sat probe's trace is
+    read back and validated as it is answered (``Probe.trace``, ``Probe.violations``; measured
+    at 0.01-0.14 s a probe, 1-25% of its solve); without, only the bracket's sat end's is
+    (``BoundResult.trace``). See the module docstring for what the result claims.
     """
     section, name, integer = _moved_number(query, name)
     lo, hi, tol = search_range(lo, hi, tol)
@@ -244,6 +250,9 @@ def find_bound(query: Query, name: str, lo: Any, hi: Any, tol: Any = None,
         if p.answer == "sat":
             assert problem is not None   # a decisive probe comes with its problem (_Prober.probe)
             witness = (problem, assignment or {})
+            if traces:
+                p.trace, p.violations = checked_trace(*witness)
+                p.query = problem.query
         say(probe_line(f"{section}.{name}", p))
         return p
 

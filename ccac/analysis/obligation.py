@@ -11,6 +11,7 @@ import copy
 import json
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ccac.problems.query import Query
 from ccac.solving.solve import Result, premise as query_premise, solve
@@ -34,6 +35,17 @@ class Check:
     @property
     def validated(self) -> bool | None:
         return None if self.result is None else self.result.validated
+
+    def section(self) -> Any:
+        """The check on a page (:class:`ccac.report.html_page.Section`), as ``ccac prove -v``
+        prints it and, if it failed with a trace, the trace (:meth:`Result.section`)."""
+        from ccac.report.html_page import Section
+        from ccac.report.proof_lines import check_lines
+
+        shown = check_lines(self, verbose=True)
+        if self.result is not None and self.result.trace is not None and self.verdict != "proved":
+            return self.result.section(shown)
+        return Section(shown)
 
 
 def scope_text(q: Query, start: int | None = None) -> str:

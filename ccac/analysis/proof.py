@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from ccac.analysis.obligation import Check, prove_claim, scope_text
 from ccac.analysis.proof_file import Lemma, Proof, bundled_proofs, lemma_query, load_proof, parse_proof
@@ -53,6 +53,22 @@ class ProofReport:
     def validated(self) -> bool | None:
         values = [c.validated for c in self.checks if c.validated is not None]
         return None if not values else all(values)
+
+    def sections(self) -> list[Any]:
+        """The report on a page: the proof, each check (:meth:`Check.section`, a refuted one with
+        its counterexample's plots) and the verdict."""
+        from ccac.report.html_page import Section
+        from ccac.report.proof_lines import header_lines, verdict_lines
+
+        proof = self.proof
+        return [Section(header_lines(proof.name, proof.source, proof.description)),
+                *(c.section() for c in self.checks), Section(verdict_lines(self))]
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the report as ``ccac prove --html`` writes it."""
+        from ccac.report.html_page import sections_fragment
+
+        return sections_fragment(self.sections())
 
 
 # ---------------------------------------------------------------------- lemmas

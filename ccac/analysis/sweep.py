@@ -26,7 +26,9 @@ from ccac.core.errors import CcacError
 from ccac.analysis.executors import Executor
 from ccac.analysis.grid import Axis
 from ccac.core.deadline import TimeLimit, time_limit
-from ccac.problems.query import QUERY_KEYS, SECTIONS, apply_overrides, bundled_queries, locate, read_toml
+from ccac.encode.trace import Trace
+from ccac.problems.query import (QUERY_KEYS, SECTIONS, Query, apply_overrides, bundled_queries, load_query, locate,
+                                 read_toml)
 from ccac.analysis.proof_file import READING, proof_solver
 from ccac.core import VERSION
 from ccac.solving.backends import solver_version
@@ -55,7 +57,9 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     """Answer one point: ``task`` is plain data (kind, file, overrides, solver, timeout).
 
     Returns plain data: answer (sat / unsat / unknown, a proof verdict, or "error"), validated,
-    seconds, reason, error (the message), the resolved query and the versions that computed it.
+    seconds, reason, error (the message), the resolved query, the versions that computed it and,
+    for a sat query, its trace (:meth:`ccac.encode.trace.Trace.to_json`; :meth:`Sweep.trace`
+    reads it back).
     Runs in pool workers and on Dask workers; never raises for a bad point.
     """
     if task["kind"] == "family":
@@ -84,7 +88,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
                 out["resolved"] = query.resolved()
                 result = solve(query, task["solver"], task["timeout"])
                 answer, reason = checked_premise(query, result, task["solver"], task["timeout"])
-                out.update(answer=answer, validated=result.validated, reason=reason,
+                out.update(answer=answer, validated=result.validated, reason=reason, trace=_trace_json(result),
                            seconds=time.perf_counter() - start)
     except CcacError as e:
         out.update(answer="error", error=str(e), seconds=time.perf_counter() - start)
@@ -109,7 +113,7 @@ def run_family(task: dict[str, Any]) -> dict[str, Any]:
             queries = [load_query(task["file"], list(o)) for o in task["overrides_list"]]
             for result in solve_family(queries, task["timeout"]):
                 answer, reason = checked_premise(result.query, result, "z3", task["timeout"])
-                outs.append({**env, "answer": answer, "validated": result.validated,
+                outs.append({**env, "answer": answer, "validated": result.validated, "trace": _trace_json(result),
                              "reason": reason, "error": None, "resolved": result.query.resolved(),
                              "seconds": result.build_seconds + result.solve_seconds})
     except Exception as e:  # every point of the family gets the error; none is lost silently
@@ -131,6 +135,11 @@ def checked_premise(query: Any, result: Any, solver: str, timeout: float | None)
     if verdict == "vacuous":
         return "vacuous", "the assumptions alone admit no trace here"
     return "unsat", result.reason if verdict == "satisfiable" else line
+
+
+def _trace_json(result: Any) -> dict[str, Any] | None:
+    """A query result's trace as plain data (None without one)."""
+    return None if result.trace is None else result.trace.to_json()
 
 
 def _failed(message: str | None) -> dict[str, Any]:
@@ -272,6 +281,15 @@ class Sweep:
                 self.points[n].result = result
             answers += [result["answer"]] * len(group)
         return answers
+
+    def trace(self, point: Point) -> tuple[Query, Trace] | None:
+        """A query point's query and trace, read back from its result on the point's own query;
+        None without one (not sat, a proof, or a stored result from before traces were kept)."""
+        data = point.result.get("trace")
+        if self.kind != "query" or not data:
+            return None
+        query = load_query(self.target, point.overrides)
+        return query, Trace.from_json(data, query.network, [f.cca.name for f in query.flows])
 
     def _load_points(self) -> dict[int, dict[str, Any]]:
         """Each valid point's resolved query, by index; an invalid point gets its error result."""

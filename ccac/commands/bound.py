@@ -10,10 +10,12 @@ from pathlib import Path
 
 import click
 
-from ccac.analysis.bound import find_bound
+from ccac.analysis.bound import BoundResult, find_bound
 from ccac.core import progress
-from ccac.problems.query import load_query
+from ccac.core.params import exact_text as show
+from ccac.problems.query import Query, load_query
 from ccac.report import bound_lines as lines
+from ccac.report.html_page import check_html
 from ccac.report.presentation import describe_query, echo_validation, plot_line
 from ccac.solving.backends import SOLVER_HELP, backend
 
@@ -40,9 +42,13 @@ from ccac.solving.backends import SOLVER_HELP, backend
               help="Draw the boundary counterexample (.png, .svg or .pdf).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write every probe, the bracket and the boundary trace as JSON.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the probes as one self-contained interactive page (.html; opens offline), the "
+                   "bracket marked; tapping a sat probe shows its validated trace (every sat probe's trace "
+                   "is then read back and validated).")
 def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeout: float | None,
           overrides: tuple[str, ...], solver: str, reuse: bool, plot_path: str | None,
-          json_path: str | None) -> None:
+          json_path: str | None, html_path: str | None) -> None:
     """Find where the answer to FILE_OR_NAME flips between unsat and sat as params.NAME goes
     from --lo to --hi, by bisection over exact values.
 
@@ -60,13 +66,15 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
 
     if plot_path is not None:
         check_format(plot_path)
+    if html_path is not None:
+        check_html(html_path)
     progress.show_progress(True)
     backend(solver)  # bad input stops before anything is printed
     q = load_query(file_or_name, list(overrides))
     click.echo(describe_query(q))
-    r = find_bound(q, name, lo, hi, tol, timeout, solver, log=click.echo, reuse=reuse)
-    click.echo(lines.solver_line(r))
-    for line in lines.result_lines(r):
+    r = find_bound(q, name, lo, hi, tol, timeout, solver, log=click.echo, reuse=reuse, traces=html_path is not None)
+    summary = [lines.solver_line(r), *lines.result_lines(r)]
+    for line in summary:
         click.echo(line)
     boundary = r.boundary_value
     if r.trace is not None:
@@ -76,6 +84,9 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
         click.echo(r.trace.table())
     if json_path:
         Path(json_path).write_text(json.dumps(r.to_json(), indent=1))
+    if html_path:
+        write_page(html_path, q, r, timeout, [describe_query(q), *summary])
+        click.echo(f"page: {html_path}")
     if plot_path and r.trace is not None:
         from ccac.report.plot import plot_trace
 
@@ -85,3 +96,23 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
     code = lines.exit_code(r, r.trace is not None)
     if code:
         sys.exit(code)
+
+
+def write_page(path: str, q: Query, r: BoundResult, timeout: float | None, text: list[str]) -> None:
+    """The probes as an interactive page (:mod:`ccac.report.grid_page`), the bracket marked, each
+    sat probe with its validated trace."""
+    from ccac.report.grid_page import GridPoint, bound_layout, write_grid_page
+
+    from ccac.solving.validate import step_notes
+
+    end = r.boundary_value
+    points = []
+    for p in r.probes:
+        validated = p.violations == [] and p.trace is not None and p.query is not None
+        points.append(GridPoint((show(p.value),), p.answer, p.seconds, lines.untraced_probe_note(p, p.violations),
+                                lines.probe_lines(r.key, p, p.value == end, timeout),
+                                p.trace if validated else None,
+                                step_notes(p.query, p.trace) if validated and p.query and p.trace else {}))
+    bracket = None if r.bracket is None else (float(r.bracket[0].value), float(r.bracket[1].value))
+    write_grid_page(path, f"ccac bound {q.name} {r.key}",
+                    bound_layout(text, r.key, points, [float(p.value) for p in r.probes], bracket))

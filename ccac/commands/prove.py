@@ -26,6 +26,7 @@ import click
 from ccac.core import deadline, limits, progress
 from ccac.solving.backends import SOLVER_HELP
 from ccac.core.errors import CcacError
+from ccac.commands.run_page import RunPage
 from ccac.report import proof_lines as lines
 
 if TYPE_CHECKING:
@@ -65,10 +66,13 @@ if TYPE_CHECKING:
 @click.option("--window", type=int, default=None, metavar="N",
               help="With --unbounded: the steps of the state [default: the model's look-back, at least k].")
 @click.option("--verbose", "-v", is_flag=True, help="Also print what each check states.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the run as one self-contained interactive page (.html): every check, and each "
+                   "refuted check's counterexample as linked, zoomable plots.")
 def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, solver: str | None,
           save_dir: str | None, candidates: tuple[str, ...], propose: bool, tighten_name: str | None,
           lo: str | None, hi: str | None, tol: str | None, maximize: bool, write_path: str | None,
-          unbounded: bool, window: int | None, verbose: bool) -> None:
+          unbounded: bool, window: int | None, verbose: bool, html_path: str | None) -> None:
     """Check a proof FILE_OR_NAME: its lemmas and, if it has one, its steady-state theorem.
 
     With --candidate/--propose, first strengthen its region; with --tighten, first find the
@@ -81,6 +85,7 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     from ccac.analysis.proof_file import READING, load_proof, parse_proof, proof_text
 
     limits.check_seconds(timeout)
+    page = RunPage(html_path)
     if solver is not None:
         backend(solver)  # bad input stops before the proof is read
     strengthening = bool(candidates) or propose
@@ -105,18 +110,20 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
 
     def report_check(check: Check) -> None:  # each check on its line as soon as it is decided
         echo_check(check, out, verbose)
+        page.check(check)
 
-    echo_lines(lines.header_lines(proof.name, proof.source, proof.description))
+    page.title = proof.name
+    page.echo(*lines.header_lines(proof.name, proof.source, proof.description))
     if unbounded:
-        prove_unbounded(proof, window, solver, timeout, out, verbose)
+        prove_unbounded(proof, window, solver, timeout, out, verbose, page)
         return
     if strengthening:
         from ccac.analysis.strengthen import propose as proposals, strengthen
 
         pool = list(candidates) + (proposals(proof) if propose else [])
-        echo_lines(lines.candidate_lines(pool))
+        page.echo(*lines.candidate_lines(pool))
         result = strengthen(proof, pool, solver, timeout, log=lambda r: click.echo(lines.round_line(r)))
-        echo_lines(lines.strengthened_lines(result.outcome, result.kept))
+        page.echo(*lines.strengthened_lines(result.outcome, result.kept))
         data = result.data()
         proof = parse_proof(data, proof.name, proof.source)
         report = check_proof(proof, solver=solver, timeout=timeout, on_check=report_check)
@@ -124,52 +131,57 @@ def prove(file_or_name: str, overrides: tuple[str, ...], timeout: float | None, 
     elif tighten_name is not None:
         from ccac.analysis.tighten import tighten
 
-        click.echo(lines.tighten_intro(tighten_name, maximize, str(lo), str(hi)))
+        page.echo(lines.tighten_intro(tighten_name, maximize, str(lo), str(hi)))
         t = tighten(proof, tighten_name, lo, hi, tol, "max" if maximize else "min", solver, timeout,
                     log=lambda p: click.echo(lines.probe_line(tighten_name, p)))
-        echo_lines(lines.tighten_lines(t))
+        page.echo(*lines.tighten_lines(t))
         best = t.best
         if best is None:
+            page.write()
             sys.exit(lines.untightened_code(t))
         report = best.report
         for check in report.checks:
             report_check(check)
         data = t.data_at(best.value)
         before, comment = lines.tightened_lines(proof.name, t, best.value)
-        click.echo(before)
+        page.echo(before)
         header = [comment]
     else:
         report = check_proof(proof, solver=solver, timeout=timeout, on_check=report_check)
     verdict = report.verdict
-    echo_lines(lines.verdict_lines(report, solver))
+    page.echo(*lines.verdict_lines(report, solver))
     if write_path:
         Path(write_path).write_text(proof_text(data, header, verdict))
-        click.echo(lines.written_line(write_path))
+        page.echo(lines.written_line(write_path))
     elif proof.expect is not None and not (strengthening or tighten_name):
-        click.echo(lines.expected_line(proof.expect, verdict))
+        page.echo(lines.expected_line(proof.expect, verdict))
+    page.write()
     if lines.CODES[verdict]:
         sys.exit(lines.CODES[verdict])
 
 
 def prove_unbounded(proof: Proof, window: int | None, solver: str, timeout: float | None, out: Path,
-                    verbose: bool) -> None:
+                    verbose: bool, page: RunPage) -> None:
     """``--unbounded``: Spacer's answer, the invariant and ccac's checks of it, or the validated
     counterexample; exits with the answer's code."""
     from ccac.analysis.unbounded import from_proof, prove_unbounded as ask
 
     question = from_proof(proof, window)
-    click.echo(lines.unbounded_intro(question.window, question.statement))
+    page.echo(lines.unbounded_intro(question.window, question.statement))
     answer = ask(question, timeout, solver, timeout)
-    echo_lines(lines.unbounded_lines(answer.spacer, answer.spacer_seconds, answer.sizes, answer.invariant,
+    page.echo(*lines.unbounded_lines(answer.spacer, answer.spacer_seconds, answer.sizes, answer.invariant,
                                      answer.reason))
-    for check in answer.checks:
-        echo_check(check, out, verbose)
+    checks = list(answer.checks)
     if answer.counterexample is not None:
         from ccac.analysis.obligation import Check
 
-        echo_check(Check("unbounded", "closure", answer.answer, answer.counterexample.solve_seconds,
-                         answer.reason, result=answer.counterexample), out, verbose)
-    click.echo(lines.unbounded_verdict(answer.answer))
+        checks.append(Check("unbounded", "closure", answer.answer, answer.counterexample.solve_seconds,
+                            answer.reason, result=answer.counterexample))
+    for check in checks:
+        echo_check(check, out, verbose)
+        page.check(check)
+    page.echo(lines.unbounded_verdict(answer.answer))
+    page.write()
     if lines.CODES[answer.answer]:
         sys.exit(lines.CODES[answer.answer])
 
@@ -190,3 +202,4 @@ def echo_check(check: Check, out: Path, verbose: bool) -> None:
         check.result.trace.write_csv(f"{stem}.csv")
         check.result.plot(f"{stem}.png")
         click.echo(lines.counterexample_line(check.result.validated, str(stem)))
+

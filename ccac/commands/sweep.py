@@ -2,7 +2,7 @@
 progress line, the table of points and its summary, ``--out`` and the exit code.
 
     ccac sweep FILE_OR_NAME --grid KEY=V1,V2,... [--set K=V] [--workers N | --scheduler ADDRESS]
-               [--out FILE.csv|.json] [--fresh] [--timeout S] [--solver NAME] [--reuse]
+               [--out FILE.csv|.json] [--html FILE.html] [--fresh] [--timeout S] [--solver NAME] [--reuse]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ccac.analysis.executors import executor
 from ccac.analysis.grid import Axis, grid_points, option_keys, parse_grid
 from ccac.core.limits import check_seconds
 from ccac.report import sweep_lines as lines
+from ccac.report.html_page import check_html
 from ccac.report.presentation import EXIT_BAD_INPUT
 from ccac.solving.store import Store
 from ccac.analysis.sweep import Point, Sweep, versions
@@ -66,7 +67,9 @@ with R + D + 1 = 3) gives those points an `error` row, and the rest run.
 
 \b
 Prints one row per point, in grid order, and a summary; --out writes the rows
-as .csv or .json. A sweep explores: a query's `expect` is not checked.
+as .csv or .json; --html writes the grid as an interactive page (tap a point
+to see its trace; the store keeps each sat point's trace with its answer).
+A sweep explores: a query's `expect` is not checked.
 An unsat point's premise is checked (its assumptions alone must admit a trace,
 up to 30 s): where they admit none the row says `vacuous`.
 Exit: 4 a sat trace failed validation; 1 a proof refuted, or a proof or query
@@ -85,6 +88,9 @@ point vacuous; 2 some points had errors; 3 some unknown; else 0 (all answered or
               help="Run on this Dask scheduler (e.g. tcp://host:8786) instead of locally.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the rows to a .csv or .json file.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the grid as one self-contained interactive page (.html; opens offline): "
+                   "each point coloured by its answer; tapping a sat point shows its validated trace.")
 @click.option("--fresh", is_flag=True, help="Ignore stored results; recompute and overwrite them.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
               help="Per point: seconds of building, solving and validating (per check for a proof; "
@@ -94,10 +100,12 @@ point vacuous; 2 some points had errors; 3 some unknown; else 0 (all answered or
               help="Points whose queries differ only in [params] values share one z3 solver per "
                    "worker (checks under assumptions) instead of a fresh solve each.")
 def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...], workers: int | None,
-          scheduler: str | None, out_path: str | None, fresh: bool, timeout: float | None,
+          scheduler: str | None, out_path: str | None, html_path: str | None, fresh: bool, timeout: float | None,
           solver: str | None, reuse: bool) -> None:
     started = time.perf_counter()
     check_seconds(timeout)
+    if html_path is not None:
+        check_html(html_path)
     axes = [parse_grid(g) for g in grids]
     indexes = grid_points(axes)
     keys = option_keys(axes, overrides)
@@ -132,16 +140,21 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
                 raise
             finally:
                 bar.close()
-    report(job.kind, axes, points, out_path, time.perf_counter() - started)
+    report(job, axes, out_path, html_path, time.perf_counter() - started)
 
 
-def report(kind: str, axes: list[Axis], points: list[Point], out_path: str | None, seconds: float) -> None:
-    """The table, the summary, --out, and the exit code."""
+def report(job: Sweep, axes: list[Axis], out_path: str | None, html_path: str | None, seconds: float) -> None:
+    """The table, the summary, --out, --html, and the exit code."""
+    points = job.points
     header = tuple(a.key for a in axes) + lines.COLUMNS
     click.echo(lines.table(header, [lines.cells(p) for p in points]))
-    click.echo(lines.summary_line(kind, points, seconds))
+    summary = lines.summary_line(job.kind, points, seconds)
+    click.echo(summary)
     if out_path:
         write_out(Path(out_path), axes, header, points)
+    if html_path:
+        write_page(html_path, job, axes, summary.strip())
+        click.echo(f"page: {html_path}")
     code = lines.exit_code(points)
     if code == EXIT_BAD_INPUT:
         click.echo(lines.errors_line(sum(p.answer == "error" for p in points), len(points)), err=True)
@@ -166,6 +179,25 @@ def write_out(path: Path, axes: list[Axis], header: tuple[str, ...], points: lis
                    error=point.result.get("error"), reason=point.result.get("reason"))
         rows.append(row)
     path.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def write_page(path: str, job: Sweep, axes: list[Axis], summary: str) -> None:
+    """The grid as an interactive page (:mod:`ccac.report.grid_page`), each validated sat point
+    with its trace, read back on its own query."""
+    from ccac.report.grid_page import GridPoint, sweep_layout, write_grid_page
+
+    from ccac.solving.validate import step_notes
+
+    points = []
+    for p in job.points:
+        found = job.trace(p) if p.result.get("validated") else None
+        note = p.result.get("error") or p.result.get("reason") or lines.untraced_note(p)
+        trace, notes = (found[1], step_notes(*found)) if found else (None, {})
+        points.append(GridPoint(p.shown, p.answer, float(p.result.get("seconds", 0.0)), note,
+                                lines.point_lines(p.overrides, p, job.timeout), trace, notes))
+    text = [f"ccac sweep {job.target} ({job.kind}; solver {job.solver})",
+            *(f"--grid {a.key}={','.join(a.shown)}" for a in axes), summary]
+    write_grid_page(path, f"ccac sweep {Path(job.target).stem}", sweep_layout(text, [a.key for a in axes], points))
 
 
 def _progress(total: int) -> Any:

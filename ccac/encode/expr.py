@@ -147,6 +147,24 @@ def compile_number(source: str, symbols: Symbols, where: str) -> Value:
     return value
 
 
+@dataclass
+class StepPart:
+    """One part of a condition read on a concrete trace: its text, and its value at each step of
+    the loop it sits in."""
+
+    text: str
+    holds: dict[int, bool]
+
+
+def step_parts(source: str, symbols: Symbols, where: str) -> list[StepPart]:
+    """Where each per-step part of the condition ``source`` holds, on a trace whose names are
+    bound to numbers (``Trace.symbols``): for each top-level ``and`` of ``source`` of the form
+    ``any(BODY for t in range(...))`` or ``all(...)``, each top-level ``and`` of BODY with its
+    value at every step ``t`` of the range (filters applied). Parts over the whole trace, and
+    loops over anything but ``t``, have no per-step reading and are left out."""
+    return _Compiler(source, symbols, where).step_parts()
+
+
 class _Split(Exception):
     """A non-linear use of the finite quantity ``name``: compile once per value instead."""
 
@@ -175,6 +193,21 @@ def _compiled(source: str, symbols: Symbols, where: str) -> Value:
     return joined
 
 
+def _conjuncts(node: ast.AST) -> list[ast.AST]:
+    """The operands of a top-level ``and`` (the node itself if it is not one)."""
+    return list(node.values) if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+
+
+def _step_loop(node: ast.AST) -> ast.GeneratorExp | None:
+    """``node``'s loop if it is ``any(... for t in range(...))`` or ``all(...)``, over ``t`` alone."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("any", "all")
+            and len(node.args) == 1 and isinstance(node.args[0], ast.GeneratorExp)):
+        return None
+    loop = node.args[0]
+    targets = [g.target for g in loop.generators]
+    return loop if len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id == "t" else None
+
+
 def _is_bool(v: Value) -> bool:
     return isinstance(v, bool) or isinstance(v, z3.BoolRef)
 
@@ -200,6 +233,26 @@ class _Compiler:
         except RecursionError:
             raise CcacError(f"the expression (with its definitions) nests too deeply to compile: "
                             f"`{_clip(self.text)}`", self.where) from None
+
+    def step_parts(self) -> list[StepPart]:
+        """:func:`step_parts`, on this compiler's source."""
+        self.text = self.source.strip()
+        out: list[StepPart] = []
+        with terms_in(self.symbols.ctx):
+            for part in _conjuncts(syntax_tree(self.text, self.where).body):
+                loop = _step_loop(part)
+                if loop is None:
+                    continue
+                body = [(b, " ".join((ast.get_source_segment(self.text, b) or "").split()))
+                        for b in _conjuncts(loop.elt)]
+                found = [StepPart(text, {}) for _, text in body]
+                for env in self.iterate(loop.generators, 0, {}):
+                    for (node, _), step in zip(body, found):
+                        value = self.visit(node, env)
+                        if isinstance(value, bool):
+                            step.holds[env["t"]] = value
+                out += found
+        return out
 
     def expand(self, node: ast.AST, name: str, env: dict[str, int]) -> Value:
         """The value of definition ``name`` here: its text compiled in the current bindings,

@@ -66,7 +66,7 @@ import z3
 from ccac.core.errors import CcacError
 from ccac.core.params import Param
 from ccac.encode.encoding import maximum, minimum, term_context
-from ccac.encode.expr import Symbols, compile_condition, compile_number
+from ccac.encode.expr import Symbols, compile_condition, compile_number, syntax_tree
 from ccac.encode.nonlinear import MAX_EXPONENT, MAX_ROOT_DEGREE, in_root_band
 
 
@@ -238,6 +238,25 @@ class Definition:
 
     def condition(self, source: str, values: dict[str, Any], where: str) -> Any:
         return compile_condition(source, symbols(values, self.definitions), where)
+
+    def branch(self, source: str, values: dict[str, Any], where: str) -> str | None:
+        """Which branch of the rule ``source`` applies with ``values`` (exact numbers): in its
+        outermost ``x if c1 else y if c2 else z`` (the whole rule, or the first one inside it, as
+        in ``max(alpha, x if c else y)``), the first condition that holds, "else" when none
+        does ("not c1", "none of c1; c2"); None for a rule without branches."""
+        text = source.strip()
+        first = next((n for n in ast.walk(syntax_tree(text, where).body) if isinstance(n, ast.IfExp)), None)
+        if first is None:
+            return None
+        tests: list[str] = []
+        node: ast.expr = first
+        while isinstance(node, ast.IfExp):
+            test = " ".join((ast.get_source_segment(text, node.test) or "").split())
+            if self.condition(test, values, where) is True:
+                return test
+            tests.append(test)
+            node = node.orelse
+        return f"not {tests[0]}" if len(tests) == 1 else f"none of {'; '.join(tests)}"
 
     @property
     def has_loss(self) -> bool:

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Protocol, Sequence
 
 from ccac.core.params import exact_text as show
-from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, ProbedValue
+from ccac.report.presentation import EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, ProbedValue, answer_line
 
 
 MONOTONE_CAVEAT = ("each probe is an exact answer at its value; that a's answer holds for every "
@@ -121,3 +121,16 @@ def exit_code(r: BoundView, traced: bool) -> int:
     if r.status == "no flip" or r.premise == "vacuous":
         return EXIT_MISMATCH
     return 0
+
+
+def probe_lines(key: str, p: ProbeView, boundary: bool, timeout: float | None) -> list[str]:
+    """The lines above a probe's trace on the page (``boundary``: the bracket's sat end)."""
+    return [f"{key} = {show(p.value)}" + (" (the bracket's sat end: the boundary counterexample)" if boundary else ""),
+            answer_line(p.answer, timeout, p.reason), f"{p.seconds:.2f} s"]
+
+
+def untraced_probe_note(p: ProbeView, violations: list[str] | None) -> str:
+    """Why a probe has no trace on the page, or its unknown's reason ("" when there is nothing to say)."""
+    if p.answer == "sat" and violations:
+        return "the trace failed validation: not shown"
+    return p.reason or ""

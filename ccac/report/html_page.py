@@ -19,6 +19,7 @@ scripts, Plotly 4.8 MB and 0.2-1.2 s.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from fractions import Fraction
 from html import escape
 from pathlib import Path
@@ -58,21 +59,58 @@ def step_columns(trace: Trace) -> dict[str, list[float]]:
     return columns
 
 
-def layout(text: Sequence[str], trace: Trace | None, run: Trace | None = None) -> Any:
+@dataclass
+class Section:
+    """One part of a page: its lines of text (a query and its answer, a check of a proof) and,
+    if it has one, its trace, with a replayed run of it (as long) drawn beside it, and notes
+    per step (column name -> the text at each step: which query conditions and which CCA rules
+    hold there, :func:`ccac.solving.validate.step_notes`) listed on hover."""
+
+    text: Sequence[str]
+    trace: Trace | None = None
+    run: Trace | None = None
+    notes: dict[str, list[str]] = field(default_factory=dict)
+
+
+def table_name(k: int) -> str:
+    """The data table of a page's k-th trace (from 0), as the page's script knows it."""
+    return STEPS_TABLE if k == 0 else f"{STEPS_TABLE} {k + 1}"
+
+
+def layout(text: Sequence[str], trace: Trace | None, run: Trace | None = None,
+           notes: dict[str, list[str]] | None = None) -> Any:
     """``text`` (lines: the query, the model, the answer) above the trace's panels, if any;
     with ``run`` (a replay of the trace, as long), its curves beside the trace's, primed."""
+    return sections_layout([Section(text, trace, run, notes or {})])
+
+
+def sections_layout(sections: Sequence[Section]) -> Any:
+    """The sections one under the other; each trace's panels share its own step axis."""
     from bokeh.layouts import column
+
+    parts: list[Any] = []
+    traces = 0
+    for section in sections:
+        parts += _section(section, table_name(traces))
+        traces += section.trace is not None
+    return column(*parts, sizing_mode="stretch_width")
+
+
+def _section(section: Section, table: str) -> list[Any]:
+    """A section's text and, with a trace, its panels reading one table named ``table``."""
     from bokeh.models import ColumnDataSource
     from bokeh.models.widgets.markups import Div
 
-    header = Div(text="<pre>" + escape("\n".join(text)) + "</pre>", name="answer")
+    header = Div(text="<pre>" + escape("\n".join(section.text)) + "</pre>", name="answer")
+    trace = section.trace
     if trace is None:
-        return column(header, sizing_mode="stretch_width")
-    columns = step_columns(trace)
-    if run is not None:
-        columns.update({primed(name): values for name, values in step_columns(run).items() if name != "t"})
-    source = ColumnDataSource(columns, name=STEPS_TABLE)
-    return column(header, *_panels(trace, source, run is not None), sizing_mode="stretch_width")
+        return [header]
+    columns: dict[str, list[Any]] = dict(step_columns(trace))
+    if section.run is not None:
+        columns.update({primed(name): values for name, values in step_columns(section.run).items() if name != "t"})
+    columns.update(section.notes)
+    source = ColumnDataSource(columns, name=table)
+    return [header, *_panels(trace, source, section.run is not None)]
 
 
 def primed(name: str) -> str:
@@ -81,36 +119,85 @@ def primed(name: str) -> str:
     return f"{head}'{bracket}{rest}"
 
 
-def page(title: str, text: Sequence[str], trace: Trace | None, run: Trace | None = None) -> str:
+def page(title: str, text: Sequence[str], trace: Trace | None, run: Trace | None = None,
+         notes: dict[str, list[str]] | None = None) -> str:
     """A whole HTML document, Bokeh's scripts inlined: it opens with no network."""
+    return sections_page(title, [Section(text, trace, run, notes or {})])
+
+
+def sections_page(title: str, sections: Sequence[Section]) -> str:
+    """A whole HTML document of ``sections``, Bokeh's scripts inlined (once for the page)."""
     from bokeh.embed import file_html
     from bokeh.resources import INLINE
 
-    return str(file_html(layout(text, trace, run), INLINE, title))
+    return str(file_html(sections_layout(sections), INLINE, title))
 
 
-def fragment(text: Sequence[str], trace: Trace | None) -> str:
+def fragment(text: Sequence[str], trace: Trace | None, notes: dict[str, list[str]] | None = None) -> str:
     """The same as a part of another page (a notebook's output cell), scripts inlined."""
+    return sections_fragment([Section(text, trace, None, notes or {})])
+
+
+def sections_fragment(sections: Sequence[Section]) -> str:
+    """The sections as a part of another page, with the BokehJS bundles they need inlined (the
+    plots and the text widgets: about 1.6 MB, where all of Bokeh's are 3.9 MB)."""
     from bokeh.embed import components
+    from bokeh.embed.bundle import bundle_for_objs_and_resources
     from bokeh.resources import INLINE
 
-    script, div = components(layout(text, trace))
-    return f"{INLINE.render_js()}{script}{div}"
+    shown = sections_layout(sections)
+    script, div = components(shown)
+    return f"{bundle_for_objs_and_resources([shown], INLINE).scripts()}{script}{div}"
+
+
+def trace_fragment(trace: Trace) -> str:
+    """A bare trace in a notebook: its size and model above its interactive plots (what holds at
+    each step needs its query: a :class:`~ccac.solving.solve.Result` shows that)."""
+    flows = f"{trace.flows} flow{'s' if trace.flows > 1 else ''}"
+    return fragment([f"trace: T = {trace.T} steps, {flows}, CCA {', '.join(trace.ccas)}"], trace)
+
+
+def show_traces_in(shell: Any) -> None:
+    """Make an IPython ``shell`` display every :class:`Trace` by :func:`trace_fragment` (a trace's
+    room sits below this one, so it cannot name its own page: the facade registers this)."""
+    shell.display_formatter.formatters["text/html"].for_type(Trace, trace_fragment)
 
 
 def write_page(path: str | Path, title: str, text: Sequence[str], trace: Trace | None,
-               run: Trace | None = None) -> None:
+               run: Trace | None = None, notes: dict[str, list[str]] | None = None) -> None:
+    write_sections(path, title, [Section(text, trace, run, notes or {})])
+
+
+def write_sections(path: str | Path, title: str, sections: Sequence[Section]) -> None:
     check_html(path)
-    Path(path).write_text(page(title, text, trace, run), encoding="utf-8")
+    Path(path).write_text(sections_page(title, sections), encoding="utf-8")
 
 
 def _panels(trace: Trace, source: Any, replayed: bool = False) -> list[Any]:
-    """The panels; with ``replayed``, each curve's primed twin (the replayed run) dashed beside it."""
+    """The panels of :func:`trace_panels`, the trace's losses and timeouts marked on the first."""
+    panels = trace_panels(source, replayed)
+    bytes_ = panels[0]
+    admitted, arrived = source.data["A - L"], source.data["A"]
+    lost = [i for i in range(1, trace.T) if trace.total("L")[i] > trace.total("L")[i - 1]]
+    if lost:
+        bytes_.scatter(lost, [admitted[i] for i in lost], marker="x", size=12, color="crimson", line_width=3,
+                       legend_label="loss")
+    fired = [i for n in range(trace.flows) for i, tmo in enumerate(trace.flow("timeout", n) or []) if tmo]
+    if fired:
+        bytes_.scatter(fired, [arrived[i] for i in fired], marker="diamond", size=12, fill_alpha=0,
+                       color="darkorange", line_width=2, legend_label="timeout")
+    return panels
+
+
+def trace_panels(source: Any, replayed: bool = False) -> list[Any]:
+    """The panels over ``source`` (a table of :func:`step_columns`), for the flows whose columns
+    it has; with ``replayed``, each curve's primed twin (the replayed run) dashed beside it."""
     from bokeh.models import HoverTool
     from bokeh.plotting import figure
 
     names = [name for name in source.data if name != "t"]
-    hover = [("t", "@t{0}")] + [(name, f"@{{{name}}}{{0.[0000]}}") for name in names]
+    hover = [("t", "@t{0}")] + [(name, f"@{{{name}}}" if _is_text(source.data[name]) else f"@{{{name}}}{{0.[0000]}}")
+                                for name in names]
     panels: list[Any] = []
 
     def panel(label: str, height: int) -> Any:
@@ -130,15 +217,6 @@ def _panels(trace: Trace, source: Any, replayed: bool = False) -> list[Any]:
         for name, colour in (("A", "#1f77b4"), ("S", "#d62728")):
             bytes_.line("t", primed(name), source=source, color=colour, line_dash="dashed", line_width=2,
                         line_alpha=0.7, legend_label=f"{primed(name)} (replayed run)")
-    admitted, arrived = source.data["A - L"], source.data["A"]
-    lost = [i for i in range(1, trace.T) if trace.total("L")[i] > trace.total("L")[i - 1]]
-    if lost:
-        bytes_.scatter(lost, [admitted[i] for i in lost], marker="x", size=12, color="crimson", line_width=3,
-                       legend_label="loss")
-    fired = [i for n in range(trace.flows) for i, tmo in enumerate(trace.flow("timeout", n) or []) if tmo]
-    if fired:
-        bytes_.scatter(fired, [arrived[i] for i in fired], marker="diamond", size=12, fill_alpha=0,
-                       color="darkorange", line_width=2, legend_label="timeout")
     bytes_.legend.location = "top_left"
 
     queue = panel("queue (bytes)", 160)
@@ -146,7 +224,8 @@ def _panels(trace: Trace, source: Any, replayed: bool = False) -> list[Any]:
     if replayed:
         queue.line("t", primed("queue"), source=source, color="teal", line_dash="dashed", line_width=2)
     for series, label in (("cwnd", "window (bytes)"), ("rate", "pacing rate (bytes/step)")):
-        flows = [n for n in range(trace.flows) if trace.flow(series, n) is not None]
+        flows = sorted(int(name[len(series) + 1:-1]) for name in source.data
+                       if name.startswith(f"{series}[") and name[len(series) + 1:-1].isdigit())
         if not flows:
             continue
         fig = panel(label, 160)
@@ -161,6 +240,10 @@ def _panels(trace: Trace, source: Any, replayed: bool = False) -> list[Any]:
     for fig in panels:   # one table of every variable per step, from the panel's first line
         fig.add_tools(HoverTool(tooltips=hover, mode="vline", renderers=fig.renderers[:1]))
     return panels
+
+
+def _is_text(values: Sequence[Any]) -> bool:
+    return bool(values) and isinstance(values[0], str)
 
 
 def _float(value: Any) -> float:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Mapping, Protocol, Sequence
 
-from ccac.report.presentation import EXIT_BAD_INPUT, EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, validated_text
+from ccac.report.presentation import (EXIT_BAD_INPUT, EXIT_INVALID_TRACE, EXIT_MISMATCH, EXIT_UNKNOWN, answer_line,
+                                      validated_text)
 
 COLUMNS = ("answer", "validated", "seconds", "cached", "note")  # note: an error, or a proof's failed checks
 ORDER = {"query": ("sat", "unsat", "unknown", "error"),
@@ -96,3 +97,25 @@ def answer_order(kind: str, counts: Counter) -> tuple[str, ...]:
 
 def plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def untraced_note(point: PointView) -> str:
+    """Why a sat point's trace is not on the page ("" for a point that has none to show)."""
+    if point.answer != "sat":
+        return ""
+    if point.result.get("validated") is False:
+        return "the trace failed validation: not shown"
+    return "" if point.result.get("trace") else \
+        "trace not stored (answered before the store kept traces): rerun with --fresh"
+
+
+def point_lines(overrides: Sequence[str], point: PointView, timeout: float | None) -> list[str]:
+    """The lines above a point's trace on the page: its overrides, its answer, and why it has no trace."""
+    r = point.result
+    answer = (answer_line(point.answer, timeout, r.get("reason")) if point.answer in ("sat", "unsat", "unknown")
+              else point.answer)
+    note = r.get("error") or (r.get("reason") if point.answer != "unknown" else None)
+    return ([f"--set {o}" for o in overrides] + [answer]
+            + [f"validated: {validated_text(r.get('validated'))}; {float(r.get('seconds', 0.0)):.3f} s"
+               + ("; from the store" if point.cached else "")]
+            + [line for line in (note, untraced_note(point)) if line])

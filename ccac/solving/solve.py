@@ -31,7 +31,7 @@ from ccac.problems.problem import Problem, build, nonlinear_mode, symbols_for
 from ccac.problems.query import Query
 from ccac.solving.backends import solver_version
 from ccac.encode.trace import Trace
-from ccac.solving.validate import unrolled, validate
+from ccac.solving.validate import step_notes, unrolled, validate
 
 
 @dataclass
@@ -63,12 +63,18 @@ class Result:
             raise CcacError(f"nothing to plot: the answer is {self.answer}, not sat")
         from ccac.report.plot import plot_trace
 
+        shown = self.shown_trace()
+        assert shown is not None   # there is a trace
         if not self.query.periodic:
-            return plot_trace(self.trace, path, title=self.query.name)
-        # A periodic trace is drawn as the run it claims: two periods, the second the first
-        # repeated (byte curves shifted by one period's growth), the boundary marked.
-        twice = replace(unrolled(self.query, self.trace, 2), periodic=True)
-        return plot_trace(twice, path, title=f"{self.query.name} (2 periods)", period=self.trace.T - 1)
+            return plot_trace(shown, path, title=self.query.name)
+        return plot_trace(shown, path, title=f"{self.query.name} (2 periods)", period=self.trace.T - 1)
+
+    def shown_trace(self) -> Trace | None:
+        """The trace as it is drawn: a periodic trace as the run it claims, two periods, the
+        second the first repeated (byte curves shifted by one period's growth)."""
+        if self.trace is None or not self.query.periodic:
+            return self.trace
+        return replace(unrolled(self.query, self.trace, 2), periodic=True)
 
     def text(self) -> list[str]:
         """The answer as ``ccac query`` states it: the query and model, the answer line, what
@@ -79,20 +85,33 @@ class Result:
                                                            statement(self.query, self.answer)]
         if self.trace is not None:
             lines.append(VALIDATED if self.validated else f"validated: NO ({'; '.join(self.violations or [])})")
+            if self.query.periodic:
+                lines.append(f"drawn as two periods: the second repeats steps 1..{self.trace.T - 1}")
         return lines
+
+    def section(self, heading: Sequence[str] = ()) -> Any:
+        """The answer as a part of a page (:class:`ccac.report.html_page.Section`): ``heading``,
+        :meth:`text`, and the trace as drawn with, on a validated trace, what holds at each step
+        (:func:`ccac.solving.validate.step_notes`)."""
+        from ccac.report.html_page import Section
+
+        shown = self.shown_trace()
+        notes = step_notes(self.query, shown) if shown is not None and self.validated else {}
+        return Section([*heading, *self.text()], shown, None, notes)
 
     def write_html(self, path: str | Path) -> None:
         """The answer as one self-contained page (:mod:`ccac.report.html_page`): the text of
-        :meth:`text`, and for a trace its linked plots with every variable on hover."""
-        from ccac.report.html_page import write_page
+        :meth:`text`, and for a trace its linked plots with every variable, and which query
+        conditions and CCA rules hold, on hover."""
+        from ccac.report.html_page import write_sections
 
-        write_page(path, self.query.name, self.text(), self.trace)
+        write_sections(path, self.query.name, [self.section()])
 
     def _repr_html_(self) -> str:
         """A notebook shows the answer's text and, for a trace, its interactive plots."""
-        from ccac.report.html_page import fragment
+        from ccac.report.html_page import sections_fragment
 
-        return fragment(self.text(), self.trace)
+        return sections_fragment([self.section()])
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -25,7 +25,7 @@ from ccac.core.errors import CcacError
 
 __all__ = ["Store", "reusable", "result_key", "store_path"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2   # 2 added the trace column; a store of version 1 gains it on opening
 DEFINITE = ("sat", "unsat", "proved", "refuted", "vacuous")  # answers that do not depend on time
 
 _SCHEMA = """
@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS results (
     solver_version TEXT NOT NULL,
     ccac_version   TEXT NOT NULL,
     query          TEXT NOT NULL,      -- the canonical query, JSON
-    created        REAL NOT NULL       -- Unix time
+    created        REAL NOT NULL,      -- Unix time
+    trace          TEXT                -- a sat answer's validated trace, JSON; NULL: none (or stored by version 1)
 )
 """
 
@@ -91,9 +92,11 @@ class Store:
             except sqlite3.OperationalError:  # e.g. a file system without shared memory
                 pass
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
+            if version not in (0, 1, SCHEMA_VERSION):
                 raise CcacError(f"result store has schema version {version}, this ccac reads "
                                 f"{SCHEMA_VERSION}; set CCAC_CACHE_DIR to use another store", str(self.path))
+            if version == 1:   # its rows keep their answers, without traces
+                self.db.execute("ALTER TABLE results ADD COLUMN trace TEXT")
             self.db.execute(_SCHEMA)
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.db.commit()
@@ -107,6 +110,7 @@ class Store:
             return None
         found = dict(row)
         found["validated"] = None if found["validated"] is None else bool(found["validated"])
+        found["trace"] = None if found["trace"] is None else json.loads(found["trace"])
         return found
 
     def put(self, key: str, kind: str, resolved: dict[str, Any], result: dict[str, Any],
@@ -114,10 +118,11 @@ class Store:
         """Store (or replace) one result and commit it at once."""
         validated = result.get("validated")
         self.db.execute(
-            "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (key, kind, result["answer"], None if validated is None else int(bool(validated)),
              float(result["seconds"]), timeout, result.get("reason"), solver,
-             result["solver_version"], result["ccac_version"], canonical(resolved), time.time()))
+             result["solver_version"], result["ccac_version"], canonical(resolved), time.time(),
+             None if result.get("trace") is None else json.dumps(result["trace"])))
         self.db.commit()
 
     def count(self) -> int:

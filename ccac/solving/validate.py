@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from ccac.ccas.interface import FlowValues
-from ccac.encode.expr import Series, Symbols, compile_condition
+from ccac.encode.expr import Series, Symbols, compile_condition, step_parts
 from ccac.problems.problem import FLOW_SERIES, start_values
 from ccac.problems.query import Query
 from ccac.encode.trace import Trace, repeat_period
@@ -99,6 +99,29 @@ def check_ccas(query: Query, trace: Trace) -> list[str]:
         values = flow_values(trace, n, flow.params)
         problems += [f"flow {n} ({flow.cca.name}): {p}" for p in flow.cca.check(values)]
     return problems
+
+
+def step_notes(query: Query, trace: Trace) -> dict[str, list[str]]:
+    """What holds at each step of a validated ``trace``, for a page's hover: the query's per-step
+    conditions (:func:`ccac.encode.expr.step_parts`, the parts of each ``any``/``all`` over
+    ``t``) that hold and that fail there, and each flow's CCA rule taken there
+    (:meth:`~ccac.ccas.interface.CCA.step_rules`; empty for a CCA that does not name them)."""
+    symbols = trace.symbols.with_definitions(query.definitions)
+    labelled = [(f"assume[{i}]", text) for i, text in enumerate(query.assume)]
+    labelled += [("find", query.find)] if query.find is not None else []
+    holds: list[list[str]] = [[] for _ in range(trace.T)]
+    fails: list[list[str]] = [[] for _ in range(trace.T)]
+    for label, text in labelled:
+        for part in step_parts(text, symbols, f"query.{label}"):
+            for t, value in part.holds.items():
+                if 0 <= t < trace.T:
+                    (holds if value else fails)[t].append(f"{label}: {part.text}")
+    notes = {"query holds": ["; ".join(x) for x in holds], "query fails": ["; ".join(x) for x in fails]}
+    for n, flow in enumerate(query.flows):
+        taken = flow.cca.step_rules(flow_values(trace, n, flow.params))
+        if taken:
+            notes[f"rules[{n}]"] = ["; ".join(taken.get(t, [])) for t in range(trace.T)]
+    return notes
 
 
 def unrolled(query: Query, trace: Trace, periods: int) -> Trace:

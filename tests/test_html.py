@@ -234,3 +234,31 @@ def test_a_proof_report_and_a_trace_show_themselves_in_a_notebook() -> None:
     shown, _ = shell.display_formatter.format(trace)
     assert f"trace: T = {trace.T} steps, 1 flow, CCA aimd" in shown["text/html"]
     assert '"name":"steps"' in shown["text/html"]
+
+
+def test_a_periodic_two_flow_trace_is_drawn_as_two_periods_with_each_flow_s_curves(browser: Any,
+                                                                                  tmp_path: Path) -> None:
+    """Two BBR flows, flow 1 behind its own box, periodic: the page draws two periods (the second
+    the first shifted by a period's bytes), each flow's A_f, S_f and So_f, who gets the link per
+    step, the delay readings (flow 1's own too) and BBR's plotted state, each in its panel."""
+    result = solve(load_query("bbr_cwnd_limited_starvation_unequal_jitter"))
+    assert result.answer == "sat" and result.validated
+    page = tmp_path / "p.html"
+    result.write_html(page)
+    tab, errors = open_page(browser, page, offline=True)
+    table = read_table(tab)
+    P = result.trace.T - 1
+    assert len(table["t"]) == 2 * P + 1 and "drawn as two periods" in page.read_text(encoding="utf-8")
+    for name in ("S", "S_f[0]", "So_f[1]"):
+        first = table[name][:P + 1]
+        growth = first[-1] - first[0]
+        assert table[name][P:] == pytest.approx([v + growth for v in first]), name
+    assert table["So_f[1]"][:P + 1] == pytest.approx([float(x) for x in result.trace.flow("So_f", 1)])
+    S0, S1 = table["S_f[0]"], table["S_f[1]"]
+    assert table["served[1]"][1:] == pytest.approx([b - a for a, b in zip(S1, S1[1:])])
+    lows = [float(result.trace.delay_range(t, 1)[0]) for t in range(result.trace.T)]
+    assert table["delay_min[1]"][:P + 1] == pytest.approx(lows) and S0[-1] > 5 * S1[-1]
+    names = tab.evaluate("() => Array.from(Bokeh.documents[0].all_models).map((m) => m.name)")
+    for panel in ("cumulative bytes", "served per step (bytes)", "queueing delay (steps)", "CCA state (bytes/step)"):
+        assert panel in names, (panel, names)
+    assert errors == []

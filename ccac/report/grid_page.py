@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ccac.encode.trace import Trace
-from ccac.report.html_page import STEPS_TABLE, check_html, step_columns, trace_panels
+from ccac.report.html_page import STEPS_TABLE, check_html, state_units, step_columns, trace_panels
 
 #: the name of the page's table of points (one row per point or probe), as the page's script knows it
 GRID_TABLE = "points"
@@ -184,7 +184,8 @@ def _linked(text: Sequence[str], figures: list[Any], source: Any, points: Sequen
     source.selected.js_on_change("indices", CustomJS(args=dict(points=source, steps=steps, info=info, traces=traces),
                                                      code=_ON_TAP))
     header = Div(text=_pre([*text, "", "Tap a point to show its trace below."]), name="answer")
-    panels = trace_panels(steps) if tables else []
+    units = {name: unit for p in points if p.trace is not None for name, unit in state_units(p.trace).items()}
+    panels = trace_panels(steps, units=units) if tables else []
     return column(header, *figures, info, *panels, sizing_mode="stretch_width")
 
 

@@ -31,6 +31,7 @@ from ccac.encode.trace import Trace
 #: the name of the page's data table (one column per variable), as the page's script knows it
 STEPS_TABLE = "steps"
 FLOW_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f")
+STATE_COLOURS = ("#17becf", "#ff7f0e", "#bcbd22", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
 
 def check_html(path: str | Path, where: str = "--html") -> None:
@@ -56,7 +57,37 @@ def step_columns(trace: Trace) -> dict[str, list[float]]:
     buffer = trace.constant("buffer")
     if trace.network.finite_buffer and buffer is not None:
         columns["C t - W + buffer"] = [_float(u + buffer) for u in upper]
+    if trace.flows > 1:   # who gets the link: each flow's bytes served per step
+        columns["C"] = [_float(trace.network.C)] * trace.T
+        for n in range(trace.flows):
+            served = columns[f"S_f[{n}]"]
+            columns[f"served[{n}]"] = [float("nan")] + [b - a for a, b in zip(served, served[1:])]
+    columns.update(_delay_columns(trace))
     return columns
+
+
+def _delay_columns(trace: Trace) -> dict[str, list[float]]:
+    """The queueing delay the model allows the byte served at each step, ``delay_min`` to
+    ``delay_max`` (NaN: no upper end inside the trace; ``_open`` marks those steps at their
+    least), and each boxed flow's own reading (its queue and its box) as ``delay_min[n]``."""
+    columns: dict[str, list[float]] = {}
+    boxed = [n for n in range(trace.flows) if trace.network.path(n).D > 0]
+    for flow, suffix in [(None, "")] + [(n, f"[{n}]") for n in boxed]:
+        readings = [trace.delay_range(t, flow) for t in range(trace.T)]
+        columns[f"delay_min{suffix}"] = [float(lo) for lo, _ in readings]
+        columns[f"delay_max{suffix}"] = [float("nan") if hi is None else float(hi) for _, hi in readings]
+    columns["_open"] = [float(lo) if hi is None else float("nan") for lo, hi in
+                        (trace.delay_range(t) for t in range(trace.T))]
+    return columns
+
+
+def state_units(trace: Trace) -> dict[str, str]:
+    """The CCA state the trace's CCAs mark ``plotted`` (as ``--plot`` draws it,
+    :func:`ccac.report.plot.state_groups`): each column's unit, one panel per unit."""
+    from ccac.report.plot import state_groups
+
+    return {f"{var.name}[{n}]": key.removeprefix("state:") for key, variables in state_groups(trace).items()
+            for n, var in variables}
 
 
 @dataclass
@@ -175,7 +206,7 @@ def write_sections(path: str | Path, title: str, sections: Sequence[Section]) ->
 
 def _panels(trace: Trace, source: Any, replayed: bool = False) -> list[Any]:
     """The panels of :func:`trace_panels`, the trace's losses and timeouts marked on the first."""
-    panels = trace_panels(source, replayed)
+    panels = trace_panels(source, replayed, state_units(trace))
     bytes_ = panels[0]
     admitted, arrived = source.data["A - L"], source.data["A"]
     lost = [i for i in range(1, trace.T) if trace.total("L")[i] > trace.total("L")[i - 1]]
@@ -189,57 +220,126 @@ def _panels(trace: Trace, source: Any, replayed: bool = False) -> list[Any]:
     return panels
 
 
-def trace_panels(source: Any, replayed: bool = False) -> list[Any]:
+def trace_panels(source: Any, replayed: bool = False, units: dict[str, str] | None = None) -> list[Any]:
     """The panels over ``source`` (a table of :func:`step_columns`), for the flows whose columns
-    it has; with ``replayed``, each curve's primed twin (the replayed run) dashed beside it."""
+    it has: the byte curves (each flow's too, with several), who gets the link, the queue, each
+    flow's window and pacing rate, the queueing delay, and the CCA state ``units`` names (column
+    -> unit, one panel per unit). With ``replayed``, each curve's primed twin (the replayed run)
+    dashed beside it. Every panel lists all of ``source``'s variables at the step under the pointer."""
     from bokeh.models import HoverTool
     from bokeh.plotting import figure
 
-    names = [name for name in source.data if name != "t"]
-    hover = [("t", "@t{0}")] + [(name, f"@{{{name}}}" if _is_text(source.data[name]) else f"@{{{name}}}{{0.[0000]}}")
-                                for name in names]
     panels: list[Any] = []
 
-    def panel(label: str, height: int) -> Any:
+    def panel(label: str, height: int = 160) -> Any:
         shared = {"x_range": panels[0].x_range} if panels else {}
         fig = figure(height=height, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,box_zoom,reset,save",
                      y_axis_label=label, name=label, **shared)
         panels.append(fig)
         return fig
 
-    bytes_ = panel("cumulative bytes", 320)
+    _byte_curves(panel("cumulative bytes", 320), source, replayed)
+    if "served[1]" in source.data:
+        _shares(panel("served per step (bytes)"), source)
+    queue = panel("queue (bytes)")
+    queue.line("t", "queue", source=source, color="teal", line_width=2, legend_label="A - L - S")
+    if replayed:
+        queue.line("t", primed("queue"), source=source, color="teal", line_dash="dashed", line_width=2,
+                   legend_label=f"{primed('queue')} (replayed run)")
+    queue.legend.location = "top_left"
+    for series, label in (("cwnd", "window (bytes)"), ("rate", "pacing rate (bytes/step)")):
+        if _flows_of(source, series):
+            _per_flow(panel(label), source, series, replayed)
+    _delays(panel("queueing delay (steps)"), source)
+    by_unit: dict[str, list[str]] = {}
+    for name, unit in (units or {}).items():
+        if name in source.data:
+            by_unit.setdefault(unit, []).append(name)
+    for unit, names in by_unit.items():
+        fig = panel(f"CCA state ({unit})" if unit else "CCA state")
+        for k, name in enumerate(names):
+            fig.line("t", name, source=source, color=STATE_COLOURS[k % len(STATE_COLOURS)], line_width=2,
+                     legend_label=name)
+        fig.legend.location = "top_left"
+    panels[-1].xaxis.axis_label = "step t"
+    hover = _hover_rows(source)
+    for fig in panels:   # one table of every variable per step, from the panel's first line
+        fig.add_tools(HoverTool(tooltips=hover, mode="vline", renderers=fig.renderers[:1]))
+        fig.legend.click_policy = "hide"   # a click on a legend entry hides its curve
+    return panels
+
+
+def _hover_rows(source: Any) -> list[tuple[str, str]]:
+    """Every variable of the table (not the page's own marks, named with a leading ``_``)."""
+    names = [name for name in source.data if name != "t" and not name.startswith("_")]
+    return [("t", "@t{0}")] + [(name, f"@{{{name}}}" if _is_text(source.data[name]) else f"@{{{name}}}{{0.[0000]}}")
+                               for name in names]
+
+
+def _flows_of(source: Any, series: str) -> list[int]:
+    """The flows whose ``series[n]`` column the table has."""
+    return sorted(int(name[len(series) + 1:-1]) for name in source.data
+                  if name.startswith(f"{series}[") and name[len(series) + 1:-1].isdigit())
+
+
+def _byte_curves(fig: Any, source: Any, replayed: bool) -> None:
+    """A, A - L, S, the service bounds and the loss threshold; with several flows each flow's
+    A_f (solid), S_f (dotted) and, with a box of its own, So_f (dashed: the ACKs it has seen)."""
     for name, colour, dash in (("A", "#1f77b4", "solid"), ("A - L", "#7fb2e0", "dashed"), ("S", "#d62728", "solid"),
                                ("C t - W", "black", "solid"), ("C (t - D) - W", "black", "dashdot"),
                                ("C t - W + buffer", "dimgray", "dotted")):
         if name in source.data:
-            bytes_.line("t", name, source=source, color=colour, line_dash=dash, legend_label=name, line_width=2)
+            fig.line("t", name, source=source, color=colour, line_dash=dash, legend_label=name, line_width=2)
     if replayed:
         for name, colour in (("A", "#1f77b4"), ("S", "#d62728")):
-            bytes_.line("t", primed(name), source=source, color=colour, line_dash="dashed", line_width=2,
-                        line_alpha=0.7, legend_label=f"{primed(name)} (replayed run)")
-    bytes_.legend.location = "top_left"
+            fig.line("t", primed(name), source=source, color=colour, line_dash="dashed", line_width=2,
+                     line_alpha=0.7, legend_label=f"{primed(name)} (replayed run)")
+    flows = _flows_of(source, "A_f")
+    for n in flows if len(flows) > 1 else []:
+        colour = FLOW_COLOURS[n % len(FLOW_COLOURS)]
+        for name, dash in (("A_f", "solid"), ("S_f", "dotted"), ("So_f", "dashed")):
+            if f"{name}[{n}]" in source.data:
+                fig.line("t", f"{name}[{n}]", source=source, color=colour, line_dash=dash, line_width=1.5,
+                         legend_label=f"{name}[{n}]")
+    fig.legend.location = "top_left"
 
-    queue = panel("queue (bytes)", 160)
-    queue.line("t", "queue", source=source, color="teal", line_width=2)
-    if replayed:
-        queue.line("t", primed("queue"), source=source, color="teal", line_dash="dashed", line_width=2)
-    for series, label in (("cwnd", "window (bytes)"), ("rate", "pacing rate (bytes/step)")):
-        flows = sorted(int(name[len(series) + 1:-1]) for name in source.data
-                       if name.startswith(f"{series}[") and name[len(series) + 1:-1].isdigit())
-        if not flows:
-            continue
-        fig = panel(label, 160)
-        for n in flows:
-            colour = FLOW_COLOURS[n % len(FLOW_COLOURS)]
-            fig.line("t", f"{series}[{n}]", source=source, color=colour, line_width=2, legend_label=f"flow {n}")
-            if replayed and primed(f"{series}[{n}]") in source.data:
-                fig.line("t", primed(f"{series}[{n}]"), source=source, color=colour, line_dash="dashed",
-                         line_width=2, legend_label=f"flow {n}, replayed")
-        fig.legend.location = "top_left"
-    panels[-1].xaxis.axis_label = "step t"
-    for fig in panels:   # one table of every variable per step, from the panel's first line
-        fig.add_tools(HoverTool(tooltips=hover, mode="vline", renderers=fig.renderers[:1]))
-    return panels
+
+def _shares(fig: Any, source: Any) -> None:
+    """The bytes each flow got served in each step, stacked, against the link rate C."""
+    fig.line("t", "C", source=source, color="black", line_dash="dashed", legend_label="link rate C")
+    flows = _flows_of(source, "served")
+    fig.vbar_stack([f"served[{n}]" for n in flows], x="t", width=0.6, source=source, fill_alpha=0.8,
+                   color=[FLOW_COLOURS[n % len(FLOW_COLOURS)] for n in flows],
+                   legend_label=[f"flow {n}" for n in flows])
+    fig.legend.location = "top_left"
+
+
+def _per_flow(fig: Any, source: Any, series: str, replayed: bool) -> None:
+    """One line per flow of ``series`` (its replayed twin dashed)."""
+    for n in _flows_of(source, series):
+        colour = FLOW_COLOURS[n % len(FLOW_COLOURS)]
+        fig.line("t", f"{series}[{n}]", source=source, color=colour, line_width=2, legend_label=f"flow {n}")
+        if replayed and primed(f"{series}[{n}]") in source.data:
+            fig.line("t", primed(f"{series}[{n}]"), source=source, color=colour, line_dash="dashed",
+                     line_width=2, legend_label=f"flow {n}, replayed")
+    fig.legend.location = "top_left"
+
+
+def _delays(fig: Any, source: Any) -> None:
+    """The queueing delay the model allows the byte served at each step, a bar from its least to
+    its greatest (a triangle at the least where the trace holds no upper end), and each boxed
+    flow's own reading beside it in its colour."""
+    from bokeh.transform import dodge
+
+    fig.line("t", "delay_min", source=source, color="teal", line_width=1, legend_label="least delay")
+    fig.vbar(x="t", bottom="delay_min", top="delay_max", width=0.5, source=source, color="teal", fill_alpha=0.5,
+             legend_label="delay range")
+    fig.scatter("t", "_open", source=source, marker="triangle", size=10, color="teal",
+                legend_label="at least (no upper end in the trace)")
+    for k, n in enumerate(_flows_of(source, "delay_min")):
+        fig.vbar(x=dodge("t", 0.3 + 0.15 * k), bottom=f"delay_min[{n}]", top=f"delay_max[{n}]", width=0.12,
+                 source=source, color=FLOW_COLOURS[n % len(FLOW_COLOURS)], legend_label=f"flow {n}'s own reading")
+    fig.legend.location = "top_left"
 
 
 def _is_text(values: Sequence[Any]) -> bool:

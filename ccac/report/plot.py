@@ -58,7 +58,7 @@ def plot_trace(trace: Trace, path: str | Path | None = None, title: str = "",
     if path is not None:
         check_format(path)
     paced = [n for n in range(trace.flows) if _flow(trace, "rate", n) is not None]
-    states = _state_groups(trace)
+    states = state_groups(trace)
     kinds = (["cumulative"] + (["share"] if trace.flows > 1 else []) + ["cwnd"]
              + (["rate"] if paced else []) + ["delay"] + list(states))
     heights = {"cumulative": 3.2, "share": 1.5, "cwnd": 1.3, "rate": 1.3, "delay": 1.5} | {unit: 1.3 for unit in states}
@@ -214,7 +214,7 @@ def _per_flow(ax: Axes, trace: Trace, name: str, flows: Sequence[int], ylabel: s
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
 
 
-def _state_groups(trace: Trace) -> dict[str, list[tuple[int, StateVar]]]:
+def state_groups(trace: Trace) -> dict[str, list[tuple[int, StateVar]]]:
     """The (flow, variable) pairs to draw, grouped into one panel per unit (keyed ``state:unit``)."""
     groups: dict[str, list[tuple[int, StateVar]]] = {}
     for n, name in enumerate(trace.ccas):

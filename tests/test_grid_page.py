@@ -187,3 +187,26 @@ def test_a_page_must_be_html_and_is_refused_before_solving(tmp_path: Path, cli: 
     assert code == 2 and "an interactive page is written as .html, not '.png'" in err
     assert "probe" not in out + err and "sweep:" not in err and "Traceback" not in out + err
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_sweep_and_a_bound_show_themselves_in_a_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ccac.analysis.sweep.sweep` from Python: its points as a DataFrame, and in a notebook the
+    grid with each sat point's trace above the table; a bound's probes likewise."""
+    from test_bound import service_query
+
+    from ccac.analysis.bound import find_bound
+    from ccac.analysis.sweep import sweep
+
+    monkeypatch.setenv("CCAC_CACHE_DIR", str(tmp_path / "cache"))
+    query = tmp_path / "slack.toml"
+    query.write_text(SLACK)
+    job = sweep(str(query), {"params.slack": [0, 0.5]}, workers=1)
+    table = job.table()
+    assert list(table["params.slack"]) == ["0", "0.5"] and list(table["answer"]) == ["sat", "unsat"]
+    html = job._repr_html_()
+    assert '"name":"points"' in html and '"name":"steps"' in html and "<table" in html and "unsat" in html
+    again = sweep(str(query), {"params.slack": "0,0.5"}, workers=1)
+    assert list(again.table()["cached"]) == [True, True]
+    bound = find_bound(service_query(), "x", Fraction(0), Fraction(12, 5), Fraction(1, 10), traces=True)
+    html = bound._repr_html_()
+    assert f"bound of params.x on {bound.query.name}: flip" in html and '"name":"steps"' in html

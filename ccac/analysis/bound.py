@@ -36,7 +36,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ccac.core import deadline, limits
 from ccac.analysis.bisection import bisect, search_range
@@ -124,6 +124,34 @@ class BoundResult:
     @property
     def validated(self) -> bool | None:
         return None if self.violations is None else not self.violations
+
+    def layout(self, text: Sequence[str] = (), timeout: float | None = None) -> Any:
+        """The probes as an interactive Bokeh layout (:func:`ccac.report.grid_page.bound_layout`),
+        the bracket marked, each sat probe whose trace was kept (``find_bound(traces=True)``;
+        else the boundary's) linked to it, with what holds at each step."""
+        from ccac.core.params import exact_text
+        from ccac.report import bound_lines
+        from ccac.report.grid_page import GridPoint, bound_layout
+        from ccac.solving.validate import step_notes
+
+        end = self.boundary_value
+        points = []
+        for p in self.probes:
+            trace, query = (p.trace, p.query) if p.violations == [] else (None, None)
+            if trace is None and end is not None and p.value == end and self.validated:
+                trace, query = self.trace, self.boundary_query
+            points.append(GridPoint((exact_text(p.value),), p.answer, p.seconds,
+                                    "" if trace is not None else bound_lines.untraced_probe_note(p, p.violations),
+                                    bound_lines.probe_lines(self.key, p, p.value == end, timeout), trace,
+                                    step_notes(query, trace) if trace is not None and query is not None else {}))
+        bracket = None if self.bracket is None else (float(self.bracket[0].value), float(self.bracket[1].value))
+        return bound_layout(text, self.key, points, [float(p.value) for p in self.probes], bracket)
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the probes over the parameter, each linked to its trace."""
+        from ccac.report.html_page import layout_fragment
+
+        return layout_fragment(self.layout([f"bound of {self.key} on {self.query.name}: {self.status}"]))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -15,16 +15,17 @@ its table and its exit codes are :mod:`ccac.commands.sweep`.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ccac.core.errors import CcacError
-from ccac.analysis.executors import Executor
-from ccac.analysis.grid import Axis
+from ccac.analysis.executors import Executor, executor
+from ccac.analysis.grid import Axis, grid_points, option_keys, parse_grid
 from ccac.core.deadline import TimeLimit, time_limit
 from ccac.encode.trace import Trace
 from ccac.problems.query import (QUERY_KEYS, SECTIONS, Query, apply_overrides, bundled_queries, load_query, locate,
@@ -226,6 +227,7 @@ class Sweep:
         self.kind, self.target, self.source, data = locate_target(file_or_name)
         self.solver = solver or (proof_solver(data) if self.kind == "proof" else "z3")
         self.timeout = timeout
+        self.axes = axes
         self.points = [Point(idx, tuple(a.shown[i] for a, i in zip(axes, idx)),
                              list(overrides) + [f"{a.key}={a.texts[i]}" for a, i in zip(axes, idx)])
                        for idx in indexes]
@@ -235,6 +237,56 @@ class Sweep:
         self.groups: list[list[int]] = []  # the points to compute, grouped by query
         self.shared: list[list[list[int]]] | None = None  # the groups in families, with --reuse
         self.tasks: list[dict[str, Any]] = []
+
+    def execute(self, workers: int | None = None, scheduler: str | None = None, fresh: bool = False,
+                reuse: bool = False, started: Callable[[Store, Executor], None] | None = None,
+                progress: Callable[[list[str]], None] = lambda answers: None) -> None:
+        """Plan and run the sweep in a local pool of ``workers`` or on a Dask ``scheduler``, with
+        the result store: ``started`` is told where it runs once the plan is made (the store
+        answered what it could), ``progress`` gets the answers of each finished task."""
+        with executor(workers, scheduler) as where:
+            env = versions(where, self.solver)
+            with Store() as store:
+                self.plan(store, env, fresh, reuse, where.workers)
+                if started is not None:
+                    started(store, where)
+                self.run(store, where, progress)
+
+    def table(self) -> Any:
+        """The points as a pandas DataFrame: a column per axis (its values as given), then the
+        answer, whether its trace was validated, seconds, whether it came from the store, and
+        the reason or error."""
+        import pandas as pd
+
+        rows = [{**{a.key: shown for a, shown in zip(self.axes, p.shown)}, "answer": p.answer,
+                 "validated": p.result.get("validated"), "seconds": float(p.result.get("seconds", 0.0)),
+                 "cached": p.cached, "reason": p.result.get("error") or p.result.get("reason")} for p in self.points]
+        return pd.DataFrame(rows)
+
+    def layout(self, summary: Sequence[str] = ()) -> Any:
+        """The grid as an interactive Bokeh layout (:func:`ccac.report.grid_page.sweep_layout`):
+        each point by its answer, each validated sat point linked to its trace (read back on its
+        own query) with what holds at each step."""
+        from ccac.report.grid_page import GridPoint, sweep_layout
+        from ccac.report.sweep_lines import point_lines, untraced_note
+        from ccac.solving.validate import step_notes
+
+        points = []
+        for p in self.points:
+            found = self.trace(p) if p.result.get("validated") else None
+            note = p.result.get("error") or p.result.get("reason") or untraced_note(p)
+            trace, notes = (found[1], step_notes(*found)) if found else (None, {})
+            points.append(GridPoint(p.shown, p.answer, float(p.result.get("seconds", 0.0)), note,
+                                    point_lines(p.overrides, p, self.timeout), trace, notes))
+        text = [f"ccac sweep {self.target} ({self.kind}; solver {self.solver})",
+                *(f"--grid {a.key}={','.join(a.shown)}" for a in self.axes), *summary]
+        return sweep_layout(text, [a.key for a in self.axes], points)
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the grid, each point linked to its trace, and the table."""
+        from ccac.report.html_page import layout_fragment
+
+        return layout_fragment(self.layout()) + self.table().to_html(index=False)
 
     def plan(self, store: Store, env: dict[str, str], fresh: bool, reuse: bool, chunks: int) -> None:
         """Fill the points the store answers (none when ``fresh``); the rest become tasks, one per
@@ -342,3 +394,25 @@ class Sweep:
         """An error message without the file name every point shares."""
         prefix = f"{self.source}: "
         return message[len(prefix):] if message and message.startswith(prefix) else message
+
+
+def sweep(file_or_name: str, grid: dict[str, Any], overrides: Sequence[str] = (), *, workers: int | None = None,
+          scheduler: str | None = None, timeout: float | None = None, solver: str | None = None,
+          fresh: bool = False, reuse: bool = False) -> Sweep:
+    """``ccac sweep`` from Python: ``file_or_name`` (a query or a proof) at every point of
+    ``grid`` (key -> its values: a list, or the command line's text ``"0.1:0.5:0.1"``), with the
+    result store; the finished :class:`Sweep` (``.points``, ``.table()``, and in a notebook the
+    interactive grid)."""
+    axes = [parse_grid(f"{key}={_grid_text(values)}") for key, values in grid.items()]
+    job = Sweep(file_or_name, axes, grid_points(axes), tuple(overrides), option_keys(axes, tuple(overrides)),
+                solver, timeout)
+    job.execute(workers, scheduler, fresh, reuse)
+    return job
+
+
+def _grid_text(values: Any) -> str:
+    """An axis's values as ``--grid`` takes them: a text as it is, a list item by item (numbers
+    and booleans as TOML writes them, a text quoted)."""
+    if isinstance(values, str):
+        return values
+    return ",".join(json.dumps(v) if isinstance(v, (str, bool)) else str(v) for v in values)

@@ -12,7 +12,6 @@ import click
 
 from ccac.analysis.bound import BoundResult, find_bound
 from ccac.core import progress
-from ccac.core.params import exact_text as show
 from ccac.problems.query import Query, load_query
 from ccac.report import bound_lines as lines
 from ccac.report.html_page import check_html
@@ -99,20 +98,7 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
 
 
 def write_page(path: str, q: Query, r: BoundResult, timeout: float | None, text: list[str]) -> None:
-    """The probes as an interactive page (:mod:`ccac.report.grid_page`), the bracket marked, each
-    sat probe with its validated trace."""
-    from ccac.report.grid_page import GridPoint, bound_layout, write_grid_page
+    """The probes as an interactive page (:meth:`BoundResult.layout`)."""
+    from ccac.report.grid_page import write_grid_page
 
-    from ccac.solving.validate import step_notes
-
-    end = r.boundary_value
-    points = []
-    for p in r.probes:
-        validated = p.violations == [] and p.trace is not None and p.query is not None
-        points.append(GridPoint((show(p.value),), p.answer, p.seconds, lines.untraced_probe_note(p, p.violations),
-                                lines.probe_lines(r.key, p, p.value == end, timeout),
-                                p.trace if validated else None,
-                                step_notes(p.query, p.trace) if validated and p.query and p.trace else {}))
-    bracket = None if r.bracket is None else (float(r.bracket[0].value), float(r.bracket[1].value))
-    write_grid_page(path, f"ccac bound {q.name} {r.key}",
-                    bound_layout(text, r.key, points, [float(p.value) for p in r.probes], bracket))
+    write_grid_page(path, f"ccac bound {q.name} {r.key}", r.layout(text, timeout))

@@ -20,14 +20,14 @@ import click
 
 from ccac.solving.backends import SOLVER_HELP
 from ccac.core.errors import CcacError
-from ccac.analysis.executors import executor
+from ccac.analysis.executors import Executor
 from ccac.analysis.grid import Axis, grid_points, option_keys, parse_grid
 from ccac.core.limits import check_seconds
 from ccac.report import sweep_lines as lines
 from ccac.report.html_page import check_html
 from ccac.report.presentation import EXIT_BAD_INPUT
 from ccac.solving.store import Store
-from ccac.analysis.sweep import Point, Sweep, versions
+from ccac.analysis.sweep import Point, Sweep
 
 __all__ = ["sweep"]
 
@@ -113,33 +113,34 @@ def sweep(file_or_name: str, grids: tuple[str, ...], overrides: tuple[str, ...],
         raise CcacError(f"unsupported format {Path(out_path).suffix or '(none)'!r}; use .csv or .json", "--out")
     job = Sweep(file_or_name, axes, indexes, overrides, keys, solver, timeout)
     points = job.points
+    counts: Counter = Counter()
+    bars: list[Any] = []
 
-    with executor(workers, scheduler) as where:
-        env = versions(where, job.solver)
-        with Store() as store:
-            job.plan(store, env, fresh, reuse, where.workers)
-            tasks = job.tasks
-            click.echo(lines.plan_line(len(points), sum(p.cached for p in points), str(store.path), len(job.groups),
-                                       len(tasks) if job.shared else None,
-                                       where.describe(len(tasks)) if tasks else None), err=True)
-            counts = Counter(p.answer for p in points if p.result)
-            bar = _progress(len(tasks))
-            bar.set_postfix(_postfix(job.kind, counts), refresh=False)
+    def begin(store: Store, where: Executor) -> None:   # the plan is made: say where it runs
+        tasks = job.tasks
+        click.echo(lines.plan_line(len(points), sum(p.cached for p in points), str(store.path), len(job.groups),
+                                   len(tasks) if job.shared else None,
+                                   where.describe(len(tasks)) if tasks else None), err=True)
+        counts.update(p.answer for p in points if p.result)
+        bars.append(_progress(len(tasks)))
+        bars[0].set_postfix(_postfix(job.kind, counts), refresh=False)
 
-            def progress(answers: list[str]) -> None:
-                counts.update(answers)
-                bar.set_postfix(_postfix(job.kind, counts), refresh=False)
-                bar.update(1)
+    def progress(answers: list[str]) -> None:
+        counts.update(answers)
+        bars[0].set_postfix(_postfix(job.kind, counts), refresh=False)
+        bars[0].update(1)
 
-            try:
-                job.run(store, where, progress)
-            except KeyboardInterrupt:
-                bar.close()
-                stored = sum(1 for p in points if p.result and p.answer != "error")
-                click.echo(lines.interrupted_line(stored, len(points)), err=True)
-                raise
-            finally:
-                bar.close()
+    try:
+        job.execute(workers, scheduler, fresh, reuse, begin, progress)
+    except KeyboardInterrupt:
+        stored = sum(1 for p in points if p.result and p.answer != "error")
+        for bar in bars:
+            bar.close()
+        click.echo(lines.interrupted_line(stored, len(points)), err=True)
+        raise
+    finally:
+        for bar in bars:
+            bar.close()
     report(job, axes, out_path, html_path, time.perf_counter() - started)
 
 
@@ -153,7 +154,7 @@ def report(job: Sweep, axes: list[Axis], out_path: str | None, html_path: str | 
     if out_path:
         write_out(Path(out_path), axes, header, points)
     if html_path:
-        write_page(html_path, job, axes, summary.strip())
+        write_page(html_path, job, summary.strip())
         click.echo(f"page: {html_path}")
     code = lines.exit_code(points)
     if code == EXIT_BAD_INPUT:
@@ -181,23 +182,11 @@ def write_out(path: Path, axes: list[Axis], header: tuple[str, ...], points: lis
     path.write_text(json.dumps(rows, indent=1) + "\n")
 
 
-def write_page(path: str, job: Sweep, axes: list[Axis], summary: str) -> None:
-    """The grid as an interactive page (:mod:`ccac.report.grid_page`), each validated sat point
-    with its trace, read back on its own query."""
-    from ccac.report.grid_page import GridPoint, sweep_layout, write_grid_page
+def write_page(path: str, job: Sweep, summary: str) -> None:
+    """The grid as an interactive page (:meth:`Sweep.layout`), each validated sat point with its trace."""
+    from ccac.report.grid_page import write_grid_page
 
-    from ccac.solving.validate import step_notes
-
-    points = []
-    for p in job.points:
-        found = job.trace(p) if p.result.get("validated") else None
-        note = p.result.get("error") or p.result.get("reason") or lines.untraced_note(p)
-        trace, notes = (found[1], step_notes(*found)) if found else (None, {})
-        points.append(GridPoint(p.shown, p.answer, float(p.result.get("seconds", 0.0)), note,
-                                lines.point_lines(p.overrides, p, job.timeout), trace, notes))
-    text = [f"ccac sweep {job.target} ({job.kind}; solver {job.solver})",
-            *(f"--grid {a.key}={','.join(a.shown)}" for a in axes), summary]
-    write_grid_page(path, f"ccac sweep {Path(job.target).stem}", sweep_layout(text, [a.key for a in axes], points))
+    write_grid_page(path, f"ccac sweep {Path(job.target).stem}", job.layout([summary]))
 
 
 def _progress(total: int) -> Any:

@@ -77,15 +77,20 @@ class Trace:
         bytes). A periodic trace's earlier periods are the trace itself, shifted by one
         period's bytes, so there the delay is read on the run with :data:`PAST_PERIODS` earlier
         periods before it."""
+        return self.delay_ranges(flow, [t])[0]
+
+    def delay_ranges(self, flow: int | None = None, steps: list[int] | None = None) -> list[tuple[int, int | None]]:
+        """:meth:`delay_range` at each of ``steps`` (all of them by default), the curves read once."""
         if flow is None:
             served, A, L = self.total("S"), self.total("A"), self.total("L")
         else:
             served, A, L = self.recorded("So_f", flow), self.flow("A_f", flow), self.flow("L_f", flow)
         admitted = [a - lost for a, lost in zip(A, L)]
+        steps = list(range(self.T)) if steps is None else steps
         if not self.periodic:
-            return delay_range(served, admitted, t)
+            return [delay_range(served, admitted, t) for t in steps]
         past_served, past_admitted = (repeat_period(curve, PAST_PERIODS, 0) for curve in (served, admitted))
-        return delay_range(past_served, past_admitted, t + PAST_PERIODS * (self.T - 1))
+        return [delay_range(past_served, past_admitted, t + PAST_PERIODS * (self.T - 1)) for t in steps]
 
     @classmethod
     def from_json(cls, data: dict[str, Any], network: Network, ccas: list[str]) -> Trace:
@@ -116,8 +121,7 @@ class Trace:
     def rows(self) -> list[dict[str, Any]]:
         cols = self.columns()
         out = []
-        for t in range(self.T):
-            low, high = self.delay_range(t)
+        for t, (low, high) in enumerate(self.delay_ranges()):
             row: dict[str, Any] = {"t": t}
             row.update({name: values[t] for name, values in cols})
             row["delay_min"], row["delay_max"] = low, high
@@ -156,7 +160,7 @@ class Trace:
             else:
                 series[name] = [[_pair(x) for x in row] if row is not None else None for row in s.values]
         constants = {k: _pair(v) for k, v in self.symbols.constants.items()}
-        delay = [dict(zip(("min", "max"), self.delay_range(t))) for t in range(self.T)]
+        delay = [dict(zip(("min", "max"), reading)) for reading in self.delay_ranges()]
         paths = [{k: _pair(v) for k, v in p.items()} for p in self.paths()]
         return {"T": self.T, "periodic": self.periodic, "flows": self.flows, "ccas": self.ccas,
                 "constants": constants, "paths": paths, "series": series, "delay": delay}

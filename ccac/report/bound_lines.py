@@ -133,4 +133,6 @@ def untraced_probe_note(p: ProbeView, violations: list[str] | None) -> str:
     """Why a probe has no trace on the page, or its unknown's reason ("" when there is nothing to say)."""
     if p.answer == "sat" and violations:
         return "the trace failed validation: not shown"
+    if p.answer == "sat" and violations is None:
+        return "trace not kept: find_bound(..., traces=True) keeps each sat probe's"
     return p.reason or ""

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from ccac.core.errors import CcacError
 from ccac.encode.trace import Trace
+from ccac.report.panels import state_groups
 
 #: the name of the page's data table (one column per variable), as the page's script knows it
 STEPS_TABLE = "steps"
@@ -73,19 +74,17 @@ def _delay_columns(trace: Trace) -> dict[str, list[float]]:
     columns: dict[str, list[float]] = {}
     boxed = [n for n in range(trace.flows) if trace.network.path(n).D > 0]
     for flow, suffix in [(None, "")] + [(n, f"[{n}]") for n in boxed]:
-        readings = [trace.delay_range(t, flow) for t in range(trace.T)]
+        readings = trace.delay_ranges(flow)
         columns[f"delay_min{suffix}"] = [float(lo) for lo, _ in readings]
         columns[f"delay_max{suffix}"] = [float("nan") if hi is None else float(hi) for _, hi in readings]
-    columns["_open"] = [float(lo) if hi is None else float("nan") for lo, hi in
-                        (trace.delay_range(t) for t in range(trace.T))]
+        if flow is None:
+            columns["_open"] = [float(lo) if hi is None else float("nan") for lo, hi in readings]
     return columns
 
 
 def state_units(trace: Trace) -> dict[str, str]:
     """The CCA state the trace's CCAs mark ``plotted`` (as ``--plot`` draws it,
     :func:`ccac.report.plot.state_groups`): each column's unit, one panel per unit."""
-    from ccac.report.plot import state_groups
-
     return {f"{var.name}[{n}]": key.removeprefix("state:") for key, variables in state_groups(trace).items()
             for n, var in variables}
 
@@ -170,13 +169,18 @@ def fragment(text: Sequence[str], trace: Trace | None, notes: dict[str, list[str
 
 
 def sections_fragment(sections: Sequence[Section]) -> str:
-    """The sections as a part of another page, with the BokehJS bundles they need inlined (the
-    plots and the text widgets: about 1.6 MB, where all of Bokeh's are 3.9 MB)."""
+    """The sections as a part of another page (:func:`layout_fragment`)."""
+    return layout_fragment(sections_layout(sections))
+
+
+def layout_fragment(shown: Any) -> str:
+    """A Bokeh layout as a part of another page (a notebook's output cell), with the BokehJS
+    bundles it needs inlined (the plots and the text widgets: about 1.6 MB, where all of
+    Bokeh's are 3.9 MB)."""
     from bokeh.embed import components
     from bokeh.embed.bundle import bundle_for_objs_and_resources
     from bokeh.resources import INLINE
 
-    shown = sections_layout(sections)
     script, div = components(shown)
     return f"{bundle_for_objs_and_resources([shown], INLINE).scripts()}{script}{div}"
 

@@ -29,11 +29,11 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.ticker import MaxNLocator, MultipleLocator
 
-from ccac.ccas import CCAS
 from ccac.ccas.interface import StateVar
 from ccac.core.errors import CcacError
 from ccac.core.params import approximate, rounded_text
 from ccac.encode.trace import Trace
+from ccac.report.panels import state_groups
 
 FORMATS = (".png", ".svg", ".pdf")
 ARRIVAL, ADMITTED, SERVICE, BOUND = "tab:blue", "#7fb2e0", "tab:red", "black"
@@ -116,7 +116,7 @@ def plot_replay(replay: Any, path: str | Path | None = None) -> Figure:
             axes[0].plot(_floats(tr.flow("S_f", n)), ls=style, color=colour, marker=".", label=f"S_f {label}")
             axes[1].plot(_floats(tr.flow("cwnd", n)), ls=style, color=colour, marker=".", label=label)
     for tr, style, side in ((trace, "--", "trace"), (run, "-", "replay")):
-        axes[2].plot([tr.delay_range(t)[0] for t in range(trace.T)], ls=style, color=DELAY,
+        axes[2].plot([low for low, _ in tr.delay_ranges()], ls=style, color=DELAY,
                      marker=".", label=side)
     first, last = replay.window
     for ax in axes:
@@ -214,17 +214,6 @@ def _per_flow(ax: Axes, trace: Trace, name: str, flows: Sequence[int], ylabel: s
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
 
 
-def state_groups(trace: Trace) -> dict[str, list[tuple[int, StateVar]]]:
-    """The (flow, variable) pairs to draw, grouped into one panel per unit (keyed ``state:unit``)."""
-    groups: dict[str, list[tuple[int, StateVar]]] = {}
-    for n, name in enumerate(trace.ccas):
-        cca = CCAS.get(name)   # a CCA from a user's file is not in the library: no state panels
-        for var in cca.state if cca is not None else ():
-            if var.plotted and var.kind != "bool" and _flow(trace, var.name, n) is not None:
-                groups.setdefault(f"state:{var.unit}", []).append((n, var))
-    return groups
-
-
 def _state(ax: Axes, trace: Trace, key: str, variables: list[tuple[int, StateVar]]) -> None:
     """A CCA's own state, one line per (flow, variable): colour per variable, marker per flow."""
     t, unit = list(range(trace.T)), key.removeprefix("state:")
@@ -243,10 +232,10 @@ def _state(ax: Axes, trace: Trace, key: str, variables: list[tuple[int, StateVar
 
 def _delay(ax: Axes, trace: Trace) -> None:
     """Bars from the least to the greatest queueing delay the model allows at each step."""
-    ranges = [trace.delay_range(i) for i in range(trace.T)]
+    ranges = trace.delay_ranges()
     boxed = [n for n in range(trace.flows) if trace.network.path(n).D > 0]
     # each boxed flow's own reading, drawn beside the shared one
-    own = {n: [trace.delay_range(i, flow=n) for i in range(trace.T)] for n in boxed}
+    own = {n: trace.delay_ranges(n) for n in boxed}
     every = ranges + [r for readings in own.values() for r in readings]
     top = max([hi for _, hi in every if hi is not None] + [lo for lo, _ in every]) + 1.2
     closed = [(i, lo, hi) for i, (lo, hi) in enumerate(ranges) if hi is not None]

@@ -243,7 +243,7 @@ class Definition:
         """Which branch of the rule ``source`` applies with ``values`` (exact numbers): in its
         outermost ``x if c1 else y if c2 else z`` (the whole rule, or the first one inside it, as
         in ``max(alpha, x if c else y)``), the first condition that holds, "else" when none
-        does ("not c1", "none of c1; c2"); None for a rule without branches."""
+        does ("not c1", "not (c1 or c2)"); None for a rule without branches."""
         text = source.strip()
         first = next((n for n in ast.walk(syntax_tree(text, where).body) if isinstance(n, ast.IfExp)), None)
         if first is None:
@@ -256,7 +256,7 @@ class Definition:
                 return test
             tests.append(test)
             node = node.orelse
-        return f"not {tests[0]}" if len(tests) == 1 else f"none of {'; '.join(tests)}"
+        return f"not {tests[0]}" if len(tests) == 1 else f"not ({' or '.join(tests)})"
 
     @property
     def has_loss(self) -> bool:

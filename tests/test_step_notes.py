@@ -1,0 +1,97 @@
+"""What holds at each step of a validated trace (:func:`ccac.solving.validate.step_notes`), the
+hover of every interactive page: the query's per-step conditions part by part, and the rule each
+flow's CCA took. Checked against the trace's own values, read here without ccac's compiler."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from ccac import load_query, parse_query, solve
+from ccac.ccas import CCAS
+from ccac.encode.expr import step_parts
+from ccac.solving.validate import flow_values, step_notes
+
+
+@pytest.fixture(scope="module")
+def premature() -> tuple:
+    result = solve(load_query("aimd_premature_loss"))
+    assert result.answer == "sat" and result.validated
+    return result.query, result.trace
+
+
+def test_each_part_of_a_per_step_condition_holds_where_its_comparison_does(premature: tuple) -> None:
+    query, trace = premature
+    R, L, cwnd = query.network.R, trace.total("L"), trace.flow("cwnd", 0)
+    buffer, alpha = trace.constant("buffer"), trace.constant("alpha")
+    symbols = trace.symbols.with_definitions(query.definitions)
+    parts = {p.text: p.holds for p in step_parts(query.find, symbols, "find")}
+    assert list(parts) == ["L[t] > L[t-1]", "cwnd[0][t] <= buffer + alpha", "Ld_f[0][t] > Ld_f[0][t-1]",
+                           "S[t-R] - S[t-R-1] > C"]
+    steps = range(R + 1, trace.T)
+    assert parts["L[t] > L[t-1]"] == {t: L[t] > L[t - 1] for t in steps}
+    assert parts["cwnd[0][t] <= buffer + alpha"] == {t: cwnd[t] <= buffer + alpha for t in steps}
+
+
+def test_conditions_without_a_per_step_reading_are_left_out(premature: tuple) -> None:
+    """A whole-trace condition, a loop over flows and a loop over two variables have no step to
+    show; a filter keeps only the steps it lets through."""
+    _, trace = premature
+    symbols = trace.symbols
+    assert step_parts("S[T-1] - S[0] > 0", symbols, "x") == []
+    assert step_parts("all(cwnd[n][T-1] > 0 for n in range(1))", symbols, "x") == []
+    assert step_parts("all(S[t] >= S[s] for t in range(T) for s in range(t))", symbols, "x") == []
+    (part,) = step_parts("S[T-1] > 0 and all(S[t] >= 0 for t in range(T) if t % 2 == 0)", symbols, "x")
+    assert part.text == "S[t] >= 0" and sorted(part.holds) == list(range(0, trace.T, 2))
+
+
+def test_aimd_names_the_rule_of_each_step_by_its_events(premature: tuple) -> None:
+    """'new loss' where a detection passes the loss mark and the window halves, 'window acked'
+    where it grows by one packet, 'hold' where nothing moves it."""
+    query, trace = premature
+    taken = CCAS["aimd"].step_rules(flow_values(trace, 0, query.flows[0].params))
+    cwnd, alpha = trace.flow("cwnd", 0), trace.constant("alpha")
+    R = query.network.R
+    assert sorted(taken) == list(range(R, trace.T))
+    for t, (rule,) in taken.items():
+        expected = {"new loss": cwnd[t] * 2 == cwnd[t - 1], "window acked": cwnd[t] == cwnd[t - 1] + alpha,
+                    "hold": cwnd[t] == cwnd[t - 1]}
+        assert expected[rule], (t, rule, cwnd[t - 1], cwnd[t])
+    notes = step_notes(query, trace)
+    assert notes["rules[0]"][R:] == [taken[t][0] for t in range(R, trace.T)] and notes["rules[0]"][:R] == [""] * R
+
+
+def test_a_language_cca_names_the_branch_each_rule_took() -> None:
+    """AIMD in the CCA language: each step's branch of the window's rule is the one the trace's
+    window followed (halved on a new loss, one packet more per window of ACKs, else held)."""
+    query = parse_query({"network": {"T": 8, "R": 1, "D": 1, "buffer": 1}, "cca": {"name": "rules-aimd"},
+                         "query": {"find": "any(L[t] > L[t-1] for t in range(1, T))"}})
+    result = solve(query)
+    assert result.answer == "sat" and result.validated
+    trace = result.trace
+    cwnd, alpha = trace.flow("cwnd", 0), trace.constant("alpha")
+    rules = step_notes(query, trace)["rules[0]"]
+    taken = {t: dict(part.split(": ", 1) for part in note.split("; ")) for t, note in enumerate(rules) if note}
+    assert len(taken) >= trace.T - 2 and all(set(branches) == {"cwnd", "loss_mark", "ack_mark"}
+                                             for branches in taken.values())
+    moves = {"lost > loss_mark": lambda t: cwnd[t] * 2 == cwnd[t - 1],
+             "acked - ack_mark >= cwnd": lambda t: cwnd[t] == cwnd[t - 1] + alpha,
+             "timeout": lambda t: cwnd[t] == alpha}
+    for t, branches in taken.items():
+        branch = branches["cwnd"]
+        assert moves.get(branch, lambda t: cwnd[t] == cwnd[t - 1])(t), (t, branch, cwnd[t - 1], cwnd[t])
+    assert {branches["cwnd"] for branches in taken.values()} & set(moves), "some step moves the window"
+
+
+def test_branch_reports_the_first_condition_that_holds() -> None:
+    from ccac.encode.rules import Definition
+
+    d = Definition(name="x", summary="", params=(), state=(), window=None, rate=None, rate_when=None,
+                   dupacks=None, source="")
+    rule = "a if x > 0 else b if y > 0 else c"
+    assert d.branch(rule, {"x": Fraction(1), "y": Fraction(1)}, "r") == "x > 0"
+    assert d.branch(rule, {"x": Fraction(0), "y": Fraction(1)}, "r") == "y > 0"
+    assert d.branch(rule, {"x": Fraction(0), "y": Fraction(0)}, "r") == "not (x > 0 or y > 0)"
+    assert d.branch("max(1, 2 if x > 0 else 3)", {"x": Fraction(0)}, "r") == "not x > 0"
+    assert d.branch("max(1, x)", {"x": Fraction(0)}, "r") is None

@@ -209,14 +209,23 @@ def write_sections(path: str | Path, title: str, sections: Sequence[Section]) ->
 
 
 def _panels(trace: Trace, source: Any, replayed: bool = False) -> list[Any]:
-    """The panels of :func:`trace_panels`, the trace's losses and timeouts marked on the first."""
+    """The panels of :func:`trace_panels`, the trace's losses, detections and timeouts marked on
+    the first: a loss on A - L at the step it happens, a detection on S at the step the sender
+    learns of it (its flow's detected losses Ld_f grow), a timeout on A."""
     panels = trace_panels(source, replayed, state_units(trace))
     bytes_ = panels[0]
-    admitted, arrived = source.data["A - L"], source.data["A"]
+    admitted, arrived, served = source.data["A - L"], source.data["A"], source.data["S"]
     lost = [i for i in range(1, trace.T) if trace.total("L")[i] > trace.total("L")[i - 1]]
     if lost:
         bytes_.scatter(lost, [admitted[i] for i in lost], marker="x", size=12, color="crimson", line_width=3,
                        legend_label="loss")
+    for n in range(trace.flows):
+        detected = trace.flow("Ld_f", n) or []
+        learnt = [i for i in range(1, len(detected)) if detected[i] > detected[i - 1]]
+        if learnt:
+            bytes_.scatter(learnt, [served[i] for i in learnt], marker="circle_x", size=12, fill_alpha=0,
+                           line_width=2, color="crimson" if trace.flows == 1 else FLOW_COLOURS[n % len(FLOW_COLOURS)],
+                           legend_label="loss detected" + ("" if trace.flows == 1 else f" (flow {n})"))
     fired = [i for n in range(trace.flows) for i, tmo in enumerate(trace.flow("timeout", n) or []) if tmo]
     if fired:
         bytes_.scatter(fired, [arrived[i] for i in fired], marker="diamond", size=12, fill_alpha=0,

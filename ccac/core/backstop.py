@@ -120,11 +120,14 @@ def _inside_z3(frame: FrameType | None) -> bool:
 
 
 def _location(frame: FrameType | None) -> str:
-    """``stopped in ccas/allegro.py:276 (encode)``: the innermost frame of ccac's own code."""
+    """``stopped in ccas/allegro.py:276 (encode)``: the innermost frame of ccac's own code (the
+    line its function starts at when the interpreter stopped it between lines, where the frame
+    has no current line)."""
     while frame is not None:
         name = frame.f_code.co_filename
         if name.startswith(_OWN_DIRS) and name not in _OWN_FILES:
             short = Path(name).relative_to(_ROOT).as_posix()
-            return f"stopped in {short}:{frame.f_lineno} ({frame.f_code.co_name})"
+            line = frame.f_lineno if frame.f_lineno is not None else frame.f_code.co_firstlineno
+            return f"stopped in {short}:{line} ({frame.f_code.co_name})"
         frame = frame.f_back
     return ""

@@ -237,6 +237,19 @@ class BBR(CCA):
                     problems.append(f"step {t}: pacing rate {f.rate[t]} != gain(phase {phase[t]}) * bw = {want_rate}")
         return problems
 
+    def step_rules(self, f: FlowValues) -> dict[int, list[str]]:
+        """At each step, the phase of the gain cycle with its pacing gain, and where the
+        bandwidth estimate came from (the largest sample in the filter window, the floor, or a
+        window reaching before the trace), as :meth:`check` reads them."""
+        phase, out = f.state["phase"], {}
+        for t in range(f.T):
+            samples, partial = self._filter(f, t)
+            source = ("bw: at least every known sample (the window reaches before the trace)" if partial
+                      else "bw: the floor (every sample in the window is 0)" if max(samples) == 0
+                      else "bw: the largest delivery-rate sample in the window")
+            out[t] = [f"pacing: phase {phase[t]}, gain {self.gain(f.params, phase[t])}", source]
+        return out
+
     @staticmethod
     def _filter(f: FlowValues, t: int) -> tuple[list[Fraction], bool]:
         """The samples in step t's filter window, and whether some were unknown: then the list

@@ -287,6 +287,20 @@ class Copa(CCA):
                     problems.append(f"step {t}: pacing rate {f.rate[t]} below {g} * cwnd / (R + {hi})")
         return problems
 
+    def step_rules(self, f: FlowValues) -> dict[int, list[str]]:
+        """At each step that moves the window, which way and what Copa measured: up (its rate at
+        or below the target 1 / (delta * standing delay)) or down (above it), and the standing
+        delay the trace allows (the range :meth:`check` reads)."""
+        move = f.alpha * f.params["increment"] / f.R
+        out: dict[int, list[str]] = {}
+        for t in range(max(f.R, 1), f.T):
+            hi = f.state["dq_hi"][t]
+            reading = f"standing delay in [{f.state['dq_lo'][t]}, {'unbounded' if hi == f.T else hi}] steps"
+            change = f.cwnd[t] - f.cwnd[t - 1]
+            way = "up: rate at or below the target" if change == move else "down: rate above the target"
+            out[t] = [f"{way}, {reading}"]
+        return out
+
     def concrete(self, start: SenderStart) -> ConcreteSender:
         from ccac.senders.copa import CopaSender
 

@@ -5,6 +5,7 @@ flow's CCA took. Checked against the trace's own values, read here without ccac'
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,30 @@ def test_branch_reports_the_first_condition_that_holds() -> None:
     assert d.branch(rule, {"x": Fraction(0), "y": Fraction(0)}, "r") == "not (x > 0 or y > 0)"
     assert d.branch("max(1, 2 if x > 0 else 3)", {"x": Fraction(0)}, "r") == "not x > 0"
     assert d.branch("max(1, x)", {"x": Fraction(0)}, "r") is None
+
+
+def test_bbr_names_the_gain_of_each_step_s_phase() -> None:
+    """The thesis' BBR paces at gain * bw: the gain each step's note names is the trace's rate
+    over its estimate, read here from the recorded trace."""
+    from ccac.testbed.replay import load_result
+
+    query, trace = load_result(str(Path(__file__).parent / "data" / "bbr_cold_shallow_buffer_loss.json"))
+    rules = step_notes(query, trace)["rules[0]"]
+    rate, bw = trace.flow("rate", 0), trace.flow("bw", 0)
+    for t in range(trace.T):
+        pacing, source = rules[t].split("; ")
+        assert pacing.endswith(f"gain {rate[t] / bw[t]}"), (t, pacing, rate[t], bw[t])
+        assert source.startswith("bw: ")
+    assert any(note.endswith("the largest delivery-rate sample in the window") for note in rules)
+
+
+def test_copa_names_the_way_each_step_moved_the_window() -> None:
+    query = load_query("copa_steady_utilization")
+    result = solve(query)
+    assert result.answer == "sat" and result.validated
+    trace = result.trace
+    cwnd = trace.flow("cwnd", 0)
+    rules = step_notes(query, trace)["rules[0]"]
+    for t in range(max(query.network.R, 1), trace.T):
+        up = cwnd[t] > cwnd[t - 1]
+        assert rules[t].startswith("up: " if up else "down: "), (t, rules[t], cwnd[t - 1], cwnd[t])

@@ -36,13 +36,13 @@ def test_each_part_of_a_per_step_condition_holds_where_its_comparison_does(prema
 
 
 def test_conditions_without_a_per_step_reading_are_left_out(premature: tuple) -> None:
-    """A whole-trace condition, a loop over flows and a loop over two variables have no step to
-    show; a filter keeps only the steps it lets through."""
+    """A whole-trace condition and loops without ``t`` have no step to show; a filter keeps only
+    the steps it lets through."""
     _, trace = premature
     symbols = trace.symbols
     assert step_parts("S[T-1] - S[0] > 0", symbols, "x") == []
     assert step_parts("all(cwnd[n][T-1] > 0 for n in range(1))", symbols, "x") == []
-    assert step_parts("all(S[t] >= S[s] for t in range(T) for s in range(t))", symbols, "x") == []
+    assert step_parts("all(S[T-1] >= S[s] for s in range(T) for u in range(2))", symbols, "x") == []
     (part,) = step_parts("S[T-1] > 0 and all(S[t] >= 0 for t in range(T) if t % 2 == 0)", symbols, "x")
     assert part.text == "S[t] >= 0" and sorted(part.holds) == list(range(0, trace.T, 2))
 
@@ -123,3 +123,12 @@ def test_copa_names_the_way_each_step_moved_the_window() -> None:
     for t in range(max(query.network.R, 1), trace.T):
         up = cwnd[t] > cwnd[t - 1]
         assert rules[t].startswith("up: " if up else "down: "), (t, rules[t], cwnd[t - 1], cwnd[t])
+
+
+def test_a_part_looping_over_flows_too_is_read_once_per_flow(premature: tuple) -> None:
+    _, trace = premature
+    parts = step_parts("all(cwnd[n][t] >= cwnd[n][t-1] / 2 for n in range(1) for t in range(1, T))",
+                       trace.symbols, "x")
+    assert [p.text for p in parts] == ["cwnd[n][t] >= cwnd[n][t-1] / 2 [n = 0]"]
+    cwnd = trace.flow("cwnd", 0)
+    assert parts[0].holds == {t: cwnd[t] >= cwnd[t - 1] / 2 for t in range(1, trace.T)}

@@ -160,8 +160,10 @@ def step_parts(source: str, symbols: Symbols, where: str) -> list[StepPart]:
     """Where each per-step part of the condition ``source`` holds, on a trace whose names are
     bound to numbers (``Trace.symbols``): for each top-level ``and`` of ``source`` of the form
     ``any(BODY for t in range(...))`` or ``all(...)``, each top-level ``and`` of BODY with its
-    value at every step ``t`` of the range (filters applied). Parts over the whole trace, and
-    loops over anything but ``t``, have no per-step reading and are left out."""
+    value at every step ``t`` of the range (filters applied). With other loop variables too
+    (``for n in range(N) for t in range(T)``) a part is read once per value of the others,
+    named with them (``cwnd[n][t] > 0 [n = 1]``). Parts over the whole trace, and loops without
+    ``t``, have no per-step reading and are left out."""
     return _Compiler(source, symbols, where).step_parts()
 
 
@@ -199,13 +201,14 @@ def _conjuncts(node: ast.AST) -> list[ast.AST]:
 
 
 def _step_loop(node: ast.AST) -> ast.GeneratorExp | None:
-    """``node``'s loop if it is ``any(... for t in range(...))`` or ``all(...)``, over ``t`` alone."""
+    """``node``'s loop if it is ``any(... for t in range(...))`` or ``all(...)``, over ``t`` and
+    any other plain names (``for n in range(N) for t in range(T)``)."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("any", "all")
             and len(node.args) == 1 and isinstance(node.args[0], ast.GeneratorExp)):
         return None
     loop = node.args[0]
-    targets = [g.target for g in loop.generators]
-    return loop if len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id == "t" else None
+    names = [g.target.id for g in loop.generators if isinstance(g.target, ast.Name)]
+    return loop if len(names) == len(loop.generators) and names.count("t") == 1 else None
 
 
 def _is_bool(v: Value) -> bool:
@@ -245,13 +248,15 @@ class _Compiler:
                     continue
                 body = [(b, " ".join((ast.get_source_segment(self.text, b) or "").split()))
                         for b in _conjuncts(loop.elt)]
-                found = [StepPart(text, {}) for _, text in body]
+                found: dict[str, StepPart] = {}
                 for env in self.iterate(loop.generators, 0, {}):
-                    for (node, _), step in zip(body, found):
+                    others = ", ".join(f"{k} = {v}" for k, v in env.items() if k != "t")
+                    for node, text in body:
+                        label = f"{text} [{others}]" if others else text
                         value = self.visit(node, env)
                         if isinstance(value, bool):
-                            step.holds[env["t"]] = value
-                out += found
+                            found.setdefault(label, StepPart(label, {})).holds[env["t"]] = value
+                out += found.values()
         return out
 
     def expand(self, node: ast.AST, name: str, env: dict[str, int]) -> Value:

@@ -125,13 +125,14 @@ def test_a_replay_page_shows_the_trace_beside_the_run(browser: Any, tmp_path: Pa
     tab, errors = open_page(browser, page, offline=True)
     table = tab.evaluate("() => { const s = Bokeh.documents[0].get_model_by_name('steps');"
                          " return {S: Array.from(s.data['S']), run: Array.from(s.data[\"S'\"]),"
-                         " cwnd: Array.from(s.data[\"cwnd'[0]\"])}; }")
+                         " cwnd: Array.from(s.data[\"cwnd'[0]\"]), rules: Array.from(s.data['rules[0]'])}; }")
     query, trace = load_result(str(recorded))
     run = replay(query, trace).concrete
     assert table["S"] == pytest.approx([float(x) for x in trace.total("S")])
     assert table["run"] == pytest.approx([float(x) for x in run.total("S")])
     assert table["cwnd"] == pytest.approx([float(x) for x in run.flow("cwnd", 0)])
     assert table["run"] != table["S"] and errors == []
+    assert all(note.startswith("pacing: phase ") for note in table["rules"])   # the trace's own rules, per step
 
 
 def read_table(tab: Any, name: str = "steps") -> dict[str, list[Any]]:

@@ -130,12 +130,16 @@ def ns3_report(query: Any, trace: Trace, packet: str | None, periods: int, step_
 
 
 def _page(path: str | None, result: Any, heading: str) -> None:
-    """The trace beside the replayed run (primed) on one interactive page, under the heading."""
+    """The trace beside the replayed run (primed) on one interactive page, under the heading; on
+    a trace that passes validation, the hover also says what holds at each of its steps."""
     if path is None:
         return
     from ccac.report.html_page import write_page
+    from ccac.solving.validate import step_notes, validate
 
-    write_page(path, f"{result.query.name}: replayed", heading.splitlines(), result.trace, result.concrete)
+    valid = not validate(result.query, result.trace)   # a file read back is checked before it is annotated
+    write_page(path, f"{result.query.name}: replayed", heading.splitlines(), result.trace, result.concrete,
+               step_notes(result.query, result.trace) if valid else None)
     click.echo(f"page: {path}")
 
 

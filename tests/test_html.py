@@ -3,6 +3,7 @@ checked in a real browser: Debian's `chromium`, driven through Playwright."""
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 from typing import Any, Iterator
@@ -164,6 +165,10 @@ def test_each_step_says_which_query_conditions_and_cca_rules_hold_there(browser:
         assert fails == ({part for part, test in expected.items() if not test(t)} if in_range else set()), t
     witnesses = [t for t in range(trace.T) if len(table["query holds"][t].split("; ")) == len(expected)]
     assert witnesses, "the find holds at some step: its parts all hold there"
+    marked = [t for t in range(trace.T) if not math.isnan(table["_loss"][t])]   # the loss marks, on A - L
+    assert marked == [t for t in range(1, trace.T) if L[t] > L[t - 1]] and marked
+    detected = [t for t in range(trace.T) if not math.isnan(table["_detected[0]"][t])]
+    assert detected == [t for t in range(1, trace.T) if Ld[t] > Ld[t - 1]] and "_timeout" not in table
     halved = [t for t in range(R, trace.T) if cwnd[t] * 2 == cwnd[t - 1] and Ld[t] > Ld[t - 1]]
     assert halved and [t for t in range(trace.T) if table["rules[0]"][t] == "new loss"] == halved
     assert errors == []

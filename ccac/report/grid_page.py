@@ -22,8 +22,8 @@ the panels draw (:data:`ccac.report.html_page.STEPS_TABLE`) for the tapped point
 small :class:`bokeh.models.CustomJS` callback. Traces of different shapes (other flows, paced or
 not, another T) share the panels: the table has the union of every trace's columns, those a
 trace lacks filled with NaN (drawn as nothing). The first point with a trace is shown when the
-page opens. Unlike the page of one query, the loss and timeout markers are not drawn (they are
-fixed per trace); L and each flow's timeout flag are in the hover.
+page opens. Losses, detections and timeouts are marked as on the page of one query: their marks
+are columns of the table too, so a tap moves them with the trace.
 """
 
 from __future__ import annotations

@@ -64,7 +64,25 @@ def step_columns(trace: Trace) -> dict[str, list[float]]:
             served = columns[f"S_f[{n}]"]
             columns[f"served[{n}]"] = [float("nan")] + [b - a for a, b in zip(served, served[1:])]
     columns.update(_delay_columns(trace))
+    columns.update(_event_columns(trace, columns))
     return columns
+
+
+def _event_columns(trace: Trace, columns: dict[str, list[float]]) -> dict[str, list[float]]:
+    """Where the page marks an event, NaN at the other steps, for the kinds of event the trace
+    has: ``_loss``, A - L at each step where L grows (the loss happens); ``_detected[n]``, S
+    where flow n's detected losses Ld_f grow (its sender learns of a loss); ``_timeout``, A
+    where some flow's timer fires."""
+    nan, steps = float("nan"), range(trace.T)
+    events: dict[str, list[bool]] = {"_loss": [t > 0 and columns["L"][t] > columns["L"][t - 1] for t in steps]}
+    for n in range(trace.flows):
+        detected = columns.get(f"Ld_f[{n}]", [])
+        events[f"_detected[{n}]"] = [t > 0 and detected[t] > detected[t - 1] for t in range(len(detected))]
+    fired = [trace.flow("timeout", n) or [] for n in range(trace.flows)]
+    events["_timeout"] = [any(bool(f[t]) for f in fired if f) for t in steps]
+    curve = {"_loss": columns["A - L"], "_timeout": columns["A"]}
+    return {name: [curve.get(name, columns["S"])[t] if hit else nan for t, hit in enumerate(marks)]
+            for name, marks in events.items() if any(marks)}
 
 
 def _delay_columns(trace: Trace) -> dict[str, list[float]]:
@@ -140,7 +158,7 @@ def _section(section: Section, table: str) -> list[Any]:
         columns.update({primed(name): values for name, values in step_columns(section.run).items() if name != "t"})
     columns.update(section.notes)
     source = ColumnDataSource(columns, name=table)
-    return [header, *_panels(trace, source, section.run is not None)]
+    return [header, *trace_panels(source, section.run is not None, state_units(trace))]
 
 
 def primed(name: str) -> str:
@@ -206,31 +224,6 @@ def write_page(path: str | Path, title: str, text: Sequence[str], trace: Trace |
 def write_sections(path: str | Path, title: str, sections: Sequence[Section]) -> None:
     check_html(path)
     Path(path).write_text(sections_page(title, sections), encoding="utf-8")
-
-
-def _panels(trace: Trace, source: Any, replayed: bool = False) -> list[Any]:
-    """The panels of :func:`trace_panels`, the trace's losses, detections and timeouts marked on
-    the first: a loss on A - L at the step it happens, a detection on S at the step the sender
-    learns of it (its flow's detected losses Ld_f grow), a timeout on A."""
-    panels = trace_panels(source, replayed, state_units(trace))
-    bytes_ = panels[0]
-    admitted, arrived, served = source.data["A - L"], source.data["A"], source.data["S"]
-    lost = [i for i in range(1, trace.T) if trace.total("L")[i] > trace.total("L")[i - 1]]
-    if lost:
-        bytes_.scatter(lost, [admitted[i] for i in lost], marker="x", size=12, color="crimson", line_width=3,
-                       legend_label="loss")
-    for n in range(trace.flows):
-        detected = trace.flow("Ld_f", n) or []
-        learnt = [i for i in range(1, len(detected)) if detected[i] > detected[i - 1]]
-        if learnt:
-            bytes_.scatter(learnt, [served[i] for i in learnt], marker="circle_x", size=12, fill_alpha=0,
-                           line_width=2, color="crimson" if trace.flows == 1 else FLOW_COLOURS[n % len(FLOW_COLOURS)],
-                           legend_label="loss detected" + ("" if trace.flows == 1 else f" (flow {n})"))
-    fired = [i for n in range(trace.flows) for i, tmo in enumerate(trace.flow("timeout", n) or []) if tmo]
-    if fired:
-        bytes_.scatter(fired, [arrived[i] for i in fired], marker="diamond", size=12, fill_alpha=0,
-                       color="darkorange", line_width=2, legend_label="timeout")
-    return panels
 
 
 def trace_panels(source: Any, replayed: bool = False, units: dict[str, str] | None = None) -> list[Any]:
@@ -314,7 +307,24 @@ def _byte_curves(fig: Any, source: Any, replayed: bool) -> None:
             if f"{name}[{n}]" in source.data:
                 fig.line("t", f"{name}[{n}]", source=source, color=colour, line_dash=dash, line_width=1.5,
                          legend_label=f"{name}[{n}]")
+    _events(fig, source)
     fig.legend.location = "top_left"
+
+
+def _events(fig: Any, source: Any) -> None:
+    """The marks of :func:`_event_columns` the table has: a loss on A - L, a detection on S (in
+    its flow's colour with several flows), a timeout on A."""
+    if "_loss" in source.data:
+        fig.scatter("t", "_loss", source=source, marker="x", size=12, color="crimson", line_width=3,
+                    legend_label="loss")
+    several = len(_flows_of(source, "A_f")) > 1
+    for n in _flows_of(source, "_detected"):
+        fig.scatter("t", f"_detected[{n}]", source=source, marker="circle_x", size=12, fill_alpha=0, line_width=2,
+                    color=FLOW_COLOURS[n % len(FLOW_COLOURS)] if several else "crimson",
+                    legend_label=f"loss detected (flow {n})" if several else "loss detected")
+    if "_timeout" in source.data:
+        fig.scatter("t", "_timeout", source=source, marker="diamond", size=12, fill_alpha=0, color="darkorange",
+                    line_width=2, legend_label="timeout")
 
 
 def _shares(fig: Any, source: Any) -> None:

@@ -243,7 +243,8 @@ class Allegro(CCA):
     state = (
         StateVar("base", "current rate r (starting/rate-adjusting: the MI's rate; decision making: "
                  "the central rate)", "bytes/step", plotted=True),
-        StateVar("mode", "0 starting, 1 decision making, 2 rate adjusting", "", "int", plotted=True),
+        StateVar("mode", "0 starting, 1 decision making, 2 rate adjusting", "", "int", plotted=True,
+                 labels=((0, "starting"), (1, "decision making"), (2, "rate adjusting"))),
         StateVar("phase", "MI index of the experiment (decision making: 0..3; else 0), 4 while waiting "
                  "for the last MI's fate (or, in a gap before trial next_mi, the previous trial's)", "", "int"),
         StateVar("pos", "step within the MI (0..mlen-1), or steps since the last MI ended while waiting",
@@ -254,7 +255,7 @@ class Allegro(CCA):
         StateVar("dir", "direction of the last decision (+1 / -1)", "", "int"),
         StateVar("adj_n", "rate-adjusting counter n (0: the MI at r_0)", "", "int"),
         StateVar("event", "0 none, 1 a rule applied (the experiment's utilities known), 2 MI timeout",
-                 "", "int"),
+                 "", "int", labels=((1, "a rule applied"), (2, "MI timeout"))),
         StateVar("util", "utility of the MI that ends at this step (0 elsewhere)", "Mbps", plotted=True),
         StateVar("u_prev", "utility of the previous MI (starting / rate-adjusting comparisons)", "Mbps"),
         StateVar("prev_base", "rate r_(n-1) to return to in the rate-adjusting state", "bytes/step"),

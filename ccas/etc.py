@@ -302,7 +302,8 @@ class ETC(CCA):
         StateVar("since", "steps since the last rate update (t - t_update)", "steps", "int"),
         StateVar("since_inc", "steps since the last acceleration", "steps", "int"),
         StateVar("ack", "an ACK of this flow arrived in step t", "", "bool"),
-        StateVar("action", "-1 history, 0 hold, 1 accelerate, 2 decelerate, 3 draining", "", "int", plotted=True),
+        StateVar("action", "-1 history, 0 hold, 1 accelerate, 2 decelerate, 3 draining", "", "int", plotted=True,
+                 labels=((0, "hold"), (1, "accelerate"), (2, "decelerate"), (3, "draining"))),
     )
 
     def paced(self, params: dict[str, Any]) -> bool:

@@ -217,7 +217,8 @@ class ExpDelay(CCA):
         StateVar("tgt_lo", "target rate at q_hi (rounded down, 0 if unbounded): a decrease needs "
                  "mu at least it", "bytes/step", plotted=True),
         StateVar("update", "Algorithm 1 ran at step t", "", "bool"),
-        StateVar("move", "1 increase, -1 decrease, 0 no update", "", "int", plotted=True),
+        StateVar("move", "1 increase, -1 decrease, 0 no update", "", "int", plotted=True,
+                 labels=((1, "increase"), (-1, "decrease"))),
     )
 
     def paced(self, params: dict[str, Any]) -> bool:

@@ -45,7 +45,10 @@ class StateVar:
     panel per unit (so a CCA marks the few that explain its decisions, not its bookkeeping).
     ``axis`` names the byte curve of the flow a variable is a position on ("S", "L" or "A", as
     in :class:`ccac.encode.encoding.Slot`): such a variable shifts with that curve when a trace is
-    cut into windows or repeated; None for everything else."""
+    cut into windows or repeated; None for everything else. ``labels`` name the values of a
+    variable that records the CCA's decision at a step (ETC's ``action``: 1 accelerate), so a
+    page can say which rule the step took (:meth:`CCA.step_rules`); a value without a label is
+    not named."""
 
     name: str
     description: str
@@ -53,6 +56,7 @@ class StateVar:
     kind: str = "real"  # "real", "int" or "bool"
     plotted: bool = False
     axis: str | None = None
+    labels: tuple[tuple[int, str], ...] = ()
 
 
 class FlowView:
@@ -266,8 +270,15 @@ class CCA(ABC):
     def step_rules(self, f: FlowValues) -> dict[int, list[str]]:
         """The rules that applied at each step of ``f`` (step -> names or conditions of the
         branches taken), for a page that shows why each decision was made; empty where the CCA
-        does not name its branches. Only read on a trace :meth:`check` passed."""
-        return {}
+        does not name its branches. Only read on a trace :meth:`check` passed. By default, the
+        labelled value of each state variable that records a decision (``StateVar.labels``)."""
+        out: dict[int, list[str]] = {}
+        for var in self.state:
+            values, names = f.state.get(var.name), dict(var.labels)
+            for t, value in enumerate(values if values is not None and names else []):
+                if value in names:
+                    out.setdefault(t, []).append(f"{var.name}: {names[value]}")
+        return out
 
     def concrete(self, start: SenderStart) -> ConcreteSender | None:
         """The algorithm itself (:mod:`ccac.senders.interface`), taking over a run at ``start``; None if

@@ -132,3 +132,27 @@ def test_a_part_looping_over_flows_too_is_read_once_per_flow(premature: tuple) -
     assert [p.text for p in parts] == ["cwnd[n][t] >= cwnd[n][t-1] / 2 [n = 0]"]
     cwnd = trace.flow("cwnd", 0)
     assert parts[0].holds == {t: cwnd[t] >= cwnd[t - 1] / 2 for t in range(1, trace.T)}
+
+
+@pytest.mark.parametrize("name, variable", [("etc_standing_queue", "action"), ("expdelay_two_flow_sfair", "move"),
+                                            ("vivace_negative_gradient_decrease", "event")])
+def test_a_decision_the_cca_records_is_named_at_its_step(name: str, variable: str) -> None:
+    """ETC's action, expdelay's move and Vivace's rate decisions are state the CCA records;
+    each step's note names the recorded value by its label, and expdelay's increase and decrease
+    are where its rate went up and down."""
+    query = load_query(name)
+    result = solve(query)
+    assert result.answer == "sat" and result.validated
+    trace = result.trace
+    labels = dict(next(v for v in query.flows[0].cca.state if v.name == variable).labels)
+    for n in range(query.network.flows):
+        rules, values = step_notes(query, trace).get(f"rules[{n}]", [""] * trace.T), trace.flow(variable, n)
+        named = [f"{variable}: {labels[v]}" if v in labels else None for v in values]
+        assert [next((part for part in note.split("; ") if part.startswith(f"{variable}: ")), None)
+                for note in rules] == named
+        if variable == "move":
+            mu = trace.flow("mu", n)
+            for t, note in enumerate(named):
+                assert note != "move: increase" or mu[t] > mu[t - 1], (t, mu[t - 1], mu[t])
+                assert note != "move: decrease" or mu[t] < mu[t - 1], (t, mu[t - 1], mu[t])
+    assert any(v in labels for n in range(query.network.flows) for v in trace.flow(variable, n))

@@ -181,6 +181,8 @@ STATE_DOC = {
     "mi_dev": ("effective RTT deviation of the MI ending at t, as its utility uses it (0 elsewhere)", "steps", "real"),
 }
 PLOTTED = ("base", "rtt_hi", "gamma_used")   # the rate, what it reacts to, and the step taken
+#: the values of ``event`` a page names at the step they happen (:meth:`ccac.ccas.interface.CCA.step_rules`)
+STATE_LABELS = {"event": ((1, "rate decision"), (2, "double-check rerun"), (3, "MI timeout (rate halved)"))}
 
 
 def pair_names(pairs: int) -> list[tuple[str, str]]:
@@ -190,7 +192,7 @@ def pair_names(pairs: int) -> list[tuple[str, str]]:
 def pcc_state(pairs: int, double_check: bool) -> tuple[StateVar, ...]:
     names = ["base", "phase", "pos", "mlen", "order", "rtt_lo", "rtt_hi", "qdelay", "event", "dir", "tau",
              "omega_k", "gamma_used", "mi_grad", "mi_dev"]
-    out = [StateVar(n, *STATE_DOC[n], plotted=n in PLOTTED) for n in names]
+    out = [StateVar(n, *STATE_DOC[n], plotted=n in PLOTTED, labels=STATE_LABELS.get(n, ())) for n in names]
     for k, (dn, gn) in enumerate(pair_names(pairs)):
         out.append(StateVar(dn, f"pair {k + 1}: u(r(1+eps)) - u(r(1-eps)) at a decision (0 elsewhere)", "utility",
                             "real"))

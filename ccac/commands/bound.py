@@ -99,6 +99,6 @@ def bound(file_or_name: str, name: str, lo: str, hi: str, tol: str | None, timeo
 
 def write_page(path: str, q: Query, r: BoundResult, timeout: float | None, text: list[str]) -> None:
     """The probes as an interactive page (:meth:`BoundResult.layout`)."""
-    from ccac.report.grid_page import write_grid_page
+    from ccac.report.html_page import write_layout
 
-    write_grid_page(path, f"ccac bound {q.name} {r.key}", r.layout(text, timeout))
+    write_layout(path, f"ccac bound {q.name} {r.key}", r.layout(text, timeout))

@@ -134,12 +134,13 @@ def _page(path: str | None, result: Any, heading: str) -> None:
     a trace that passes validation, the hover also says what holds at each of its steps."""
     if path is None:
         return
-    from ccac.report.html_page import write_page
+    from ccac.report.html_page import Section, write_sections
     from ccac.solving.validate import step_notes, validate
 
     valid = not validate(result.query, result.trace)   # a file read back is checked before it is annotated
-    write_page(path, f"{result.query.name}: replayed", heading.splitlines(), result.trace, result.concrete,
-               step_notes(result.query, result.trace) if valid else None)
+    notes = step_notes(result.query, result.trace) if valid else {}
+    write_sections(path, f"{result.query.name}: replayed",
+                   [Section(heading.splitlines(), result.trace, result.concrete, notes)])
     click.echo(f"page: {path}")
 
 

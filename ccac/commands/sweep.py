@@ -184,9 +184,9 @@ def write_out(path: Path, axes: list[Axis], header: tuple[str, ...], points: lis
 
 def write_page(path: str, job: Sweep, summary: str) -> None:
     """The grid as an interactive page (:meth:`Sweep.layout`), each validated sat point with its trace."""
-    from ccac.report.grid_page import write_grid_page
+    from ccac.report.html_page import write_layout
 
-    write_grid_page(path, f"ccac sweep {Path(job.target).stem}", job.layout([summary]))
+    write_layout(path, f"ccac sweep {Path(job.target).stem}", job.layout([summary]))
 
 
 def _progress(total: int) -> Any:

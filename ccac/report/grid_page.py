@@ -29,12 +29,10 @@ are columns of the table too, so a tap moves them with the trace.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
-from pathlib import Path
 from typing import Any, Sequence
 
 from ccac.encode.trace import Trace
-from ccac.report.html_page import STEPS_TABLE, check_html, state_units, step_columns, trace_panels
+from ccac.report.html_page import STEPS_TABLE, preformatted, state_units, step_columns, trace_panels
 
 #: the name of the page's table of points (one row per point or probe), as the page's script knows it
 GRID_TABLE = "points"
@@ -114,15 +112,6 @@ def _bracket_text(points: Sequence[GridPoint], positions: Sequence[float], brack
     return " and ".join(exact.get(end, f"{end:g}") for end in bracket)
 
 
-def write_grid_page(path: str | Path, title: str, layout: Any) -> None:
-    """One whole HTML document of ``layout``, Bokeh's scripts inlined: it opens with no network."""
-    from bokeh.embed import file_html
-    from bokeh.resources import INLINE
-
-    check_html(path)
-    Path(path).write_text(str(file_html(layout, INLINE, title)), encoding="utf-8")
-
-
 def _points_source(points: Sequence[GridPoint], keys: Sequence[str], extra: dict[str, list[Any]]) -> Any:
     """The table of points: a column per axis (named by its key), the answer, seconds, reason,
     the point's header as HTML and its trace's number (-1: none), and ``extra``."""
@@ -131,7 +120,7 @@ def _points_source(points: Sequence[GridPoint], keys: Sequence[str], extra: dict
     numbers = _trace_numbers(points)
     columns: dict[str, list[Any]] = {key: [p.values[i] for p in points] for i, key in enumerate(keys)}
     columns.update(answer=[p.answer for p in points], seconds=[p.seconds for p in points],
-                   reason=[p.reason for p in points], header=[_pre(p.header) for p in points],
+                   reason=[p.reason for p in points], header=[preformatted(p.header) for p in points],
                    trace=[numbers.get(id(p.trace), -1) for p in points], **extra)
     return ColumnDataSource(columns, name=GRID_TABLE)
 
@@ -183,7 +172,7 @@ def _linked(text: Sequence[str], figures: list[Any], source: Any, points: Sequen
     traces = [ColumnDataSource(table) for table in tables]
     source.selected.js_on_change("indices", CustomJS(args=dict(points=source, steps=steps, info=info, traces=traces),
                                                      code=_ON_TAP))
-    header = Div(text=_pre([*text, "", "Tap a point to show its trace below."]), name="answer")
+    header = Div(text=preformatted([*text, "", "Tap a point to show its trace below."]), name="answer")
     units = {name: unit for p in points if p.trace is not None for name, unit in state_units(p.trace).items()}
     panels = trace_panels(steps, units=units) if tables else []
     return column(header, *figures, info, *panels, sizing_mode="stretch_width")
@@ -238,7 +227,3 @@ def _factors(values: Any) -> list[str]:
 def _facet(keys: Sequence[str], values: tuple[str, ...]) -> str:
     """The third and later axes' values of a point, as a heat map's title ("" with two axes or fewer)."""
     return ", ".join(f"{k} = {v}" for k, v in zip(keys[2:], values[2:]))
-
-
-def _pre(lines: Sequence[str]) -> str:
-    return "<pre>" + escape("\n".join(lines)) + "</pre>"

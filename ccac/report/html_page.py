@@ -1,15 +1,14 @@
-"""A counterexample as one self-contained HTML page: linked, zoomable plots of the trace and, on
-hover, every variable at the step under the pointer.
+"""Traces as self-contained HTML pages: linked, zoomable plots and, on hover, every variable
+at the step under the pointer and what holds there.
 
-The page holds what a colleague needs to explore the trace without installing anything: the
-query, the model, each flow's CCA and the exact answer line as text, then the panels of
-:mod:`ccac.report.plot` drawn with Bokeh (its JavaScript inlined, so the page opens with no
-network): the byte curves A, A - L and S with the token-bucket bounds C t - W(t) and
-C (t - D) - W(t - D) and, with a finite buffer, the loss threshold C t - W(t) + buffer, losses
-and timeouts marked; the queue A - L - S; each flow's window and pacing rate. The panels share
-one step axis, so a zoom or pan in one moves them all. Every panel reads one data table with a
-column per trace variable (the trace's own columns, :meth:`ccac.encode.trace.Trace.columns`),
-and hovering a step lists them all.
+A page is a list of :class:`Section` (lines of text and, if any, a trace) drawn with Bokeh, its
+JavaScript inlined so the page opens with no network. A trace's panels (:func:`trace_panels`)
+share one step axis, so a zoom or pan in one moves them all: the byte curves A, A - L and S with
+the token-bucket bounds C t - W(t) and C (t - D) - W(t - D), the loss threshold and, with several
+flows, each flow's curves; who gets the link; the queue; each flow's window and pacing rate; the
+queueing delay; the CCA state each CCA marks ``plotted``; losses, detections and timeouts
+marked. Every panel reads one data table (:func:`step_columns`: the trace's own columns, the
+derived curves and the section's notes), and hovering a step lists it all.
 
 Bokeh was chosen by measurement on a T = 100 trace with four linked panels, each page written
 inline and opened offline in headless Chromium (docs/html.md): Bokeh 1.3 MB and about 0.1 s to
@@ -27,12 +26,10 @@ from typing import Any, Sequence
 
 from ccac.core.errors import CcacError
 from ccac.encode.trace import Trace
-from ccac.report.panels import state_groups
+from ccac.report.panels import FLOW_COLOURS, STATE_COLOURS, state_groups
 
 #: the name of the page's data table (one column per variable), as the page's script knows it
 STEPS_TABLE = "steps"
-FLOW_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f")
-STATE_COLOURS = ("#17becf", "#ff7f0e", "#bcbd22", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
 
 def check_html(path: str | Path, where: str = "--html") -> None:
@@ -102,7 +99,7 @@ def _delay_columns(trace: Trace) -> dict[str, list[float]]:
 
 def state_units(trace: Trace) -> dict[str, str]:
     """The CCA state the trace's CCAs mark ``plotted`` (as ``--plot`` draws it,
-    :func:`ccac.report.plot.state_groups`): each column's unit, one panel per unit."""
+    :func:`ccac.report.panels.state_groups`): each column's unit, one panel per unit."""
     return {f"{var.name}[{n}]": key.removeprefix("state:") for key, variables in state_groups(trace).items()
             for n, var in variables}
 
@@ -125,13 +122,6 @@ def table_name(k: int) -> str:
     return STEPS_TABLE if k == 0 else f"{STEPS_TABLE} {k + 1}"
 
 
-def layout(text: Sequence[str], trace: Trace | None, run: Trace | None = None,
-           notes: dict[str, list[str]] | None = None) -> Any:
-    """``text`` (lines: the query, the model, the answer) above the trace's panels, if any;
-    with ``run`` (a replay of the trace, as long), its curves beside the trace's, primed."""
-    return sections_layout([Section(text, trace, run, notes or {})])
-
-
 def sections_layout(sections: Sequence[Section]) -> Any:
     """The sections one under the other; each trace's panels share its own step axis."""
     from bokeh.layouts import column
@@ -149,7 +139,7 @@ def _section(section: Section, table: str) -> list[Any]:
     from bokeh.models import ColumnDataSource
     from bokeh.models.widgets.markups import Div
 
-    header = Div(text="<pre>" + escape("\n".join(section.text)) + "</pre>", name="answer")
+    header = Div(text=preformatted(section.text), name="answer")
     trace = section.trace
     if trace is None:
         return [header]
@@ -161,29 +151,15 @@ def _section(section: Section, table: str) -> list[Any]:
     return [header, *trace_panels(source, section.run is not None, state_units(trace))]
 
 
+def preformatted(lines: Sequence[str]) -> str:
+    """Lines of text as the page shows them: as printed, escaped."""
+    return "<pre>" + escape("\n".join(lines)) + "</pre>"
+
+
 def primed(name: str) -> str:
     """A replayed run's column: the trace's name, primed (``cwnd[0]`` -> ``cwnd'[0]``)."""
     head, bracket, rest = name.partition("[")
     return f"{head}'{bracket}{rest}"
-
-
-def page(title: str, text: Sequence[str], trace: Trace | None, run: Trace | None = None,
-         notes: dict[str, list[str]] | None = None) -> str:
-    """A whole HTML document, Bokeh's scripts inlined: it opens with no network."""
-    return sections_page(title, [Section(text, trace, run, notes or {})])
-
-
-def sections_page(title: str, sections: Sequence[Section]) -> str:
-    """A whole HTML document of ``sections``, Bokeh's scripts inlined (once for the page)."""
-    from bokeh.embed import file_html
-    from bokeh.resources import INLINE
-
-    return str(file_html(sections_layout(sections), INLINE, title))
-
-
-def fragment(text: Sequence[str], trace: Trace | None, notes: dict[str, list[str]] | None = None) -> str:
-    """The same as a part of another page (a notebook's output cell), scripts inlined."""
-    return sections_fragment([Section(text, trace, None, notes or {})])
 
 
 def sections_fragment(sections: Sequence[Section]) -> str:
@@ -207,7 +183,7 @@ def trace_fragment(trace: Trace) -> str:
     """A bare trace in a notebook: its size and model above its interactive plots (what holds at
     each step needs its query: a :class:`~ccac.solving.solve.Result` shows that)."""
     flows = f"{trace.flows} flow{'s' if trace.flows > 1 else ''}"
-    return fragment([f"trace: T = {trace.T} steps, {flows}, CCA {', '.join(trace.ccas)}"], trace)
+    return sections_fragment([Section([f"trace: T = {trace.T} steps, {flows}, CCA {', '.join(trace.ccas)}"], trace)])
 
 
 def show_traces_in(shell: Any) -> None:
@@ -216,14 +192,19 @@ def show_traces_in(shell: Any) -> None:
     shell.display_formatter.formatters["text/html"].for_type(Trace, trace_fragment)
 
 
-def write_page(path: str | Path, title: str, text: Sequence[str], trace: Trace | None,
-               run: Trace | None = None, notes: dict[str, list[str]] | None = None) -> None:
-    write_sections(path, title, [Section(text, trace, run, notes or {})])
-
-
 def write_sections(path: str | Path, title: str, sections: Sequence[Section]) -> None:
+    """``sections`` as one whole page at ``path``."""
+    write_layout(path, title, sections_layout(sections))
+
+
+def write_layout(path: str | Path, title: str, shown: Any) -> None:
+    """A Bokeh layout as one whole HTML document at ``path``, Bokeh's scripts inlined (once for
+    the page): it opens with no network."""
+    from bokeh.embed import file_html
+    from bokeh.resources import INLINE
+
     check_html(path)
-    Path(path).write_text(sections_page(title, sections), encoding="utf-8")
+    Path(path).write_text(str(file_html(shown, INLINE, title)), encoding="utf-8")
 
 
 def trace_panels(source: Any, replayed: bool = False, units: dict[str, str] | None = None) -> list[Any]:

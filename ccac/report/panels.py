@@ -1,12 +1,18 @@
-"""What both pictures of a trace draw from the CCAs, the static plot (:mod:`ccac.report.plot`)
-and the interactive page (:mod:`ccac.report.html_page`): the state each CCA marks ``plotted``,
-one panel per unit. Kept apart from both so that neither imports the other's library."""
+"""What both pictures of a trace share, the static plot (:mod:`ccac.report.plot`) and the
+interactive page (:mod:`ccac.report.html_page`): the state each CCA marks ``plotted``, one panel
+per unit, and the colours of flows and state variables. Kept apart from both so that neither
+imports the other's library."""
 
 from __future__ import annotations
 
 from ccac.ccas import CCAS
 from ccac.ccas.interface import StateVar
 from ccac.encode.trace import Trace
+
+#: a colour per flow, and per CCA state variable in its panel (matplotlib's tab10, by hex, so
+#: both libraries draw the same colours)
+FLOW_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f")
+STATE_COLOURS = ("#17becf", "#ff7f0e", "#bcbd22", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
 
 def state_groups(trace: Trace) -> dict[str, list[tuple[int, StateVar]]]:

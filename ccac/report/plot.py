@@ -33,13 +33,11 @@ from ccac.ccas.interface import StateVar
 from ccac.core.errors import CcacError
 from ccac.core.params import approximate, rounded_text
 from ccac.encode.trace import Trace
-from ccac.report.panels import state_groups
+from ccac.report.panels import FLOW_COLOURS, STATE_COLOURS, state_groups
 
 FORMATS = (".png", ".svg", ".pdf")
 ARRIVAL, ADMITTED, SERVICE, BOUND = "tab:blue", "#7fb2e0", "tab:red", "black"
-FLOW_COLOURS = ("tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:gray")
 FLOW_MARKERS = ("o", "s", "^", "v", "D", "P", "X")
-STATE_COLOURS = ("tab:cyan", "tab:orange", "tab:olive", "tab:purple", "tab:brown", "tab:pink", "tab:gray")
 LOSS, TIMEOUT, DELAY = "crimson", "darkorange", "teal"
 MARK: dict[str, Any] = dict(marker="o", markersize=3)
 

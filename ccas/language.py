@@ -353,10 +353,9 @@ class LanguageCCA(CCA):
         d, problems = self.definition, []
         paced = f.rate is not None
         series = self._series(f)
-        first = max(d.first_rule_step(f.R, f.params), f.opens or 0)
-        fixed = constants(d.params, dict(f.params), f.C, f.R, f.alpha)
+        first = self._first_step(f)
+        known = self._known(f)
         for t in range(f.T):
-            seen = self._observed(f.S, f.Ld, f.A, f.timeout, f.R, t, {o: f.state[o][t] for o in d.recorded()})
             now = {name: series[name][t] for name in series}
             if "loss_point" in f.state:
                 point = f.state["loss_point"][t]
@@ -376,11 +375,11 @@ class LanguageCCA(CCA):
                     problems += _check_belief(f, belief, t, first, update)
             if t < first:
                 for s in d.state:
-                    if s.initial is not None and not d.condition(s.initial, {**fixed, **seen, **now}, s.name):
+                    if s.initial is not None and not d.condition(s.initial, {**known[t], **now}, s.name):
                         problems.append(f"step {t}: {s.name} = {now[s.name]} breaks its initial condition "
                                         f"`{s.initial}`")
             else:
-                conditions, values = self._rule_values(f, t, series, {**fixed, **seen})
+                conditions, values = self._rule_values(f, t, series, known[t])
                 problems += [f"step {t}: {what}" for what, holds in conditions if not holds]
                 for s in d.state:
                     for c in s.choices:
@@ -394,7 +393,7 @@ class LanguageCCA(CCA):
                         continue
                     if now[s.name] != expected:
                         problems.append(f"step {t}: rule {s.name} gives {expected}, the trace has {now[s.name]}")
-            values = {**fixed, **seen, **now}
+            values = {**known[t], **now}
             if d.window is not None and "cwnd" not in d.state_names \
                     and f.cwnd[t] != d.number(d.window, values, "window"):
                 problems.append(f"step {t}: window {f.cwnd[t]} is not [send] window `{d.window}`")
@@ -414,6 +413,17 @@ class LanguageCCA(CCA):
         return {s.name: (f.cwnd if s.name == "cwnd" else cast(list[Any], f.rate) if s.name == "rate"
                          else f.state[s.name]) for s in self.definition.state}
 
+    def _first_step(self, f: FlowValues) -> int:
+        """The first step the rules apply at on ``f`` (a connection opening later starts there)."""
+        return max(self.definition.first_rule_step(f.R, f.params), f.opens or 0)
+
+    def _known(self, f: FlowValues) -> list[dict[str, Any]]:
+        """What the rules know at each step of ``f``: the parameters and the step's observations."""
+        d = self.definition
+        fixed = constants(d.params, dict(f.params), f.C, f.R, f.alpha)
+        return [{**fixed, **self._observed(f.S, f.Ld, f.A, f.timeout, f.R, t, {o: f.state[o][t] for o in d.recorded()})}
+                for t in range(f.T)]
+
     def _rule_values(self, f: FlowValues, t: int, series: dict[str, list[Any]], known: dict[str, Any]
                      ) -> tuple[list[tuple[str, bool]], dict[str, Any]]:
         """At a step ``t`` where the rules apply: the per-ACK conditions of the step (each with
@@ -428,12 +438,10 @@ class LanguageCCA(CCA):
     def step_rules(self, f: FlowValues) -> dict[int, list[str]]:
         """At each step the rules apply, each state's branch: ``cwnd: loss_now > 0``."""
         d = self.definition
-        series = self._series(f)
-        fixed = constants(d.params, dict(f.params), f.C, f.R, f.alpha)
+        series, known = self._series(f), self._known(f)
         out: dict[int, list[str]] = {}
-        for t in range(max(d.first_rule_step(f.R, f.params), f.opens or 0), f.T):
-            seen = self._observed(f.S, f.Ld, f.A, f.timeout, f.R, t, {o: f.state[o][t] for o in d.recorded()})
-            values = self._rule_values(f, t, series, {**fixed, **seen})[1]
+        for t in range(self._first_step(f), f.T):
+            values = self._rule_values(f, t, series, known[t])[1]
             taken = [(s.name, d.branch(s.rule, values, s.name)) for s in d.state]
             out[t] = [f"{name}: {branch}" for name, branch in taken if branch is not None]
         return out

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import z3
 
-from conftest import make_query
+from conftest import make_query, pinned_answer
 from fluid_path import PathConfig, Run, simulate
 from substep import Probes
 
@@ -219,14 +219,10 @@ class Admitter:
         return out
 
     def admits(self, run: Run, measured: dict[str, dict[int, Fraction]], timeout: float = 600) -> str:
-        """"sat" if the encoding admits the run (each run in a fresh solver: z3 answers these
-        faster from scratch than incrementally, measured on every PCC configuration). Most
-        answer in a second; the timeout is generous because a rare pinned run takes z3 a minute
-        on a loaded machine, and "unknown" fails the test as "unsat" does."""
-        solver = z3.Solver(ctx=self.problem.ctx)
-        solver.set("timeout", int(timeout * 1000))
-        solver.add(*self.formulas, *(c for _, c in self.fixes(run, measured)))
-        return str(solver.check())
+        """"sat" if the encoding admits the run (:func:`conftest.pinned_answer`). The timeout is
+        generous because a rare pinned run takes z3 a minute on a loaded machine, and "unknown"
+        fails the test as "unsat" does."""
+        return pinned_answer(self.formulas, [c for _, c in self.fixes(run, measured)], timeout)
 
     def why_not(self, run: Run, measured: dict[str, dict[int, Fraction]]) -> list[str]:
         """An unsat core (constraint groups and pinned values) for a run the encoding rejects."""

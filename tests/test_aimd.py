@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from ccac import load_query, solve
 from ccac.ccas import get_cca
 from ccac.solving.validate import flow_values
 
-from conftest import answer, cca_params
+from conftest import answer, bundled, cca_params
 from fluid_path import PathConfig, admits, simulate
 
 AIMD = get_cca("aimd")
@@ -23,10 +22,7 @@ SECOND_HALVING = ("any(cwnd[0][t] <= 2 and Ld_f[0][t+1] - Ld_f[0][t] >= 1 and S[
 
 
 def solved(name: str, *overrides: str) -> Any:
-    result = solve(load_query(name, list(overrides)), timeout=300)
-    if result.answer == "sat":
-        assert result.validated, result.violations
-    return result
+    return bundled(name, *overrides)
 
 
 def test_the_thesis_loss_burst_query_is_sat_at_t5() -> None:

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from ccac import load_query, solve
 from ccac.problems.query import bundled_queries
+
+from conftest import bundled
 
 # ccac's answer, and the published code's (recorded in each description, checked by a driver
 # script over the published code).
@@ -30,10 +31,7 @@ ANSWERS = {
 def solved(name: str, *overrides: str) -> Any:
     """Solve the bundled query ``name`` (with ``--set``-style overrides); a sat answer must come
     with a validated trace."""
-    result = solve(load_query(name, list(overrides)), timeout=120)
-    if result.answer == "sat":
-        assert result.validated, result.violations
-    return result
+    return bundled(name, *overrides, timeout=120)
 
 
 @pytest.mark.parametrize("name", sorted(ANSWERS))

@@ -10,7 +10,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from ccac import load_query, solve
+
+from conftest import bundled
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -35,7 +36,7 @@ def premature(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
     page = tmp_path_factory.mktemp("html") / "t.html"
     code, out, err = run_cli("query", "aimd_premature_loss", "--html", str(page))
     assert code == 0 and f"page: {page}" in out, err
-    return solve(load_query("aimd_premature_loss")), page
+    return bundled("aimd_premature_loss"), page
 
 
 def open_page(browser: Any, page_path: Path, offline: bool) -> tuple[Any, list[str]]:
@@ -95,7 +96,7 @@ def test_the_page_opens_with_networking_off(browser: Any, premature: tuple[Any, 
 
 
 def test_a_result_shows_itself_in_a_notebook() -> None:
-    result = solve(load_query("aimd_premature_loss"))
+    result = bundled("aimd_premature_loss")
     html = result._repr_html_()
     assert "sat: counterexample found" in html and "Bokeh" in html and "<div" in html
 
@@ -247,7 +248,7 @@ def test_a_periodic_two_flow_trace_is_drawn_as_two_periods_with_each_flow_s_curv
     """Two BBR flows, flow 1 behind its own box, periodic: the page draws two periods (the second
     the first shifted by a period's bytes), each flow's A_f, S_f and So_f, who gets the link per
     step, the delay readings (flow 1's own too) and BBR's plotted state, each in its panel."""
-    result = solve(load_query("bbr_cwnd_limited_starvation_unequal_jitter"))
+    result = bundled("bbr_cwnd_limited_starvation_unequal_jitter")
     assert result.answer == "sat" and result.validated
     page = tmp_path / "p.html"
     result.write_html(page)

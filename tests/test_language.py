@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 
-from conftest import cca_params, run_cli
+from conftest import bundled, cca_params, run_cli
 from fluid_path import PathConfig, admits, simulate
 
-from ccac.analysis.window_search import answer
 from ccac.analysis.proof import check_proof, load_proof
 from ccac.ccas import CCAS
 from ccac.ccas.language import LanguageCCA, load_file
@@ -44,8 +43,8 @@ def library_of(cca: str) -> list[Any]:
 
 
 def same_answer(name: str, overrides: list[str], cca: str) -> None:
-    original = answer(load_query(name, overrides), timeout=300)
-    ours = answer(load_query(name, overrides + [f"cca.name={COUNTERPARTS[cca]}"]), timeout=300)
+    original = bundled(name, *overrides)
+    ours = bundled(name, *overrides, f"cca.name={COUNTERPARTS[cca]}")
     assert original.answer in ("sat", "unsat")
     assert ours.answer == original.answer, (name, overrides)
     if ours.answer == "sat":

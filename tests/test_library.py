@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 import z3
 
-from ccac.analysis.window_search import answer
 
 from ccac.analysis.proof_file import bundled_proofs, lemma_query, load_proof, steady_query
 from ccac.problems.query import bundled_queries, load_query
 from ccac.solving.solve import Pipeline, solve
+
+from conftest import bundled
 
 
 def library(names: list[str]) -> list[object]:
@@ -21,7 +22,7 @@ def library(names: list[str]) -> list[object]:
 @pytest.mark.parametrize("name", library(sorted(bundled_queries())))
 def test_bundled_query_answers_as_stated(name: str) -> None:
     q = load_query(name)
-    result = answer(q, timeout=600)
+    result = bundled(name, timeout=600)
     assert result.answer == q.expect, f"{name}: {result.answer} ({result.reason})"
     if result.answer == "sat":
         assert result.validated, result.violations

@@ -14,12 +14,11 @@ from typing import Any
 
 import pytest
 
-from ccac.analysis.window_search import answer
 from ccac import load_query, solve
 from ccac.testbed.export import csv_schedule, mahimahi, schedule, spread, steps_of
 from ccac.testbed.replay import load_result, replay
 
-from conftest import make_query, doc_table
+from conftest import bundled, doc_table, make_query
 
 # A trace whose every value is a whole number of 1-byte packets: the sender keeps 2 bytes in
 # flight on a path that serves 1 byte per step.
@@ -28,7 +27,7 @@ WHOLE_FIND = "all(S[t] == t for t in range(T)) and A[0] == 2"
 
 
 def result_file(tmp_path: Path, name: str, *overrides: str) -> tuple[Any, Path]:
-    result = solve(load_query(name, list(overrides)), timeout=300)
+    result = bundled(name, *overrides)
     assert result.answer == "sat" and result.validated, result.violations
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(result.to_json()))
@@ -217,7 +216,7 @@ def test_each_finding_replays_as_the_readme_says(row: list[str]) -> None:
     import z3
 
     name, _, verdict, why, _ = row
-    result = answer(load_query(name.strip("`")), timeout=300)
+    result = bundled(name.strip("`"))
     assert result.answer == "sat" and result.validated
     checks = [(False, F(1), verdict == "**reproduced**")]
     for listed in re.findall(r"reproduces with ((?:`[^`]+`(?:, | and )?)+)", why):

@@ -14,10 +14,12 @@ from ccac.ccas import CCAS
 from ccac.encode.expr import step_parts
 from ccac.solving.validate import flow_values, step_notes
 
+from conftest import bundled
+
 
 @pytest.fixture(scope="module")
 def premature() -> tuple:
-    result = solve(load_query("aimd_premature_loss"))
+    result = bundled("aimd_premature_loss")
     assert result.answer == "sat" and result.validated
     return result.query, result.trace
 

@@ -27,7 +27,6 @@ from typing import Any, Callable
 import z3
 
 from ccac.core.limits import MAX_NUMBER_BITS
-from ccac.encode.terms import subterms
 
 Assignment = dict[str, Any]
 
@@ -297,12 +296,12 @@ def to_smtlib(formulas: list[z3.BoolRef], comments: Sequence[str] = ()) -> str:
     """The formulas as a standalone SMT-LIB 2 script any solver can read."""
     solver = z3.Solver(ctx=formulas[0].ctx) if formulas else z3.Solver()
     solver.add(*formulas)
-    integers, functions = _signature(formulas)
-    logic = "QF_" + ("UF" if functions else "") + ("LIRA" if integers else "LRA")
     header = "".join(f"; {line}\n" for line in comments)
     # z3 prints an empty conjunction (disjunction) as a bare `and` (`or`), which SMT-LIB does
     # not have (yices rejects it): write the constant it means.
     body = _EMPTY_CONNECTIVE.sub(_constant_connective, solver.to_smt2())
+    integers, functions = _signature(body)
+    logic = "QF_" + ("UF" if functions else "") + ("LIRA" if integers else "LRA")
     # SMT-LIB 2.6 allows :produce-models only before set-logic (yices insists on it).
     return f"{header}(set-option :produce-models true)\n(set-logic {logic})\n{body}(get-model)\n"
 
@@ -316,14 +315,20 @@ def _constant_connective(m: re.Match[str]) -> str:
     return m.group(0) if m.group(1) is None else "true" if m.group(1) == "and" else "false"
 
 
-def _signature(formulas: list[z3.BoolRef]) -> tuple[bool, bool]:
-    """Whether the formulas use integers, and uninterpreted functions (``ccac.encode.frontier``)."""
-    integers = functions = False
-    for e in subterms(formulas):
-        integers = integers or z3.is_int(e)
-        functions = functions or (z3.is_app(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED
-                                  and e.decl().arity() > 0)
+def _signature(script: str) -> tuple[bool, bool]:
+    """Whether z3's SMT-LIB text of some formulas uses integers (an Int sort, ``to_int``,
+    ``is_int``), and uninterpreted functions (a declaration with arguments:
+    ``ccac.encode.frontier``). Read from the text z3 wrote, with |quoted| names set aside so a
+    name cannot count as either; a walk of the terms in Python took seconds on a large query."""
+    text = _QUOTED.sub("|q|", script)
+    integers = _INTEGERS.search(text) is not None
+    functions = _FUNCTION_DECLARATION.search(text) is not None
     return integers, functions
+
+
+_QUOTED = re.compile(r"\|[^|]*\|")
+_INTEGERS = re.compile(r"\bInt\b|\((?:to_int|is_int)\s")
+_FUNCTION_DECLARATION = re.compile(r"\(declare-fun \S+ \((?!\))")
 
 
 # ---------------------------------------------------------------------- evaluation

@@ -9,7 +9,7 @@ import pytest
 import z3
 
 import ccac
-from ccac.solving.solvers import SOLVERS, evaluate, solve_cvc5, solve_yices
+from ccac.solving.solvers import SOLVERS, evaluate, solve_cvc5, solve_yices, to_smtlib
 CONST = {"network": {"T": 6, "buffer": 1}, "cca": {"name": "const", "cwnd": 2}}
 MORE_THAN_LINK = "S[T-1] - S[0] > C*(T-1+D)"  # the link cannot serve more than C per step
 FULL_LINK = "S[T-1] - S[0] == C*(T-1+D)"
@@ -111,3 +111,25 @@ def test_an_empty_conjunction_is_written_as_smtlib(backend):
     formulas = [z3.If(ack, z3.And(), x), z3.Or(z3.Not(ack), z3.Or()) == z3.Not(ack), z3.Not(x), quoted]
     outcome = backend(formulas, None)
     assert outcome.answer == "sat" and all(evaluate(f, outcome.assignment) is True for f in formulas)
+
+
+def logic_of(formulas: list[z3.BoolRef]) -> str:
+    script = to_smtlib(formulas)
+    return script.split("(set-logic ", 1)[1].split(")", 1)[0]
+
+
+def test_the_script_names_the_logic_its_formulas_need() -> None:
+    """Integers (an Int constant, to_int, is_int) and functions with arguments are read from
+    z3's text, and a quoted name that spells either counts as neither."""
+    ctx = z3.Context()
+    x, y = z3.Real("x", ctx), z3.Real("the Int (to_int x) (is_int x) name", ctx)
+    n = z3.Int("n", ctx)
+    f = z3.Function("f", z3.RealSort(ctx), z3.RealSort(ctx))
+    assert logic_of([x + y > 1]) == "QF_LRA"
+    assert logic_of([x + n > 1]) == "QF_LIRA"
+    assert logic_of([z3.ToReal(z3.ToInt(x)) < x]) == "QF_LIRA"
+    assert logic_of([z3.IsInt(x)]) == "QF_LIRA"
+    assert logic_of([f(x) > y]) == "QF_UFLRA"
+    assert logic_of([f(x) > n]) == "QF_UFLIRA"
+    for formulas in ([x + y > 1], [x + n > 1], [f(x) > y]):
+        assert solve_yices(formulas, 10).answer == "sat"

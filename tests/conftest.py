@@ -16,7 +16,7 @@ import z3
 
 from ccac import load_query, parse_query, solve
 from ccac.analysis.window_search import answer as answer_as_asked
-from ccac.solving.solvers import solve_yices, solve_z3
+from ccac.solving.solvers import solve_z3
 from ccac.core.params import resolve
 
 
@@ -88,53 +88,11 @@ def answer(network: dict[str, Any], cca: dict[str, Any] | None = None, find: str
     return result
 
 
-def pinned_answer(formulas: list[Any], fixed: list[Any], timeout: float) -> str:
-    """Whether the encoding (``formulas``) admits a run pinned by ``fixed``: "sat" when a witness
-    is found and checked, else z3's own answer ("unsat" or "unknown").
-
-    A pinned run leaves the encoding little freedom, and pinning the rates makes its products
-    linear: z3's preprocessing (simplify, propagate the pinned values, solve equations) leaves a
-    linear problem that yices solves in a fraction of z3's time (a Proteus run of T = 16: 0.8 s
-    against 3-4 s). Yices' assignment is carried back through the preprocessing to every
-    variable (z3's model converter) and accepted only if every formula and pin holds under it
-    in z3's exact evaluation, so a "sat" never rests on yices or on the conversion. Anything
-    else (a non-linear rest, yices unsat or unknown) is asked of z3 on the formulas as they
-    are, so a rejection and its unsat core are z3's."""
-    if _yices_witness(formulas + fixed, timeout):
-        return "sat"
-    return solve_z3(formulas + fixed, timeout).answer
-
-
-def _yices_witness(formulas: list[Any], timeout: float) -> bool:
-    """Whether yices finds an assignment that satisfies ``formulas`` exactly (pinned_answer)."""
-    ctx = formulas[0].ctx
-    goal = z3.Goal(ctx=ctx)
-    goal.add(*formulas)
-    preprocess = z3.Then(*(z3.Tactic(name, ctx=ctx) for name in ("simplify", "propagate-values", "solve-eqs")),
-                         ctx=ctx)
-    subgoals = preprocess(goal)
-    if len(subgoals) != 1 or z3.Probe("is-qflira", ctx=ctx)(subgoals[0]) != 1:
-        return False
-    rest = subgoals[0]
-    model = z3.Model(ctx)
-    if len(rest) > 0:
-        outcome = solve_yices(list(rest), timeout)
-        if outcome.answer != "sat" or outcome.assignment is None:
-            return False
-        for name, value in outcome.assignment.items():
-            sort = z3.BoolSort(ctx) if isinstance(value, bool) else z3.IntSort(ctx) if isinstance(value, int) \
-                else z3.RealSort(ctx)
-            model.update_value(z3.Const(name, sort), z3.BoolVal(value, ctx) if isinstance(value, bool)
-                               else z3.IntVal(value, ctx) if isinstance(value, int) else z3.RealVal(value, ctx))
-    full = rest.convert_model(model)
-    return z3.is_true(full.eval(z3.And(formulas), model_completion=True))
-
-
 def assert_admits(formulas: list[Any], fixed: list[Any], run: str) -> None:
     """The encoding (``formulas``) with a concrete run pinned (``fixed``) is satisfiable: the
     superset property on one run. Otherwise fail, naming the pinned values the encoding rejects
     (an unsat core) and ``run``, a description of the run."""
-    if pinned_answer(formulas, fixed, 60) == "sat":
+    if solve_z3(formulas + fixed, 60).answer == "sat":
         return
     solver = z3.Solver(ctx=fixed[0].ctx)
     for i, c in enumerate(fixed):

@@ -311,7 +311,7 @@ ETC_RESTRICTIONS: dict[str, int] = {}
 
 def _paper_runs(cfg: PathConfig, extra: dict[str, Any], runs: int) -> None:
     cca = {"name": "etc", "tick": Fraction(cfg.R, 4), **extra}
-    adm = Admitter(cfg, cca)
+    adm = Admitter(cfg, cca, yices_first=False)
     seen: dict[str, set[int]] = {what: set() for what in CHOICES}
     accelerated = False
     for seed in range(runs):

@@ -217,12 +217,17 @@ def _yices_witness(formulas: list[Any], timeout: float) -> bool:
         if outcome.answer != "sat" or outcome.assignment is None:
             return False
         for name, value in outcome.assignment.items():
-            sort = z3.BoolSort(ctx) if isinstance(value, bool) else z3.IntSort(ctx) if isinstance(value, int) \
-                else z3.RealSort(ctx)
-            model.update_value(z3.Const(name, sort), z3.BoolVal(value, ctx) if isinstance(value, bool)
-                               else z3.IntVal(value, ctx) if isinstance(value, int) else z3.RealVal(value, ctx))
+            literal = _literal(value, ctx)
+            model.update_value(z3.Const(name, literal.sort()), literal)
     full = rest.convert_model(model)
     return z3.is_true(full.eval(z3.And(formulas), model_completion=True))
+
+
+def _literal(value: bool | int | Fraction, ctx: z3.Context) -> z3.ExprRef:
+    """A value of a yices assignment as z3's literal of its sort (bool, Int, Real)."""
+    if isinstance(value, bool):
+        return z3.BoolVal(value, ctx)
+    return z3.IntVal(value, ctx) if isinstance(value, int) else z3.RealVal(value, ctx)
 
 
 class Admitter:
